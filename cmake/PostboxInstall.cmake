@@ -1,0 +1,23 @@
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS postbox_runtime postbox_collectives postbox_barrier
+  EXPORT postboxTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY runtime/include/ collectives/include/ barrier/include/
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT postboxTargets NAMESPACE postbox:: FILE postboxTargets.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/postbox)
+configure_package_config_file(cmake/postboxConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/postboxConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/postbox)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/postboxConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/postboxConfig.cmake ${PROJECT_BINARY_DIR}/postboxConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/postbox)
+if(POSTBOX_BUILD_TOOLS)
+  install(TARGETS postbox_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()

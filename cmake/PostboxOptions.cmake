@@ -1,0 +1,22 @@
+# Warnings and sanitizers as INTERFACE targets: linked privately (build interface only)
+# by every postbox target, never exported, never set as global flags.
+add_library(postbox_warnings INTERFACE)
+target_compile_options(postbox_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
+  -Woverloaded-virtual -Wnull-dereference -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough
+  $<$<BOOL:${POSTBOX_WERROR}>:-Werror>)
+
+add_library(postbox_sanitize INTERFACE)
+if(POSTBOX_SANITIZE)
+  if(NOT POSTBOX_SANITIZE MATCHES "^(thread|address|undefined|address,undefined|undefined,address)$")
+    message(FATAL_ERROR "POSTBOX_SANITIZE must be 'thread' or 'address,undefined', not '${POSTBOX_SANITIZE}'")
+  endif()
+  target_compile_options(postbox_sanitize INTERFACE -fsanitize=${POSTBOX_SANITIZE} -fno-omit-frame-pointer -g)
+  target_link_options(postbox_sanitize INTERFACE -fsanitize=${POSTBOX_SANITIZE})
+  if(POSTBOX_SANITIZE STREQUAL "thread")
+    target_compile_definitions(postbox_sanitize INTERFACE POSTBOX_TSAN=1)
+  endif()
+endif()
+
+add_library(postbox_options INTERFACE)
+target_link_libraries(postbox_options INTERFACE postbox_warnings postbox_sanitize)

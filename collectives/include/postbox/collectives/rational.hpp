@@ -1,0 +1,76 @@
+// Exact rational numbers for latency arithmetic.
+//
+// Bruck's postal model is exact when λ is rational (§2.5 scales time by f = lcm(1, λ)/λ so that
+// N_λ changes only at integer times), and Cordsen's model is exact for integer s and r. postbox
+// keeps every time, λ, s and r as a Rational: a normalised fraction num/den (den > 0) of 64-bit
+// integers, with 128-bit intermediates. Overflow is a programming error (PB_CHECK): inputs are
+// parsed with bounded precision so that it cannot happen for any sane model.
+//
+// Floating point enters only where a quantity is irrational (γ(λ), logarithms, the break-even
+// λ) and in display (to_double), never in tree construction or completion times.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace postbox {
+
+class Rational {
+ public:
+  constexpr Rational() = default;
+  constexpr Rational(std::int64_t n) : num_(n), den_(1) {}  // NOLINT: implicit from integers is intended
+  Rational(std::int64_t num, std::int64_t den);
+
+  [[nodiscard]] constexpr std::int64_t num() const noexcept { return num_; }
+  [[nodiscard]] constexpr std::int64_t den() const noexcept { return den_; }
+  [[nodiscard]] constexpr bool is_integer() const noexcept { return den_ == 1; }
+  [[nodiscard]] double to_double() const noexcept { return static_cast<double>(num_) / static_cast<double>(den_); }
+
+  // Largest integer <= *this, smallest integer >= *this.
+  [[nodiscard]] std::int64_t floor() const noexcept;
+  [[nodiscard]] std::int64_t ceil() const noexcept;
+
+  // "p/q" in lowest terms, or "p" when integral.
+  [[nodiscard]] std::string str() const;
+
+  // Parses "3", "-2", "1.8", "0.125", "9/5", "1e-3" is refused. Decimals keep at most 12
+  // fraction digits. Throws InputError naming `what` (e.g. "--lambda") on malformed text,
+  // a zero denominator, NaN/inf, or magnitude beyond 10^12.
+  static Rational parse(std::string_view text, std::string_view what = "value");
+  // The exact value of a finite double with at most 12 significant fraction digits (rounded to
+  // 1e-12). Throws InputError on NaN/inf.
+  static Rational from_double(double x, std::string_view what = "value");
+
+  friend Rational operator+(const Rational& a, const Rational& b);
+  friend Rational operator-(const Rational& a, const Rational& b);
+  friend Rational operator*(const Rational& a, const Rational& b);
+  friend Rational operator/(const Rational& a, const Rational& b);
+  friend Rational operator-(const Rational& a) { return Rational::raw(-a.num_, a.den_); }
+  Rational& operator+=(const Rational& b) { return *this = *this + b; }
+  Rational& operator-=(const Rational& b) { return *this = *this - b; }
+  Rational& operator*=(const Rational& b) { return *this = *this * b; }
+  Rational& operator/=(const Rational& b) { return *this = *this / b; }
+
+  friend bool operator==(const Rational& a, const Rational& b) noexcept = default;
+  friend std::strong_ordering operator<=>(const Rational& a, const Rational& b) noexcept;
+
+ private:
+  static constexpr Rational raw(std::int64_t n, std::int64_t d) noexcept {
+    Rational r;
+    r.num_ = n;
+    r.den_ = d;
+    return r;
+  }
+  static Rational make(__int128 n, __int128 d);
+
+  std::int64_t num_ = 0;
+  std::int64_t den_ = 1;
+};
+
+// lcm of two positive rationals a = p/q, b = r/s: the smallest positive rational that is an
+// integer multiple of both (lcm(p*s, r*q) / (q*s)). Bruck §2.5 uses lcm(1, λ).
+Rational lcm(const Rational& a, const Rational& b);
+
+}  // namespace postbox

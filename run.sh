@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# postbox's one entry point: installs what is missing, builds, then does its job.
+#   ./run.sh demo    build (Release) and run the demo: measured, never canned
+#   ./run.sh test    build, build the ThreadSanitizer tree, run the whole suite through ctest
+#   ./run.sh build   build only (build/bin/postbox)
+#   ./run.sh bench   build and run the benchmarks in bench/
+#   ./run.sh help    this text
+set -euo pipefail
+cd "$(dirname "$(readlink -f "$0")")"
+
+ROOT=$PWD
+BUILD=$ROOT/build
+TSAN_BUILD=$ROOT/build-tsan
+JOBS=$(nproc 2>/dev/null || echo 2)
+WERROR=OFF
+[ "${CI:-}" = "true" ] && WERROR=ON
+
+PACKAGES=(g++ cmake make pkg-config libhwloc-dev libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev libboost-dev libomp-dev graphviz)
+
+say() { printf '==> %s\n' "$*"; }
+
+install_packages() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$p")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  say "installing missing Debian packages: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+configure_main() {
+  local extra=("$@")
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPOSTBOX_WERROR=$WERROR "${extra[@]}" >/dev/null
+}
+
+build_main() {
+  say "building (Release, $JOBS jobs) into build/"
+  cmake --build "$BUILD" -j "$JOBS"
+}
+
+build_tsan() {
+  say "building the ThreadSanitizer tree (concurrency suites) into build-tsan/"
+  cmake -S "$ROOT" -B "$TSAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOSTBOX_SANITIZE=thread \
+    -DPOSTBOX_BUILD_BENCH=OFF -DPOSTBOX_BUILD_TOOLS=OFF -DPOSTBOX_WERROR=$WERROR >/dev/null
+  cmake --build "$TSAN_BUILD" -j "$JOBS" --target postbox_concurrency_tests
+}
+
+cmd="${1:-help}"
+case "$cmd" in
+  demo)
+    install_packages
+    configure_main
+    build_main
+    exec "$ROOT/tools/demo.sh" "$BUILD/bin/postbox"
+    ;;
+  test)
+    install_packages
+    build_tsan
+    configure_main -DPOSTBOX_TSAN_BUILD_DIR="$TSAN_BUILD"
+    build_main
+    say "running the suite (unit tests, the TSan concurrency suites, the install check)"
+    cd "$BUILD"
+    ctest --output-on-failure -j "$JOBS"
+    ;;
+  build)
+    install_packages
+    configure_main
+    build_main
+    say "the CLI is at build/bin/postbox"
+    ;;
+  bench)
+    install_packages
+    configure_main
+    build_main
+    shift || true
+    exec "$ROOT/bench/run_all.sh" "$BUILD" "$@"
+    ;;
+  help|-h|--help)
+    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+    ;;
+  *)
+    echo "run.sh: unknown command '$cmd' (try: demo, test, build, bench)" >&2
+    exit 2
+    ;;
+esac

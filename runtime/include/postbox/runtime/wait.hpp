@@ -1,0 +1,95 @@
+// The wait policy: spin for a time budget, then yield for a time budget, then block.
+//
+// Every blocking operation in postbox (mailbox receive, full-ring send, barrier wait) waits
+// through wait_until(), so a team with far more threads than cores still makes progress: a
+// waiter that cannot succeed soon gives its core to the thread it is waiting for.
+//
+// Budgets are nanoseconds of wall-clock time, not loop iterations, so they mean the same on
+// every machine. Defaults come from the environment (POSTBOX_SPIN_NS, POSTBOX_YIELD_NS) when
+// set, else from the constants below; set_default_wait_policy() changes them per process.
+//
+// Protocol between a waiter and a waker, on one std::atomic<std::uint32_t> "word":
+//   waker:  make the condition true (stores with release or stronger), then wake(word).
+//   waiter: wait_until(policy, word, pred) returns once pred() is true.
+// Memory ordering: wake() is a seq_cst read-modify-write of word; wait_until() loads word
+// (seq_cst) before each evaluation of pred(), and blocks only with that value, so a wake()
+// that happens after the load changes word and unblocks the futex; a wake() that happened
+// before it made pred() true already. Everything the waker wrote before wake() is visible to
+// the waiter after wait_until() returns, provided pred() reads with acquire.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+namespace postbox {
+
+struct WaitPolicy {
+  // Time to spin re-checking the condition before the first yield.
+  std::int64_t spin_ns = 20'000;
+  // Further time to re-check with std::this_thread::yield() in between before blocking.
+  std::int64_t yield_ns = 200'000;
+
+  // Reads POSTBOX_SPIN_NS and POSTBOX_YIELD_NS over `defaults`. A malformed or negative value
+  // throws InputError naming the variable.
+  static WaitPolicy from_env(WaitPolicy defaults);
+  static WaitPolicy from_env();
+};
+
+// The process-wide default: from_env() at first use, or what set_default_wait_policy() set.
+const WaitPolicy& default_wait_policy();
+// Not thread-safe against concurrent waiters: call before starting teams.
+void set_default_wait_policy(const WaitPolicy& policy);
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+// Wakes every thread blocked in wait_until() on `word`. Cheap when nobody is blocked
+// (libstdc++ skips the futex call when it counts no waiters).
+inline void wake(std::atomic<std::uint32_t>& word) noexcept {
+  // seq_cst: orders the condition's stores before the change of word seen by the futex.
+  word.fetch_add(1, std::memory_order_seq_cst);
+  word.notify_all();
+}
+
+// Returns once pred() is true. pred must be cheap and side-effect free; it is called
+// repeatedly. Returns the number of phases used (0 spin, 1 yield, 2 block), for tests.
+template <class Pred>
+int wait_until(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, Pred&& pred) {
+  if (pred()) return 0;
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  const auto spin_end = start + std::chrono::nanoseconds(policy.spin_ns);
+  // The clock is read every 64 iterations: about 1 us of pause instructions.
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      cpu_relax();
+      if (pred()) return 0;
+    }
+    if (clock::now() >= spin_end) break;
+  }
+  const auto yield_end = spin_end + std::chrono::nanoseconds(policy.yield_ns);
+  while (clock::now() < yield_end) {
+    std::this_thread::yield();
+    if (pred()) return 1;
+  }
+  for (;;) {
+    // seq_cst: pairs with the fetch_add in wake(); see the protocol above.
+    const std::uint32_t seen = word.load(std::memory_order_seq_cst);
+    if (pred()) return 2;
+    word.wait(seen, std::memory_order_seq_cst);
+  }
+}
+
+template <class Pred>
+int wait_until(std::atomic<std::uint32_t>& word, Pred&& pred) {
+  return wait_until(default_wait_policy(), word, static_cast<Pred&&>(pred));
+}
+
+}  // namespace postbox

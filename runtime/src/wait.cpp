@@ -1,0 +1,47 @@
+#include "postbox/runtime/wait.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "postbox/runtime/check.hpp"
+
+namespace postbox {
+namespace {
+
+std::int64_t env_ns(const char* name, std::int64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(v, &end, 10);
+  if (errno != 0 || end == v || *end != '\0' || x < 0) {
+    throw InputError(std::string(name) + " must be a non-negative integer number of nanoseconds, got '" + v + "'");
+  }
+  return x;
+}
+
+WaitPolicy& storage() {
+  static WaitPolicy policy = WaitPolicy::from_env();
+  return policy;
+}
+
+}  // namespace
+
+WaitPolicy WaitPolicy::from_env(WaitPolicy defaults) {
+  defaults.spin_ns = env_ns("POSTBOX_SPIN_NS", defaults.spin_ns);
+  defaults.yield_ns = env_ns("POSTBOX_YIELD_NS", defaults.yield_ns);
+  return defaults;
+}
+
+WaitPolicy WaitPolicy::from_env() { return from_env(WaitPolicy{}); }
+
+const WaitPolicy& default_wait_policy() { return storage(); }
+
+void set_default_wait_policy(const WaitPolicy& policy) {
+  PB_CHECK(policy.spin_ns >= 0 && policy.yield_ns >= 0, "wait budgets must be non-negative");
+  storage() = policy;
+}
+
+}  // namespace postbox

@@ -1,0 +1,27 @@
+# ctest script: install this build into a scratch prefix, then configure, build and run
+# examples/consumer against it with find_package(postbox).
+foreach(v BUILD_DIR SOURCE_DIR WORK_DIR)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "install_consumer.cmake needs -D${v}=...")
+  endif()
+endforeach()
+file(REMOVE_RECURSE "${WORK_DIR}")
+execute_process(COMMAND ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix"
+  RESULT_VARIABLE rc OUTPUT_QUIET)
+if(rc)
+  message(FATAL_ERROR "install failed: ${rc}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -S "${SOURCE_DIR}/examples/consumer" -B "${WORK_DIR}/build"
+  -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "configuring the consumer failed: ${rc}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build "${WORK_DIR}/build" RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "building the consumer failed: ${rc}")
+endif()
+execute_process(COMMAND "${WORK_DIR}/build/consumer" RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(rc OR NOT out MATCHES "^postbox [0-9]+\\.[0-9]+\\.[0-9]+")
+  message(FATAL_ERROR "the consumer did not run: rc=${rc} out=${out}")
+endif()
+message(STATUS "consumer: ${out}")

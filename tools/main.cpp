@@ -1,0 +1,62 @@
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "cli.hpp"
+#include "postbox/barrier/version.hpp"
+#include "postbox/runtime/check.hpp"
+
+namespace postbox::cli {
+namespace {
+int g_exit_code = 0;
+}
+void set_exit_code(int code) { g_exit_code = code; }
+int exit_code() { return g_exit_code; }
+
+void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << '\n'; }
+
+int parse_positive(const std::string& name, const std::string& text) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    throw InputError("--" + name + " must be an integer, got '" + text + "'");
+  }
+  if (used != text.size()) throw InputError("--" + name + " must be an integer, got '" + text + "'");
+  if (v < 1) throw InputError("--" + name + " must be at least 1, got " + text);
+  if (v > 1'000'000'000LL) throw InputError("--" + name + " is too large: " + text);
+  return static_cast<int>(v);
+}
+}  // namespace postbox::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "postbox: collective communication and barriers on shared-memory SMP machines,\n"
+      "after the postal model (Bruck et al.), the send/receive model (Cordsen et al.) and the\n"
+      "C3 model (Hambrusch & Khokhar). Run 'postbox SUBCOMMAND --help' for each subcommand.",
+      "postbox"};
+  app.set_version_flag("--version", postbox::version());
+  app.require_subcommand(1);
+  app.fallthrough(false);
+  postbox::cli::register_topo(app);
+  postbox::cli::register_ping(app);
+  postbox::cli::register_model(app);
+  postbox::cli::register_tree(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "postbox: error: %s (see --help)\n", e.what());
+    return 2;
+  } catch (const postbox::InputError& e) {
+    std::fprintf(stderr, "postbox: error: %s\n", e.what());
+    return 2;
+  }
+  return postbox::cli::exit_code();
+}
