@@ -10,7 +10,7 @@
 namespace postbox {
 namespace {
 
-using i128 = __int128;
+using i128 = internal::int128;
 
 i128 abs128(i128 x) { return x < 0 ? -x : x; }
 

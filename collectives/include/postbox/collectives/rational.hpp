@@ -17,6 +17,10 @@
 
 namespace postbox {
 
+namespace internal {
+__extension__ typedef __int128 int128;  // GCC/Clang builtin; intermediates of Rational only
+}  // namespace internal
+
 class Rational {
  public:
   constexpr Rational() = default;
@@ -63,7 +67,7 @@ class Rational {
     r.den_ = d;
     return r;
   }
-  static Rational make(__int128 n, __int128 d);
+  static Rational make(internal::int128 n, internal::int128 d);
 
   std::int64_t num_ = 0;
   std::int64_t den_ = 1;
