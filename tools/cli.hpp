@@ -20,6 +20,13 @@ void register_topo(CLI::App& app);
 void register_ping(CLI::App& app);
 void register_model(CLI::App& app);
 void register_tree(CLI::App& app);
+void register_run(CLI::App& app);
+void register_plan(CLI::App& app);
+void register_c3(CLI::App& app);
+void register_sim(CLI::App& app);
+void register_sweep(CLI::App& app);
+void register_calibrate(CLI::App& app);
+void register_bench(CLI::App& app);
 
 void set_exit_code(int code);
 int exit_code();

@@ -43,6 +43,13 @@ int main(int argc, char** argv) {
   postbox::cli::register_ping(app);
   postbox::cli::register_model(app);
   postbox::cli::register_tree(app);
+  postbox::cli::register_run(app);
+  postbox::cli::register_plan(app);
+  postbox::cli::register_c3(app);
+  postbox::cli::register_sim(app);
+  postbox::cli::register_sweep(app);
+  postbox::cli::register_calibrate(app);
+  postbox::cli::register_bench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,65 @@
+// Tree shapes for one-to-many distribution (broadcast, barrier wake-up) and, reversed, for
+// many-to-one (reduce, barrier arrival).
+//
+// One family of builders serves both papers' vocabularies (../shared/design.md): time is in
+// the send/receive model of Cordsen et al. — a node activated at time a sends to its children
+// one after another; the i-th child (counting from 1) is activated at a + i·s + r. Bruck's
+// postal model is the same with s = 1 and r = λ − 1, so λ = 1 + r/s.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "postbox/collectives/rational.hpp"
+
+namespace postbox {
+
+class Topology;
+
+// Send latency s > 0 and receive latency r >= 0, exact.
+struct SendRecv {
+  Rational s{1};
+  Rational r{0};
+  [[nodiscard]] Rational lambda() const { return Rational(1) + r / s; }
+  // s = 1, r = λ − 1. λ < 1 → InputError.
+  static SendRecv from_lambda(const Rational& lambda);
+};
+
+// A parsed shape name: flat, binary, kary:K, binomial, lambda (alpha fixed or auto), greedy,
+// fibo, hier (inner shape per topology level).
+struct ShapeSpec {
+  enum class Kind { flat, binary, kary, binomial, lambda, greedy, fibo, hier };
+  Kind kind = Kind::binomial;
+  int k = 2;                      // kary:K
+  std::optional<Rational> alpha;  // lambda: fixed α in (0, 1); nullopt = auto (look-up table)
+  std::vector<ShapeSpec> levels;  // hier: inner shape per level, outermost first (empty = binomial)
+
+  // "flat", "binary", "kary:8", "binomial", "lambda", "greedy", "fibo", "hier", "hier:fibo,binomial".
+  // Unknown name or bad parameter → InputError.
+  static ShapeSpec parse(std::string_view text);
+  [[nodiscard]] std::string name() const;
+};
+
+struct Tree {
+  std::string shape;                      // ShapeSpec::name()
+  int p = 0;
+  int root = 0;
+  SendRecv model;
+  std::vector<int> parent;                // parent[root] == -1
+  std::vector<std::vector<int>> children; // in send order
+  std::vector<Rational> time;             // activation time of each rank (root: 0)
+  Rational completion;                    // max over time[]
+
+  // Recomputes time[] and completion from parent/children order and model (a + i·s + r).
+  void recompute_times();
+};
+
+// Builds `shape` over ranks 0..p-1 rooted at `root`. p < 1, root outside 0..p-1 → InputError.
+// hier needs a topology (with rank i placed on placement[i]); other shapes ignore it.
+Tree build_tree(const ShapeSpec& shape, int p, int root, const SendRecv& model,
+                const Topology* topology = nullptr, const std::vector<int>* placement = nullptr);
+
+}  // namespace postbox

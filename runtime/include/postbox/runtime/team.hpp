@@ -1,0 +1,169 @@
+// Team: p ranks as persistent threads, each optionally pinned to its placed PU, running one
+// function SPMD-style per run() and parked (postbox::wait_until: spin, yield, block) between runs.
+//
+// Threads: the team owns p worker threads, one per rank 0..p-1, created by the constructor and
+// joined by the destructor. The thread calling run() is not a rank: it waits (through the same
+// wait policy) until every rank has returned, so its own CPU affinity is never changed.
+//
+// Placement and pinning: ranks are placed with TeamOptions::placement on TeamOptions::topology
+// (the machine when null). A worker pins itself with Topology::bind_thread when
+// TeamOptions::pin is set and the topology can bind (the real machine; a synthetic or XML
+// topology cannot, so such a team is never pinned). When p exceeds the places, placement wraps
+// (rank r on place r mod n) and the constructor prints one line saying so on stderr.
+//
+// Failure: when fn throws in some rank, the team aborts: team.aborted() becomes true, every
+// blocked or later mailbox call throws postbox::Aborted, and every abort listener runs. run()
+// returns only after every rank has returned, then rethrows the *root cause*: the first
+// exception (in time) that is not postbox::Aborted; postbox::Aborted only when every failing rank
+// threw Aborted (someone called abort() directly). The mailboxes are then reset (undelivered
+// messages discarded) and the abort cleared, so the team is reusable. After a run that did not
+// fail, undelivered messages stay in the mailboxes for the next run.
+//
+// Abort hook for other blocking primitives (barriers...): a primitive that waits on its own
+// wait word registers a listener that wakes that word, and includes ctx.aborted() in its wait
+// predicate; when it sees the abort it throws postbox::Aborted:
+//     auto id = team.add_abort_listener([&] { postbox::wake(word); });
+//     postbox::wait_until(policy, word, [&] { return ready() || ctx.aborted(); });
+//     if (!ready()) throw postbox::Aborted();
+//     ...
+//     team.remove_abort_listener(id);
+// Listeners run on the thread that aborts, once per abort, after aborted() has become true,
+// under the team's listener lock: they must be short and must not add or remove listeners.
+//
+// Memory ordering: everything the caller did before run() is visible to every rank when fn
+// starts; everything every rank did in fn is visible to the caller after run() returns or
+// throws. A listener sees aborted() == true; a waiter whose predicate reads aborted() after
+// being woken by a listener sees the abort.
+//
+// Requirements: run() must not be called from two threads at once nor from inside a rank
+// (PB_CHECK). The team must outlive its runs (the destructor is not called during run()).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "postbox/runtime/mailbox.hpp"
+#include "postbox/runtime/topology.hpp"
+#include "postbox/runtime/wait.hpp"
+
+namespace postbox {
+
+class Team;
+
+struct TeamOptions {
+  Placement placement = Placement::compact();
+  // Pin each rank's thread to its PU (only possible on the machine's own topology).
+  bool pin = true;
+  // Ring sizes and the wait policy; the policy is also used to park workers and the caller.
+  MailboxOptions mailbox{};
+  // Null: Topology::machine().
+  std::shared_ptr<const Topology> topology{};
+};
+
+// What a rank sees inside run(): its rank, the team size, and the team's mailboxes with its
+// own rank filled in. Valid only during the run that created it.
+class RankContext {
+ public:
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  [[nodiscard]] int size() const noexcept;
+
+  void send(int dst, std::span<const std::byte> message);
+  void notify(int dst);
+  std::size_t recv(int src, std::span<std::byte> out);
+  std::vector<std::byte> recv(int src);
+  [[nodiscard]] bool try_recv(int src, std::span<std::byte> out, std::size_t& size);
+  int recv_any(std::span<std::byte> out, std::size_t& size);
+  [[nodiscard]] int try_recv_any(std::span<std::byte> out, std::size_t& size);
+
+  // True once the running team aborted (some rank failed). See "Abort hook" above.
+  [[nodiscard]] bool aborted() const noexcept;
+
+  [[nodiscard]] Team& team() noexcept { return *team_; }
+
+ private:
+  friend class Team;
+  RankContext(Team& team, int rank) noexcept : team_(&team), rank_(rank) {}
+  Team* team_;
+  int rank_;
+};
+
+class Team {
+ public:
+  using ListenerId = std::uint64_t;
+
+  // p < 1, or a placement naming a PU the topology lacks → InputError.
+  explicit Team(int p, TeamOptions options = {});
+  ~Team();
+  Team(const Team&) = delete;
+  Team& operator=(const Team&) = delete;
+
+  [[nodiscard]] int size() const noexcept { return p_; }
+
+  // Runs fn(ctx) once on every rank and returns when all have returned; rethrows the root
+  // cause of a failure (see above).
+  void run(const std::function<void(RankContext&)>& fn);
+
+  [[nodiscard]] Mailboxes& mailboxes() noexcept { return mailboxes_; }
+  [[nodiscard]] const Topology& topology() const noexcept { return *topology_; }
+  // PU (logical index) of each rank.
+  [[nodiscard]] const std::vector<int>& placement() const noexcept { return placement_; }
+  // True when every rank's thread is pinned to its PU.
+  [[nodiscard]] bool pinned() const noexcept { return pinned_; }
+  // True when p exceeds the placement's places, so some PU hosts several ranks.
+  [[nodiscard]] bool wrapped() const noexcept { return wrapped_; }
+
+  // Aborts the current run: mailboxes abort, listeners run. Idempotent; safe from any thread.
+  // run() calls it on the first failure.
+  void abort() noexcept;
+  [[nodiscard]] bool aborted() const noexcept;
+  ListenerId add_abort_listener(std::function<void()> listener);
+  void remove_abort_listener(ListenerId id);
+
+ private:
+  void worker(int rank);
+  void record_failure(std::exception_ptr e, bool is_aborted) noexcept;
+  void stop_workers() noexcept;
+
+  int p_;
+  std::shared_ptr<const Topology> topology_;
+  std::vector<int> placement_;
+  bool pin_request_;
+  bool wrapped_ = false;
+  bool pinned_ = false;
+  WaitPolicy wait_;
+  Mailboxes mailboxes_;
+
+  // Run protocol. The caller writes job_ and remaining_, then publishes generation_ (release)
+  // and wakes start_word_; workers acquire generation_. Each worker's last act in a run is
+  // remaining_.fetch_sub (acq_rel), and the caller acquires remaining_ == 0.
+  const std::function<void(RankContext&)>* job_ = nullptr;
+  alignas(64) std::atomic<std::uint32_t> generation_{0};
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint32_t> start_word_{0};
+  alignas(64) std::atomic<int> remaining_{0};
+  std::atomic<std::uint32_t> done_word_{0};
+  alignas(64) std::atomic<bool> running_{false};
+  std::atomic<bool> aborted_{false};
+  std::atomic<int> unpinned_{0};  // workers whose bind failed (or that did not try)
+  std::atomic<int> started_{0};
+
+  std::mutex failure_mu_;
+  std::exception_ptr root_cause_;     // first non-Aborted exception
+  std::exception_ptr first_aborted_;  // first Aborted, used when there is no root cause
+
+  std::mutex listener_mu_;
+  ListenerId next_listener_ = 1;
+  std::vector<std::pair<ListenerId, std::function<void()>>> listeners_;
+
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace postbox
