@@ -4,6 +4,7 @@
 #   ./run.sh test    build, build the ThreadSanitizer tree, run the whole suite through ctest
 #   ./run.sh build   build only (build/bin/postbox)
 #   ./run.sh bench   build and run the benchmarks in bench/
+#   ./run.sh repro   build, then regenerate the papers' figures into docs/reproduction.md
 #   ./run.sh help    this text
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")"
@@ -83,11 +84,17 @@ case "$cmd" in
     shift || true
     exec "$ROOT/bench/run_all.sh" "$BUILD" "$@"
     ;;
+  repro)
+    install_packages
+    configure_main
+    build_main
+    exec "$ROOT/tools/repro.sh" "$BUILD/bin/postbox"
+    ;;
   help|-h|--help)
     sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
     ;;
   *)
-    echo "run.sh: unknown command '$cmd' (try: demo, test, build, bench)" >&2
+    echo "run.sh: unknown command '$cmd' (try: demo, test, build, bench, repro)" >&2
     exit 2
     ;;
 esac

@@ -1,5 +1,156 @@
-// placeholder: filled in by its component
+// postbox calibrate: measure s, r and λ. On this machine (runtime/calibrate.hpp: Cordsen's
+// notification times, Bruck's two experiments) or, with --machine, inside the emulator
+// (cmd_calibrate_sim.cpp).
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 #include "cli.hpp"
+#include "postbox/runtime/calibrate.hpp"
+#include "postbox/runtime/check.hpp"
+
 namespace postbox::cli {
-void register_calibrate(CLI::App& app) { (void)app.add_subcommand("calibrate", "(not yet implemented)"); }
+
+int calibrate_emulated(const std::string& machine, const std::vector<std::int64_t>& sizes, bool json, bool csv,
+                       const std::string& plot);
+
+namespace {
+struct CalibrateArgs {
+  std::string machine;
+  std::vector<std::int64_t> sizes{16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 65536};
+  bool json = false;
+  bool csv = false;
+  std::string plot;
+  bool save = false;
+  bool quick = false;
+  int runs = CalibrateOptions{}.runs;
+  int trials = CalibrateOptions{}.trials;
+  int k_max = CalibrateOptions{}.k_max;
+};
+
+nlohmann::json calibration_json(const Calibration& c) {
+  nlohmann::json j;
+  j["s_ns"] = c.s_ns;
+  j["r_ns"] = c.r_ns;
+  j["lambda"] = c.lambda;
+  j["t0_ns"] = c.t0_ns;
+  j["lambda_exp1"] = c.lambda_exp1;
+  j["lambda_exp2"] = c.lambda_exp2;
+  j["runs"] = c.runs;
+  j["t0_exp2_ns"] = c.t0_exp2_ns;
+  j["first_notification_ns"] = c.first_notification_ns;
+  j["second_notification_ns"] = c.second_notification_ns;
+  j["s_spread_ns"] = c.s_spread_ns;
+  j["r_spread_ns"] = c.r_spread_ns;
+  j["lambda_exp1_spread"] = c.lambda_exp1_spread;
+  j["lambda_exp2_spread"] = c.lambda_exp2_spread;
+  j["lambdas_agree"] = c.lambdas_agree;
+  j["k_max"] = c.k_max;
+  j["trials"] = c.trials;
+  j["elapsed_ms"] = c.elapsed_ms;
+  return j;
+}
+
+void calibrate_here(const CalibrateArgs& a) {
+  CalibrateOptions o;
+  if (a.quick) o = CalibrateOptions::quick();
+  else {
+    o.runs = a.runs;
+    o.trials = a.trials;
+    o.k_max = a.k_max;
+  }
+  Calibration c;
+  try {
+    c = calibrate(o);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    // An unusable measurement (an overloaded machine): not bad input, so exit 1.
+    std::fprintf(stderr, "postbox: error: %s\n", e.what());
+    set_exit_code(1);
+    return;
+  }
+  if (a.json) {
+    print_json(calibration_json(c));
+  } else {
+    std::printf("Measured with postbox mailboxes (notify/recv) between two threads, k = 1..%d, %d trials per k,\n"
+                "median of %d runs (± half the range over runs), %.0f ms:\n",
+                c.k_max, c.trials, c.runs, c.elapsed_ms);
+    std::printf("  Cordsen §5: first notification (s + r)  %8.1f ns\n", c.first_notification_ns);
+    std::printf("              second notification (2s + r) %7.1f ns\n", c.second_notification_ns);
+    std::printf("              s (sender side, k sends)   %8.1f ns ± %.1f\n", c.s_ns, c.s_spread_ns);
+    std::printf("              r = (s + r) - s            %8.1f ns ± %.1f\n", c.r_ns, c.r_spread_ns);
+    std::printf("              lambda = 1 + r/s           %8.2f\n", c.lambda);
+    std::printf("  Bruck §2.2: experiment 1  t0 = %6.1f ns  lambda = %6.2f ± %.2f\n", c.t0_ns, c.lambda_exp1,
+                c.lambda_exp1_spread);
+    std::printf("              experiment 2  t0 = %6.1f ns  lambda = %6.2f ± %.2f\n", c.t0_exp2_ns, c.lambda_exp2,
+                c.lambda_exp2_spread);
+    if (!c.lambdas_agree)
+      std::printf("  note: the two experiments' lambda disagree beyond their spread (a loaded machine, or the\n"
+                  "        postal model does not describe this box well at this message size)\n");
+  }
+  if (a.save) {
+    const auto file = save_calibration(c);
+    const auto dir = calibration_profile_dir();
+    PB_CHECK(dir.has_value(), "a cache path exists but no profile directory");
+    std::error_code ec;
+    std::filesystem::create_directories(*dir, ec);
+    const auto profile = *dir / "local.toml";
+    std::ofstream out(profile);
+    if (!out || !(out << local_profile_toml(c))) throw InputError("cannot write " + profile.string());
+    // On stderr, so --json --save still prints only JSON on stdout.
+    std::fprintf(stderr, "postbox: wrote %s (the library's calibration) and %s (the emulator's 'local' profile;\n"
+                 "postbox: use it as --machine %s, or add %s to POSTBOX_PROFILE_PATH for --machine local)\n",
+                 file.c_str(), profile.c_str(), profile.c_str(), dir->c_str());
+  }
+}
+}  // namespace
+
+void register_calibrate(CLI::App& app) {
+  auto args = std::make_shared<CalibrateArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "calibrate",
+      "Measure the send latency s, the receive latency r and the postal latency lambda.\n"
+      "Without --machine, on this machine with postbox's own mailboxes between two threads (works on\n"
+      "2 cores): Cordsen's first and second notification times (s + r, 2s + r), sender-side timing of\n"
+      "k back-to-back sends (s), and Bruck's experiment 1 (P0 sends to P1..Pk, Pk answers P0) and 2\n"
+      "(Pk answers Pk-1..P0), least squares over k = 1..K; medians over runs. With --machine, Bruck's\n"
+      "two experiments run inside the emulator for each message size.");
+  sub->add_option("--machine", args->machine, "Emulated machine: model string, profile name or profile file");
+  auto* sizes = sub->add_option("--sizes", args->sizes, "Message sizes in bytes (with --machine)")->delimiter(',');
+  sub->add_flag("--json", args->json,
+                "Print JSON: {s_ns, r_ns, lambda, t0_ns, lambda_exp1, lambda_exp2, runs, ...} on this machine");
+  auto* csv = sub->add_flag("--csv", args->csv, "Print CSV (with --machine)");
+  auto* plot = sub->add_option("--plot", args->plot, "Write an SVG plot of lambda against message size (with --machine)");
+  auto* save = sub->add_flag("--save", args->save,
+                             "Write the result to $XDG_CACHE_HOME/postbox/calibration.json (else ~/.cache/postbox/...),\n"
+                             "where the library looks first, and the emulator's 'local' profile to\n"
+                             "$XDG_CACHE_HOME/postbox/profiles/local.toml (without --machine)");
+  auto* quick = sub->add_flag("--quick", args->quick,
+                              "The small measurement the library makes at first use (3 runs, k = 1..6, 24 trials)");
+  auto* runs = sub->add_option("--runs", args->runs, "Independent runs; figures are medians over them")
+                   ->check(CLI::Range(1, 1000));
+  auto* trials = sub->add_option("--trials", args->trials, "Repetitions of each experiment and k per run")
+                     ->check(CLI::Range(1, 100000));
+  auto* kmax = sub->add_option("--k-max", args->k_max, "Largest k (receivers) of each experiment")
+                   ->check(CLI::Range(2, 64));
+  sub->callback([=] {
+    if (!args->machine.empty()) {
+      for (auto* o : {save, quick, runs, trials, kmax})
+        if (o->count() > 0) throw InputError(o->get_name() + " applies only without --machine");
+      set_exit_code(calibrate_emulated(args->machine, args->sizes, args->json, args->csv, args->plot));
+      return;
+    }
+    for (auto* o : {sizes, csv, plot})
+      if (o->count() > 0) throw InputError(o->get_name() + " applies only with --machine");
+    if (args->quick)
+      for (auto* o : {runs, trials, kmax})
+        if (o->count() > 0) throw InputError(o->get_name() + " does not apply to --quick");
+    calibrate_here(*args);
+  });
+}
+
 }  // namespace postbox::cli

@@ -1,5 +1,84 @@
-// placeholder: filled in by its component
+// postbox plan export | check: a plan as GOAL (LogGOPSim), JSON or DOT, or its first problem.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+
 #include "cli.hpp"
+#include "postbox/collectives/plans.hpp"
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/plan.hpp"
+#include "postbox/runtime/plan_export.hpp"
+
 namespace postbox::cli {
-void register_plan(CLI::App& app) { (void)app.add_subcommand("plan", "(not yet implemented)"); }
+
+// Defined in cmd_run.cpp: the plan-selection options shared with `run`.
+struct PlanSelection;
+std::shared_ptr<PlanSelection> add_plan_selection(CLI::App* cmd);
+PlanRequest selection_request(const PlanSelection& sel);
+
+namespace {
+
+struct ExportArgs {
+  std::shared_ptr<PlanSelection> sel;
+  std::string format = "goal";
+};
+
+struct CheckArgs {
+  std::shared_ptr<PlanSelection> sel;
+  std::string file;
+};
+
+void do_export(const ExportArgs& a) {
+  const Plan plan = build_plan(selection_request(*a.sel));
+  if (a.format == "goal") std::cout << plan_to_goal(plan);
+  else if (a.format == "json") std::cout << plan_to_json(plan) << '\n';
+  else if (a.format == "dot") std::cout << plan_to_dot(plan);
+  else throw InputError("--format must be goal, json or dot, got '" + a.format + "'");
+}
+
+void do_check(const CheckArgs& a) {
+  Plan plan;
+  if (!a.file.empty()) {
+    std::ifstream in(a.file);
+    if (!in) throw InputError("cannot read --file " + a.file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    plan = plan_from_json(text.str());
+  } else {
+    plan = build_plan(selection_request(*a.sel));
+  }
+  if (const auto problem = validate(plan)) {
+    std::cout << *problem << '\n';
+    set_exit_code(1);
+    return;
+  }
+  std::cout << "ok\n";
+}
+
+}  // namespace
+
+void register_plan(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("plan", "Export a collective's plan (GOAL, JSON, DOT) or check it statically");
+  cmd->require_subcommand(1);
+
+  auto ex = std::make_shared<ExportArgs>();
+  CLI::App* exp = cmd->add_subcommand("export", "Print the plan of --op/--algo for --p ranks and --bytes bytes");
+  ex->sel = add_plan_selection(exp);
+  exp->add_option("--format", ex->format,
+                  "goal (LogGOPSim's schedule language, accepted by its txt2bin), json (lossless, readable by "
+                  "plan check --file) or dot (Graphviz)")
+      ->capture_default_str();
+  exp->callback([ex] { do_export(*ex); });
+
+  auto ck = std::make_shared<CheckArgs>();
+  CLI::App* chk = cmd->add_subcommand(
+      "check", "Validate a plan without running it: print the first problem found (exit 1) or \"ok\"; the plan is "
+               "selected like for export, or read with --file from a JSON export");
+  ck->sel = add_plan_selection(chk);
+  chk->add_option("--file", ck->file, "A plan exported with --format json (instead of --op/--algo/...)");
+  chk->callback([ck] { do_check(*ck); });
+}
+
 }  // namespace postbox::cli

@@ -1,5 +1,252 @@
-// placeholder: filled in by its component
+// postbox run: one collective on threads (a cached plan on the thread executor), timed over
+// --iters runs, optionally verified byte for byte on every rank; postbox run --list.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "cli.hpp"
+#include "postbox/collectives/plans.hpp"
+#include "postbox/collectives/rational.hpp"
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/executor.hpp"
+#include "postbox/runtime/team.hpp"
+
 namespace postbox::cli {
-void register_run(CLI::App& app) { (void)app.add_subcommand("run", "(not yet implemented)"); }
+
+// The plan-selection options shared by `run` and `plan` (cmd_plan.cpp uses them through the
+// two functions below).
+struct PlanSelection {
+  std::string op;
+  std::string algo;
+  int p = 0;
+  long long bytes = 0;
+  int root = 0;
+  std::string lambda, s, r;
+  int elem_bytes = 0;  // 0: 8 for combining ops, 1 otherwise
+};
+
+std::shared_ptr<PlanSelection> add_plan_selection(CLI::App* cmd) {
+  auto sel = std::make_shared<PlanSelection>();
+  cmd->add_option("--op", sel->op, "Operation: bcast, reduce, gather, allreduce (or any registered op; see run --list)");
+  cmd->add_option("--algo", sel->algo,
+                  "Algorithm: bcast takes a tree shape (flat, binary, kary:K, binomial, lambda, greedy, fibo, hier); "
+                  "reduce and gather binomial; allreduce postal, postal-delay-recv, postal-delay-send, "
+                  "recursive-doubling, reduce-bcast");
+  cmd->add_option("--p", sel->p, "Number of ranks (threads), at least 1; may exceed the cores");
+  cmd->add_option("--bytes", sel->bytes, "Bytes per rank (gather: per block), 0 to 1073741824");
+  cmd->add_option("--root", sel->root, "Root rank, 0 to p-1 (ignored by allreduce)")->capture_default_str();
+  cmd->add_option("--lambda", sel->lambda, "Postal latency lambda >= 1 (e.g. 2.5 or 5/2), for lambda-dependent algorithms");
+  cmd->add_option("--s", sel->s, "Send latency s > 0 (with --r; lambda = 1 + r/s)");
+  cmd->add_option("--r", sel->r, "Receive latency r >= 0 (with --s)");
+  cmd->add_option("--elem-bytes", sel->elem_bytes,
+                  "Element size for reduce/allreduce, 1, 2, 4 or 8 (unsigned sum of that width); default 8; "
+                  "--bytes must be a multiple");
+  return sel;
+}
+
+PlanRequest selection_request(const PlanSelection& sel) {
+  if (sel.op.empty()) throw InputError("--op is required");
+  if (sel.algo.empty()) throw InputError("--algo is required");
+  PlanRequest req;
+  req.op = sel.op;
+  req.algo = sel.algo;
+  req.p = sel.p;
+  if (sel.p < 1) throw InputError("--p must be at least 1, got " + std::to_string(sel.p));
+  if (sel.bytes < 0) throw InputError("--bytes must not be negative, got " + std::to_string(sel.bytes));
+  req.bytes = sel.bytes;
+  req.root = sel.root;
+  if (sel.root < 0 || sel.root >= sel.p) {
+    throw InputError("--root " + std::to_string(sel.root) + " is outside 0.." + std::to_string(sel.p - 1));
+  }
+  const bool combining = sel.op == "reduce" || sel.op == "allreduce";
+  const int elem = sel.elem_bytes == 0 ? (combining ? 8 : 1) : sel.elem_bytes;
+  if (elem != 1 && elem != 2 && elem != 4 && elem != 8) throw InputError("--elem-bytes must be 1, 2, 4 or 8");
+  req.elem_bytes = static_cast<std::uint32_t>(elem);
+  if (!sel.lambda.empty() && (!sel.s.empty() || !sel.r.empty())) throw InputError("give either --lambda or --s and --r");
+  if (sel.s.empty() != sel.r.empty()) throw InputError("--s and --r go together");
+  if (!sel.lambda.empty()) req.lambda = Rational::parse(sel.lambda, "--lambda");
+  if (!sel.s.empty()) req.model = SendRecv{Rational::parse(sel.s, "--s"), Rational::parse(sel.r, "--r")};
+  return req;
+}
+
+namespace {
+
+struct RunArgs {
+  std::shared_ptr<PlanSelection> sel;
+  int iters = 10;
+  bool verify = false;
+  bool json = false;
+  bool list = false;
+};
+
+std::uint8_t pattern(int rank, std::size_t i) { return static_cast<std::uint8_t>((rank * 131 + static_cast<int>(i) * 29 + 17) & 0xff); }
+
+// Unsigned wrapping sum of `count` elements of width W.
+template <class W>
+void sum_fn(const std::byte* x, const std::byte* y, std::byte* out, std::size_t count, const void*) {
+  for (std::size_t i = 0; i < count; ++i) {
+    W a, b;
+    std::memcpy(&a, x + i * sizeof(W), sizeof(W));
+    std::memcpy(&b, y + i * sizeof(W), sizeof(W));
+    const W c = static_cast<W>(a + b);
+    std::memcpy(out + i * sizeof(W), &c, sizeof(W));
+  }
+}
+
+ReduceFn sum_of(std::uint32_t elem) {
+  switch (elem) {
+    case 1: return {&sum_fn<std::uint8_t>, nullptr, 1, true};
+    case 2: return {&sum_fn<std::uint16_t>, nullptr, 2, true};
+    case 4: return {&sum_fn<std::uint32_t>, nullptr, 4, true};
+    default: return {&sum_fn<std::uint64_t>, nullptr, 8, true};
+  }
+}
+
+// Each rank's input: its own pattern (bcast: the root's pattern at the root, its complement
+// elsewhere, so a missed receive shows).
+void fill(const Plan& plan, std::vector<std::vector<std::byte>>& bufs) {
+  const std::size_t b = plan.bytes;
+  for (int r = 0; r < plan.p; ++r) {
+    auto& buf = bufs[static_cast<std::size_t>(r)];
+    std::fill(buf.begin(), buf.end(), std::byte{0xEE});
+    const std::size_t at = plan.op == "gather" && r == plan.root ? static_cast<std::size_t>(r) * b : 0;
+    for (std::size_t i = 0; i < b; ++i) {
+      std::uint8_t v = pattern(plan.op == "bcast" ? plan.root : r, i);
+      if (plan.op == "bcast" && r != plan.root) v = static_cast<std::uint8_t>(~v);
+      buf[at + i] = static_cast<std::byte>(v);
+    }
+  }
+}
+
+// The first (rank, byte) that differs from the expected result, or nullopt.
+struct Mismatch {
+  int rank;
+  std::size_t byte;
+  unsigned want, got;
+};
+std::optional<Mismatch> verify(const Plan& plan, const std::vector<std::vector<std::byte>>& bufs) {
+  const std::size_t b = plan.bytes;
+  std::vector<std::byte> want;
+  auto check = [&](int r, const std::vector<std::byte>& expect, std::size_t n) -> std::optional<Mismatch> {
+    const auto& got = bufs[static_cast<std::size_t>(r)];
+    for (std::size_t i = 0; i < n; ++i) {
+      if (got[i] != expect[i]) return Mismatch{r, i, static_cast<unsigned>(expect[i]), static_cast<unsigned>(got[i])};
+    }
+    return std::nullopt;
+  };
+  if (plan.op == "bcast") {
+    want.resize(b);
+    for (std::size_t i = 0; i < b; ++i) want[i] = static_cast<std::byte>(pattern(plan.root, i));
+    for (int r = 0; r < plan.p; ++r)
+      if (auto m = check(r, want, b)) return m;
+    return std::nullopt;
+  }
+  if (plan.op == "gather") {
+    want.resize(b * static_cast<std::size_t>(plan.p));
+    for (int q = 0; q < plan.p; ++q)
+      for (std::size_t i = 0; i < b; ++i) want[static_cast<std::size_t>(q) * b + i] = static_cast<std::byte>(pattern(q, i));
+    return check(plan.root, want, want.size());
+  }
+  // reduce / allreduce: the element-wise sum of every rank's pattern.
+  const ReduceFn sum = sum_of(plan.elem_bytes);
+  want.resize(b);
+  std::vector<std::byte> in(b);
+  for (std::size_t i = 0; i < b; ++i) want[i] = static_cast<std::byte>(pattern(0, i));
+  for (int q = 1; q < plan.p; ++q) {
+    for (std::size_t i = 0; i < b; ++i) in[i] = static_cast<std::byte>(pattern(q, i));
+    if (b != 0) sum.fn(want.data(), in.data(), want.data(), b / plan.elem_bytes, nullptr);
+  }
+  for (int r = 0; r < plan.p; ++r) {
+    if (plan.op == "reduce" && r != plan.root) continue;
+    if (auto m = check(r, want, b)) return m;
+  }
+  return std::nullopt;
+}
+
+void list_algorithms() {
+  for (const auto& b : list_plan_builders()) std::cout << b.op << " " << b.algo << "  " << b.description << "\n";
+}
+
+void run_collective(const RunArgs& args) {
+  if (args.list) {
+    list_algorithms();
+    return;
+  }
+  if (args.iters < 1) throw InputError("--iters must be at least 1, got " + std::to_string(args.iters));
+  const PlanRequest req = selection_request(*args.sel);
+  const std::shared_ptr<const Plan> plan = cached_plan(req);
+  if (plan->op != "bcast" && plan->op != "reduce" && plan->op != "gather" && plan->op != "allreduce" && args.verify) {
+    throw InputError("--verify knows bcast, reduce, gather and allreduce, not " + plan->op);
+  }
+  PlanExecutor exec(plan);
+  TeamOptions opts;
+  // Rings that hold whatever the plan needs to be deadlock-free in program order.
+  opts.mailbox.ring_bytes = 64 * 1024;
+  if (validate_rings(*plan, opts.mailbox.ring_bytes)) opts.mailbox.ring_bytes = ring_bytes_needed(*plan);
+  Team team(plan->p, opts);
+  std::vector<std::vector<std::byte>> bufs(static_cast<std::size_t>(plan->p));
+  std::vector<std::span<std::byte>> users;
+  for (int r = 0; r < plan->p; ++r) {
+    bufs[static_cast<std::size_t>(r)].resize(plan->user_bytes[static_cast<std::size_t>(r)]);
+    users.emplace_back(bufs[static_cast<std::size_t>(r)]);
+  }
+  const ReduceFn sum = sum_of(plan->elem_bytes);
+  std::vector<double> ns;
+  for (int it = -1; it < args.iters; ++it) {  // iteration -1: untimed warm-up
+    fill(*plan, bufs);
+    const auto t0 = std::chrono::steady_clock::now();
+    exec.run(team, users, &sum);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (it >= 0) ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+  }
+  std::sort(ns.begin(), ns.end());
+  const double median = ns[(ns.size() - 1) / 2];
+  const double p90 = ns[std::min(ns.size() - 1, static_cast<std::size_t>(0.9 * static_cast<double>(ns.size() - 1) + 0.5))];
+  std::optional<bool> verified;
+  if (args.verify) {
+    const auto bad = verify(*plan, bufs);
+    verified = !bad;
+    if (bad) {
+      std::fprintf(stderr, "postbox: verify failed: rank %d byte %zu: expected 0x%02x, got 0x%02x\n", bad->rank, bad->byte,
+                   bad->want, bad->got);
+      set_exit_code(1);
+    }
+  }
+  if (args.json) {
+    nlohmann::ordered_json j{{"op", plan->op},           {"algo", plan->algo},   {"p", plan->p},
+                             {"bytes", plan->bytes},     {"iters", args.iters},  {"median_ns", median},
+                             {"p90_ns", p90},            {"verified", nullptr}};
+    if (verified) j["verified"] = *verified;
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::printf("%s/%s p=%d bytes=%llu iters=%d: median %.1f us, p90 %.1f us%s\n", plan->op.c_str(), plan->algo.c_str(), plan->p,
+              static_cast<unsigned long long>(plan->bytes), args.iters, median / 1e3, p90 / 1e3,
+              !verified ? "" : (*verified ? ", verified" : ", VERIFY FAILED"));
+}
+
+}  // namespace
+
+void register_run(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Run one collective on threads (a plan on the thread executor): time it over --iters runs, "
+             "optionally verify every rank's result byte for byte (exit 1 on a mismatch)");
+  args->sel = add_plan_selection(cmd);
+  cmd->add_option("--iters", args->iters, "Timed runs, at least 1 (after one untimed warm-up run)")->capture_default_str();
+  cmd->add_flag("--verify", args->verify,
+                "Check every rank's result byte for byte (reduce/allreduce: unsigned sums of --elem-bytes); exit 1 "
+                "naming the first wrong rank");
+  cmd->add_flag("--json", args->json, R"(Print {"op","algo","p","bytes","iters","median_ns","p90_ns","verified"})");
+  cmd->add_flag("--list", args->list, "List every registered op and algorithm, one per line, and exit");
+  cmd->callback([args] { run_collective(*args); });
+}
+
 }  // namespace postbox::cli

@@ -1,1 +1,475 @@
-// placeholder: filled in by its component
+#include "postbox/collectives/postal.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <optional>
+#include <string>
+
+#include "postbox/runtime/check.hpp"
+#include "quanta.hpp"
+
+namespace postbox {
+namespace internal {
+
+std::int64_t sat_add(std::int64_t a, std::int64_t b) {
+  return (a > kNSaturated - b) ? kNSaturated : a + b;
+}
+
+Quanta to_quanta(const SendRecv& model) {
+  if (model.s <= Rational(0)) throw InputError("send latency s must be > 0, got " + model.s.str());
+  if (model.r < Rational(0)) throw InputError("receive latency r must be >= 0, got " + model.r.str());
+  const std::int64_t den = std::lcm(model.s.den(), model.r.den());
+  const std::int64_t s = model.s.num() * (den / model.s.den());
+  const std::int64_t r = model.r.num() * (den / model.r.den());
+  const std::int64_t g = std::gcd(s, r);  // r == 0 gives g = s
+  Quanta q;
+  q.s = s / g;
+  q.r = r / g;
+  const std::int64_t h = std::gcd(g, den);
+  q.q_num = g / h;
+  q.q_den = den / h;
+  return q;
+}
+
+std::vector<std::int64_t> quanta_table(const Quanta& q, std::int64_t len, std::int64_t stop_at) {
+  std::vector<std::int64_t> t;
+  const std::int64_t sr = q.s + q.r;
+  for (std::int64_t k = 0; k < len; ++k) {
+    if (k > kMaxTable) throw InputError("the exact table needs more than " + std::to_string(kMaxTable) +
+                                        " time quanta; give s, r or lambda with a smaller denominator");
+    const std::int64_t v = k < sr ? 1 : sat_add(t[static_cast<std::size_t>(k - q.s)], t[static_cast<std::size_t>(k - sr)]);
+    t.push_back(v);
+    if (v >= stop_at) break;
+  }
+  return t;
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::int128;
+using internal::sat_add;
+
+// C(m, k), saturating at kNSaturated. Computes C(m, j), j = min(k, m − k); the partial products
+// C(m, i) grow with i <= m/2, so saturating early is exact.
+std::int64_t binom_sat(std::int64_t m, std::int64_t k) {
+  if (k < 0 || k > m) return 0;
+  const std::int64_t j = std::min(k, m - k);
+  int128 c = 1;
+  for (std::int64_t i = 0; i < j; ++i) {
+    c = c * (m - i) / (i + 1);
+    if (c >= kNSaturated) return kNSaturated;
+  }
+  return static_cast<std::int64_t>(c);
+}
+
+void check_n(std::int64_t n) {
+  if (n < 1) throw InputError("n must be at least 1, got " + std::to_string(n));
+}
+
+}  // namespace
+
+void validate_lambda(const Rational& lambda, const char* what) {
+  if (lambda < Rational(1)) throw InputError(std::string(what) + " must be >= 1, got " + lambda.str());
+}
+
+void validate_lambda(double lambda, const char* what) {
+  if (!std::isfinite(lambda)) throw InputError(std::string(what) + " must be finite");
+  if (lambda < 1.0) throw InputError(std::string(what) + " must be >= 1, got " + std::to_string(lambda));
+}
+
+void validate_send_recv(const Rational& s, const Rational& r) { (void)internal::to_quanta(SendRecv{s, r}); }
+
+std::int64_t N_lambda(const Rational& lambda, const Rational& t) {
+  validate_lambda(lambda);
+  if (t < Rational(0)) return 0;
+  std::int64_t sum = 0;
+  Rational rest = t;  // t − kλ
+  for (std::int64_t k = 0; rest >= Rational(0); ++k, rest -= lambda) {
+    sum = sat_add(sum, binom_sat(rest.floor() + k, k));
+    if (sum == kNSaturated) break;
+  }
+  return sum;
+}
+
+std::int64_t N_lambda_real(double lambda, double t) {
+  validate_lambda(lambda);
+  if (!std::isfinite(t)) throw InputError("t must be finite");
+  constexpr double kEps = 1e-9;  // a time within kEps of a change point counts as reaching it
+  if (t < -kEps) return 0;
+  std::int64_t sum = 0;
+  for (std::int64_t k = 0;; ++k) {
+    const double rest = t - static_cast<double>(k) * lambda;
+    if (rest < -kEps) break;
+    sum = sat_add(sum, binom_sat(static_cast<std::int64_t>(std::floor(rest + kEps)) + k, k));
+    if (sum == kNSaturated) break;
+  }
+  return sum;
+}
+
+Rational T_lambda(const Rational& lambda, std::int64_t n) {
+  validate_lambda(lambda);
+  check_n(n);
+  if (n == 1) return Rational(0);
+  // T is a + kλ for some hop count k; for each k find the least a by bisection.
+  std::optional<Rational> best;
+  const std::int64_t a_hi = n + lambda.ceil();  // N(a_hi + kλ) >= N(n + λ) >= n (flat tree)
+  for (std::int64_t k = 0;; ++k) {
+    const Rational base = Rational(k) * lambda;
+    if (best && base >= *best) break;
+    std::int64_t lo = 0, hi = a_hi;
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (N_lambda(lambda, base + Rational(mid)) >= n) hi = mid;
+      else lo = mid + 1;
+    }
+    const Rational cand = base + Rational(lo);
+    if (!best || cand < *best) best = cand;
+  }
+  return *best;
+}
+
+double T_lambda_real(double lambda, std::int64_t n) {
+  validate_lambda(lambda);
+  check_n(n);
+  if (n == 1) return 0.0;
+  double best = -1.0;
+  const auto a_hi = n + static_cast<std::int64_t>(std::ceil(lambda));
+  for (std::int64_t k = 0;; ++k) {
+    const double base = static_cast<double>(k) * lambda;
+    if (best >= 0.0 && base >= best) break;
+    std::int64_t lo = 0, hi = a_hi;
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (N_lambda_real(lambda, base + static_cast<double>(mid)) >= n) hi = mid;
+      else lo = mid + 1;
+    }
+    const double cand = base + static_cast<double>(lo);
+    if (best < 0.0 || cand < best) best = cand;
+  }
+  return best;
+}
+
+std::vector<NStep> N_lambda_steps(const Rational& lambda, const Rational& t_max) {
+  validate_lambda(lambda);
+  std::vector<Rational> times{Rational(0)};
+  constexpr std::size_t kMaxSteps = 1'000'000;
+  // Every node is reached at a + kλ (k >= 1 hops, a >= 0 waits), and every such time is used.
+  for (std::int64_t k = 1; Rational(k) * lambda <= t_max; ++k) {
+    for (Rational t = Rational(k) * lambda; t <= t_max; t += Rational(1)) {
+      times.push_back(t);
+      if (times.size() > kMaxSteps) throw InputError("too many change points of N_lambda below " + t_max.str());
+    }
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  std::vector<NStep> out;
+  out.reserve(times.size());
+  for (const Rational& t : times) out.push_back({t, N_lambda(lambda, t)});
+  return out;
+}
+
+PostalScale postal_scale(const Rational& lambda) {
+  validate_lambda(lambda);
+  const Rational u = lcm(Rational(1), lambda);
+  const Rational f = u / lambda;
+  PB_CHECK(u.is_integer() && f.is_integer(), "lcm(1, lambda) and lcm/lambda are integers");
+  return {u.num(), f.num()};
+}
+
+std::vector<std::int64_t> N_scaled_table(const Rational& lambda, std::int64_t t_prime_max) {
+  const PostalScale sc = postal_scale(lambda);
+  if (t_prime_max < 0) return {};
+  if (t_prime_max > kMaxTable) throw InputError("t' beyond the table limit " + std::to_string(kMaxTable));
+  internal::Quanta q;
+  q.s = sc.f;
+  q.r = sc.u - sc.f;
+  return internal::quanta_table(q, t_prime_max + 1, kNSaturated);
+}
+
+double gamma_lambda(double lambda) {
+  validate_lambda(lambda);
+  // (λ − 1)·ln γ + ln(γ − 1) = 0 is increasing in γ on (1, 2] and >= 0 at 2.
+  auto g = [lambda](double x) { return (lambda - 1.0) * std::log(x) + std::log(x - 1.0); };
+  double lo = 1.0, hi = 2.0;
+  for (int i = 0; i < 200 && hi - lo > 1e-15; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    if (g(mid) >= 0.0) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
+Rational AlphaRange::round_lo() const {
+  if (n_min <= 1) return Rational(0);
+  return (Rational(n_min) - Rational(1, 2)) / Rational(n);
+}
+
+Rational AlphaRange::round_hi() const {
+  if (n_max >= n - 1) return Rational(1);
+  return (Rational(n_max) + Rational(1, 2)) / Rational(n);
+}
+
+AlphaRange alpha_range(const Rational& lambda, std::int64_t n) {
+  validate_lambda(lambda);
+  if (n < 2) throw InputError("an alpha range needs n >= 2, got " + std::to_string(n));
+  AlphaRange a;
+  a.n = n;
+  a.t = T_lambda(lambda, n);
+  a.n_min = n - N_lambda(lambda, a.t - lambda);
+  a.n_max = N_lambda(lambda, a.t - Rational(1));
+  return a;
+}
+
+std::vector<AlphaRange> alpha_ranges(const Rational& lambda, std::int64_t n_max) {
+  validate_lambda(lambda);
+  if (n_max < 2) throw InputError("n-max must be at least 2, got " + std::to_string(n_max));
+  const auto steps = N_lambda_steps(lambda, T_lambda(lambda, n_max));
+  std::vector<AlphaRange> out;
+  out.reserve(static_cast<std::size_t>(n_max - 1));
+  for (std::size_t i = 1; i < steps.size(); ++i) {
+    const Rational& t = steps[i].t;
+    const std::int64_t below = N_lambda(lambda, t - lambda);
+    const std::int64_t n_max_split = N_lambda(lambda, t - Rational(1));
+    for (std::int64_t n = std::max<std::int64_t>(2, steps[i - 1].N + 1); n <= std::min(steps[i].N, n_max); ++n) {
+      out.push_back(AlphaRange{n, t, n - below, n_max_split});
+    }
+  }
+  return out;
+}
+
+std::vector<TriangleTop> triangle_tops(const Rational& lambda, std::int64_t n_max) {
+  validate_lambda(lambda);
+  check_n(n_max);
+  std::vector<TriangleTop> out;
+  if (n_max < 2) return out;
+  for (const NStep& st : N_lambda_steps(lambda, T_lambda(lambda, n_max))) {
+    if (st.N < 2) continue;
+    out.push_back({st.t, st.N, N_lambda(lambda, st.t - Rational(1))});
+  }
+  return out;
+}
+
+std::vector<AlphaTableEntry> alpha_lookup_table(const Rational& lambda, std::int64_t n_max) {
+  std::vector<AlphaTableEntry> table;
+  // Within one triangle the tightest rounding interval is the top's (the bounds n_min/n and
+  // n_max/n move outwards as n falls), so intersecting the tops' intervals suffices.
+  std::optional<Rational> lo, hi;
+  std::int64_t last_n = 0;
+  for (const TriangleTop& top : triangle_tops(lambda, n_max)) {
+    const AlphaRange r{top.n, top.t, top.n_prev, top.n_prev};
+    const Rational l = r.round_lo(), h = r.round_hi();
+    if (lo && std::max(*lo, l) < std::min(*hi, h)) {
+      lo = std::max(*lo, l);
+      hi = std::min(*hi, h);
+    } else {
+      if (lo) table.push_back({last_n, (*lo + *hi) / Rational(2)});
+      lo = l;
+      hi = h;
+    }
+    last_n = top.n;
+  }
+  if (lo) table.push_back({last_n, (*lo + *hi) / Rational(2)});
+  return table;
+}
+
+Rational alpha_lookup(const std::vector<AlphaTableEntry>& table, std::int64_t n) {
+  const auto it = std::lower_bound(table.begin(), table.end(), n,
+                                   [](const AlphaTableEntry& e, std::int64_t v) { return e.n_upper < v; });
+  PB_CHECK(it != table.end(), "alpha look-up table too short for n = " + std::to_string(n));
+  return it->alpha;
+}
+
+Rational T_delay_receive(const Rational& lambda, std::int64_t n) {
+  validate_lambda(lambda);
+  return T_lambda(Rational(lambda.ceil()), n);
+}
+
+Rational T_delay_send(const Rational& lambda, std::int64_t n) {
+  validate_lambda(lambda);
+  const Rational fl(lambda.floor());
+  return lambda / fl * T_lambda(fl, n);
+}
+
+double T_delay_receive_asymptotic(double lambda, std::int64_t n) {
+  validate_lambda(lambda);
+  check_n(n);
+  return std::log(static_cast<double>(n)) / std::log(gamma_lambda(std::ceil(lambda)));
+}
+
+double T_delay_send_asymptotic(double lambda, std::int64_t n) {
+  validate_lambda(lambda);
+  check_n(n);
+  const double fl = std::floor(lambda);
+  return lambda / fl * std::log(static_cast<double>(n)) / std::log(gamma_lambda(fl));
+}
+
+double break_even_lambda(int floor_lambda) {
+  if (floor_lambda < 1) throw InputError("floor(lambda) must be >= 1, got " + std::to_string(floor_lambda));
+  const double k = floor_lambda;
+  return k * std::log(gamma_lambda(k)) / std::log(gamma_lambda(k + 1.0));
+}
+
+std::int64_t fibo_f(const Rational& s, const Rational& r, const Rational& t) {
+  validate_send_recv(s, r);
+  return N_lambda(Rational(1) + r / s, t / s);
+}
+
+std::vector<std::int64_t> fibo_f_table(const Rational& s, const Rational& r, std::int64_t t_max) {
+  validate_send_recv(s, r);
+  if (t_max < 0) throw InputError("t must be >= 0, got " + std::to_string(t_max));
+  if (t_max > 100'000) throw InputError("t must be at most 100000, got " + std::to_string(t_max));
+  std::vector<std::int64_t> f;
+  f.reserve(static_cast<std::size_t>(t_max + 1));
+  for (std::int64_t t = 0; t <= t_max; ++t) f.push_back(fibo_f(s, r, Rational(t)));
+  return f;
+}
+
+Rational fibo_time(const Rational& s, const Rational& r, std::int64_t p) {
+  validate_send_recv(s, r);
+  check_n(p);
+  return s * T_lambda(Rational(1) + r / s, p);
+}
+
+std::int64_t fibo_steps(const Rational& s, const Rational& r, std::int64_t p) { return fibo_time(s, r, p).ceil(); }
+
+Tree greedy_two_queue_tree(int p, const SendRecv& model) {
+  const internal::Quanta q = internal::to_quanta(model);
+  if (p < 1) throw InputError("p must be at least 1, got " + std::to_string(p));
+  struct Entry {
+    int node;
+    std::int64_t ready;
+  };
+  const auto np = static_cast<std::size_t>(p);
+  std::vector<Entry> old_q, new_q;  // append-only with read heads: each stays sorted by `ready`
+  old_q.reserve(np);
+  new_q.reserve(np);
+  std::size_t old_head = 0, new_head = 0;
+  std::vector<std::int64_t> act(np, 0);
+  Tree tree;
+  tree.shape = "greedy";
+  tree.p = p;
+  tree.root = 0;
+  tree.model = model;
+  tree.parent.assign(np, -1);
+  tree.children.assign(np, {});
+  new_q.push_back({0, 0});
+  for (int size = 1; size < p; ++size) {
+    const bool take_old = old_head < old_q.size() &&
+                          (new_head == new_q.size() || old_q[old_head].ready <= new_q[new_head].ready);
+    const Entry e = take_old ? old_q[old_head++] : new_q[new_head++];
+    act[static_cast<std::size_t>(size)] = e.ready + q.s + q.r;
+    tree.parent[static_cast<std::size_t>(size)] = e.node;
+    tree.children[static_cast<std::size_t>(e.node)].push_back(size);
+    new_q.push_back({size, e.ready + q.s + q.r});
+    old_q.push_back({e.node, e.ready + q.s});
+  }
+  tree.time.reserve(np);
+  std::int64_t done = 0;
+  for (std::int64_t a : act) {
+    tree.time.push_back(q.to_time(a));
+    done = std::max(done, a);
+  }
+  tree.completion = q.to_time(done);
+  return tree;
+}
+
+LambdaTreeTable LambdaTreeTable::build(std::int64_t n, const SendRecv& model) {
+  const internal::Quanta q = internal::to_quanta(model);
+  check_n(n);
+  LambdaTreeTable t;
+  t.n_ = n;
+  t.s_ = q.s;
+  t.r_ = q.r;
+  t.quantum_num_ = q.q_num;
+  t.quantum_den_ = q.q_den;
+  t.model_ = model;
+  t.table_ = internal::quanta_table(q, kMaxTable + 2, n);
+  t.budget_ = static_cast<std::int64_t>(t.table_.size()) - 1;
+  return t;
+}
+
+Rational LambdaTreeTable::completion() const {
+  return internal::Quanta{s_, r_, quantum_num_, quantum_den_}.to_time(budget_);
+}
+
+namespace {
+// One step of the implicit λ-tree walk: the node `lo` heads [lo, lo + size) with `budget`
+// quanta left; it sends to the leader of S'' first (S' fully loaded).
+struct Walk {
+  std::int64_t lo, size, budget, ready;
+};
+}  // namespace
+
+std::int64_t LambdaTreeTable::parent(std::int64_t v) const {
+  PB_CHECK(v >= 0 && v < n_, "rank outside the tree");
+  Walk w{0, n_, budget_, 0};
+  std::int64_t par = -1;
+  while (v != w.lo) {
+    const std::int64_t n1 = std::min(table_[static_cast<std::size_t>(w.budget - s_)], w.size - 1);
+    if (v >= w.lo + n1) {
+      par = w.lo;
+      w = Walk{w.lo + n1, w.size - n1, w.budget - s_ - r_, w.ready + s_ + r_};
+    } else {
+      w = Walk{w.lo, n1, w.budget - s_, w.ready + s_};
+    }
+  }
+  return par;
+}
+
+Rational LambdaTreeTable::time(std::int64_t v) const {
+  PB_CHECK(v >= 0 && v < n_, "rank outside the tree");
+  Walk w{0, n_, budget_, 0};
+  std::int64_t act = 0;
+  while (v != w.lo) {
+    const std::int64_t n1 = std::min(table_[static_cast<std::size_t>(w.budget - s_)], w.size - 1);
+    if (v >= w.lo + n1) {
+      act = w.ready + s_ + r_;
+      w = Walk{w.lo + n1, w.size - n1, w.budget - s_ - r_, act};
+    } else {
+      w = Walk{w.lo, n1, w.budget - s_, w.ready + s_};
+    }
+  }
+  return internal::Quanta{s_, r_, quantum_num_, quantum_den_}.to_time(act);
+}
+
+Tree LambdaTreeTable::materialize() const {
+  PB_CHECK(n_ <= std::int64_t{1} << 30, "tree too large to materialise");
+  const internal::Quanta q{s_, r_, quantum_num_, quantum_den_};
+  const auto np = static_cast<std::size_t>(n_);
+  Tree tree;
+  tree.shape = "lambda";
+  tree.p = static_cast<int>(n_);
+  tree.root = 0;
+  tree.model = model_;
+  tree.parent.assign(np, -1);
+  tree.children.assign(np, {});
+  std::vector<std::int64_t> act(np, 0);
+  std::vector<Walk> stack{Walk{0, n_, budget_, 0}};
+  while (!stack.empty()) {
+    Walk w = stack.back();
+    stack.pop_back();
+    const auto root = static_cast<std::size_t>(w.lo);
+    while (w.size > 1) {
+      const std::int64_t n1 = std::min(table_[static_cast<std::size_t>(w.budget - s_)], w.size - 1);
+      const std::int64_t leader = w.lo + n1;
+      tree.parent[static_cast<std::size_t>(leader)] = static_cast<int>(w.lo);
+      tree.children[root].push_back(static_cast<int>(leader));
+      act[static_cast<std::size_t>(leader)] = w.ready + s_ + r_;
+      stack.push_back(Walk{leader, w.size - n1, w.budget - s_ - r_, w.ready + s_ + r_});
+      w = Walk{w.lo, n1, w.budget - s_, w.ready + s_};
+    }
+  }
+  tree.time.reserve(np);
+  std::int64_t done = 0;
+  for (std::int64_t a : act) {
+    tree.time.push_back(q.to_time(a));
+    done = std::max(done, a);
+  }
+  tree.completion = q.to_time(done);
+  return tree;
+}
+
+}  // namespace postbox

@@ -221,12 +221,14 @@ std::string render_svg_builtin(const Tree& t, const RenderOptions& o) {
   // Glyph width ~0.62 em at the 11 px time font; the circle holds the wider of two lines.
   const double radius = std::max(15.0, 0.5 * 0.62 * 11.0 * static_cast<double>(widest) + 5.0);
   const double dx = 2.0 * radius + 12.0;
-  const double dy = 2.0 * radius + 46.0;
+  const double dy = 2.0 * radius + 52.0;
   const double margin = 20.0;
-  const double top = 66.0;  // room for the title and the key
+  const double top = 92.0;  // room for the title and the key
   const double leaves = std::max(1.0, next_leaf);
-  const double width = std::max(2.0 * margin + leaves * dx, 560.0);
-  const double height = top + static_cast<double>(row_count) * dy + margin;
+  // Bold 14 px title: about 0.6 em per glyph.
+  const double title_width = 8.4 * static_cast<double>(title_text(t).size());
+  const double width = std::max({2.0 * margin + leaves * dx, 2.0 * margin + title_width, 480.0});
+  const double height = top + static_cast<double>(row_count - 1) * dy + 2.0 * radius + margin;
   const double x0 = margin + 0.5 * dx + 0.5 * (width - 2.0 * margin - leaves * dx);
   auto x_of = [&](std::size_t v) { return x0 + col[v] * dx; };
   auto y_of = [&](std::size_t v) { return top + radius + static_cast<double>(row[v]) * dy; };
@@ -240,11 +242,12 @@ std::string render_svg_builtin(const Tree& t, const RenderOptions& o) {
     << "<rect x=\"0\" y=\"0\" width=\"" << num(width) << "\" height=\"" << num(height) << "\" fill=\"white\"/>\n"
     << "<text class=\"title\" x=\"" << num(margin) << "\" y=\"22\" font-size=\"14\" font-weight=\"bold\">"
     << xml_escape(title_text(t)) << "</text>\n"
-    << "<text class=\"title\" x=\"" << num(margin) << "\" y=\"40\" font-size=\"11\" fill=\"#444\">"
-    << "circle: rank (small) over activation time t; edge: time the send starts (child active at start + s + r); "
-    << "red ring: last rank(s) active</text>\n"
-    << "<text class=\"title\" x=\"" << num(margin) << "\" y=\"54\" font-size=\"11\" fill=\"#444\">"
-    << "times are exact: integers, short decimals, or p/q; children left to right in send order</text>\n";
+    << "<text class=\"title\" x=\"" << num(margin) << "\" y=\"42\" font-size=\"11\" fill=\"#444\">"
+    << "circle: rank (small) over activation time t (bold); red ring: last rank(s) active</text>\n"
+    << "<text class=\"title\" x=\"" << num(margin) << "\" y=\"57\" font-size=\"11\" fill=\"#444\">"
+    << "edge label: time the send starts; the child is active at start + s + r</text>\n"
+    << "<text class=\"title\" x=\"" << num(margin) << "\" y=\"72\" font-size=\"11\" fill=\"#444\">"
+    << "times exact (integers, short decimals, p/q); children left to right in send order</text>\n";
 
   s << "<g class=\"edges\" stroke=\"#555\" stroke-width=\"1.2\">\n";
   for (const int v : pre) {
@@ -264,7 +267,7 @@ std::string render_svg_builtin(const Tree& t, const RenderOptions& o) {
       const auto a = static_cast<std::size_t>(v);
       const auto b = static_cast<std::size_t>(ch[i]);
       // Nearer the child than the parent: sibling labels spread apart as the edges fan out.
-      const double f = 0.62;
+      const double f = 0.72;
       const double lx = x_of(a) + f * (x_of(b) - x_of(a));
       const double ly = (y_of(a) + radius) + f * ((y_of(b) - radius) - (y_of(a) + radius)) + 3.5;
       s << "<text class=\"edge\" x=\"" << num(lx) << "\" y=\"" << num(ly) << "\">"
@@ -380,8 +383,9 @@ std::string render_ascii(const Tree& tree, const RenderOptions& options) {
     while (visible < ch.size() && shown[static_cast<std::size_t>(ch[visible])] != 0) ++visible;
     std::vector<Frame> kids;
     for (std::size_t i = 0; i < visible; ++i) {
-      kids.push_back({ch[i], child_prefix, "@" + format_time(send_start(tree, f.v, i)) + " -> ",
-                      i + 1 == ch.size(), false});
+      std::string edge(1, '@');
+      edge.append(format_time(send_start(tree, f.v, i))).append(" -> ");
+      kids.push_back({ch[i], child_prefix, std::move(edge), i + 1 == ch.size(), false});
     }
     if (visible < ch.size()) {
       std::int64_t ranks = 0;
@@ -436,7 +440,7 @@ std::string render_dot(const Tree& tree, const RenderOptions& options) {
   if (options.layers == TreeLayers::time) {
     // A time ruler down the left: invisible edges order the rows by activation time, since
     // rows of different subtrees are otherwise unconstrained.
-    d << "  node [shape=plaintext, style=\"\", fontcolor=\"#666\"];\n";
+    d << "  node [shape=plaintext, style=\"\", fontcolor=\"#666666\"];\n";
     for (std::size_t r = 0; r < members.size(); ++r) {
       d << "  time" << r << " [label=\"t=" << internal::dot_escape(format_time(tree.time[members[r].front()]))
         << "\"];\n";
@@ -461,9 +465,9 @@ bool graphviz_available() {
   std::string_view rest(path);
   while (true) {
     const std::size_t colon = rest.find(':');
-    std::string dir(rest.substr(0, colon));
-    if (dir.empty()) dir = ".";
-    const std::string exe = dir + "/dot";
+    std::string exe(rest.substr(0, colon));
+    if (exe.empty()) exe.push_back('.');
+    exe.append("/dot");
     if (::access(exe.c_str(), X_OK) == 0) return true;
     if (colon == std::string_view::npos) return false;
     rest.remove_prefix(colon + 1);

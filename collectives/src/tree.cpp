@@ -1,1 +1,413 @@
-// placeholder: filled in by its component
+#include "postbox/collectives/tree.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <string>
+
+#include "postbox/collectives/postal.hpp"
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/topology.hpp"
+#include "quanta.hpp"
+
+namespace postbox {
+
+SendRecv SendRecv::from_lambda(const Rational& lambda) {
+  validate_lambda(lambda);
+  return SendRecv{Rational(1), lambda - Rational(1)};
+}
+
+namespace {
+
+constexpr int kMaxK = 1'000'000;
+constexpr int kMaxP = 1 << 26;
+
+int parse_k(std::string_view text, std::string_view whole) {
+  int k = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, k);
+  if (text.empty() || ec != std::errc() || ptr != end || k < 1 || k > kMaxK) {
+    throw InputError("kary:K needs an integer K in 1.." + std::to_string(kMaxK) + ", got '" + std::string(whole) + "'");
+  }
+  return k;
+}
+
+Rational parse_alpha(std::string_view text) {
+  const Rational a = Rational::parse(text, "alpha");
+  if (a <= Rational(0) || a >= Rational(1)) throw InputError("alpha must lie in (0, 1), got " + a.str());
+  return a;
+}
+
+}  // namespace
+
+ShapeSpec ShapeSpec::parse(std::string_view text) {
+  const auto colon = text.find(':');
+  const std::string_view head = text.substr(0, colon);
+  const std::string_view arg = colon == std::string_view::npos ? std::string_view{} : text.substr(colon + 1);
+  const bool has_arg = colon != std::string_view::npos;
+  ShapeSpec spec;
+  auto no_arg = [&](Kind k) {
+    if (has_arg) throw InputError("shape '" + std::string(head) + "' takes no parameter, got '" + std::string(text) + "'");
+    spec.kind = k;
+    return spec;
+  };
+  if (head == "flat") return no_arg(Kind::flat);
+  if (head == "binary") return no_arg(Kind::binary);
+  if (head == "binomial") return no_arg(Kind::binomial);
+  if (head == "greedy") return no_arg(Kind::greedy);
+  if (head == "fibo") return no_arg(Kind::fibo);
+  if (head == "kary") {
+    if (!has_arg) throw InputError("shape kary needs a degree, e.g. kary:8");
+    spec.kind = Kind::kary;
+    spec.k = parse_k(arg, text);
+    return spec;
+  }
+  if (head == "lambda") {
+    spec.kind = Kind::lambda;
+    if (has_arg && arg != "auto") spec.alpha = parse_alpha(arg);
+    return spec;
+  }
+  if (head == "hier") {
+    spec.kind = Kind::hier;
+    if (has_arg) {
+      std::size_t pos = 0;
+      while (true) {
+        const std::size_t comma = arg.find(',', pos);
+        const std::string_view part = arg.substr(pos, comma == std::string_view::npos ? arg.npos : comma - pos);
+        if (part.empty()) throw InputError("empty level in shape '" + std::string(text) + "'");
+        ShapeSpec inner = ShapeSpec::parse(part);
+        if (inner.kind == Kind::hier) throw InputError("hier levels cannot themselves be hier: '" + std::string(text) + "'");
+        spec.levels.push_back(std::move(inner));
+        if (comma == std::string_view::npos) break;
+        pos = comma + 1;
+      }
+    }
+    return spec;
+  }
+  throw InputError("unknown shape '" + std::string(text) +
+                   "' (known: flat, binary, kary:K, binomial, lambda[:ALPHA|auto], greedy, fibo, hier[:S1,S2,...])");
+}
+
+std::string ShapeSpec::name() const {
+  switch (kind) {
+    case Kind::flat: return "flat";
+    case Kind::binary: return "binary";
+    case Kind::kary: return "kary:" + std::to_string(k);
+    case Kind::binomial: return "binomial";
+    case Kind::lambda: return alpha ? "lambda:" + alpha->str() : "lambda";
+    case Kind::greedy: return "greedy";
+    case Kind::fibo: return "fibo";
+    case Kind::hier: {
+      std::string s = "hier";
+      for (std::size_t i = 0; i < levels.size(); ++i) {
+        s.push_back(i == 0 ? ':' : ',');
+        s.append(levels[i].name());
+      }
+      return s;
+    }
+  }
+  return "?";
+}
+
+void Tree::recompute_times() {
+  const auto np = static_cast<std::size_t>(p);
+  PB_CHECK(p >= 1 && parent.size() == np && children.size() == np, "tree arrays sized p");
+  PB_CHECK(root >= 0 && root < p && parent[static_cast<std::size_t>(root)] == -1, "root has no parent");
+  const internal::Quanta q = internal::to_quanta(model);
+  std::vector<std::int64_t> act(np, -1);
+  act[static_cast<std::size_t>(root)] = 0;
+  std::vector<int> stack{root};
+  std::size_t reached = 1;
+  while (!stack.empty()) {
+    const auto v = static_cast<std::size_t>(stack.back());
+    stack.pop_back();
+    std::int64_t i = 0;
+    for (int c : children[v]) {
+      ++i;
+      PB_CHECK(c >= 0 && c < p && act[static_cast<std::size_t>(c)] == -1, "each rank is reached once");
+      act[static_cast<std::size_t>(c)] = act[v] + i * q.s + q.r;
+      ++reached;
+      stack.push_back(c);
+    }
+  }
+  PB_CHECK(reached == np, "the tree spans every rank");
+  time.clear();
+  time.reserve(np);
+  std::int64_t done = 0;
+  for (std::int64_t a : act) {
+    time.push_back(q.to_time(a));
+    done = std::max(done, a);
+  }
+  completion = q.to_time(done);
+}
+
+namespace {
+
+// A tree over virtual ranks 0..p-1 rooted at 0: children lists in send order.
+using Children = std::vector<std::vector<int>>;
+
+Children build_flat(int p) {
+  Children ch(static_cast<std::size_t>(p));
+  for (int v = 1; v < p; ++v) ch[0].push_back(v);
+  return ch;
+}
+
+Children build_kary(int p, int k) {
+  Children ch(static_cast<std::size_t>(p));
+  for (int v = 1; v < p; ++v) ch[static_cast<std::size_t>((v - 1) / k)].push_back(v);
+  return ch;
+}
+
+// Recursive doubling: in round j every v < 2^j sends to v + 2^j. v's children are v + 2^j for
+// 2^j > v in increasing j, so the first child heads the largest subtree.
+Children build_binomial(int p) {
+  Children ch(static_cast<std::size_t>(p));
+  for (int v = 0; v < p; ++v) {
+    std::int64_t bit = 1;
+    while (bit <= v) bit <<= 1;
+    for (; v + bit < p; bit <<= 1) ch[static_cast<std::size_t>(v)].push_back(static_cast<int>(v + bit));
+  }
+  return ch;
+}
+
+// n' = max(1, min(round(α·n), n − 1)), round half up, exactly: floor((2·a·n + b) / 2b) for α = a/b.
+std::int64_t split(const Rational& alpha, std::int64_t n) {
+  const internal::int128 num = internal::int128{2} * alpha.num() * n + alpha.den();
+  const auto r = static_cast<std::int64_t>(num / (internal::int128{2} * alpha.den()));
+  return std::max<std::int64_t>(1, std::min(r, n - 1));
+}
+
+// Bruck §2.4 bcast(S, n, s, m, α): S' = the first n' ranks (keeps the source), S'' = the rest
+// with its first rank as leader; the source's first send goes to that leader.
+Children build_lambda(int p, const std::optional<Rational>& alpha, const SendRecv& model) {
+  Children ch(static_cast<std::size_t>(p));
+  std::vector<AlphaTableEntry> table;
+  if (!alpha && p > 1) table = alpha_lookup_table(model.lambda(), p);
+  std::vector<std::pair<int, int>> stack{{0, p}};  // (first rank, size)
+  while (!stack.empty()) {
+    auto [lo, n] = stack.back();
+    stack.pop_back();
+    while (n > 1) {
+      const auto n1 = static_cast<int>(split(alpha ? *alpha : alpha_lookup(table, n), n));
+      ch[static_cast<std::size_t>(lo)].push_back(lo + n1);
+      stack.emplace_back(lo + n1, n - n1);
+      n = n1;
+    }
+  }
+  return ch;
+}
+
+// Cordsen et al. Fig. 8, in time quanta. Each call roots a subtree of `p` ranks at `id` with the
+// other p − 1 laid out in pool order from `first`, and removes the rem = f(steps) − p surplus
+// only from nodes that would be notified in the last step. Two corrections to the printed code:
+// line 7 reads pop[i-s] + pop[i-r] where eq. 2 needs pop[i-s] + pop[i-s-r], and the table is
+// built once instead of capped at 1024 entries.
+void fibo_rec(const std::vector<std::int64_t>& pop, const internal::Quanta& q, std::int64_t p, int id, int first,
+              Children& ch) {
+  if (p <= 1) return;
+  std::int64_t steps = 0;
+  while (pop[static_cast<std::size_t>(steps)] < p) ++steps;
+  std::int64_t rem = pop[static_cast<std::size_t>(steps)] - p;
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t i = 0;; ++i) {
+    const std::int64_t k = steps - (i + 1) * q.s - q.r;
+    if (k < 0) break;
+    const std::int64_t last = k > 0 ? pop[static_cast<std::size_t>(k)] - pop[static_cast<std::size_t>(k - 1)] : 1;
+    const std::int64_t cut = std::min(rem, last);
+    sizes.push_back(pop[static_cast<std::size_t>(k)] - cut);
+    rem -= cut;
+  }
+  PB_CHECK(rem == 0, "the Fibo-tree surplus fits in its last step");
+  // Delegation (lines 26-35): the last child's subtree comes first in the pool.
+  std::vector<int> root_of(sizes.size());
+  int j = first;
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    if (sizes[i] == 0) continue;
+    root_of[i] = j;
+    j += static_cast<int>(sizes[i]);
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) continue;
+    ch[static_cast<std::size_t>(id)].push_back(root_of[i]);
+    fibo_rec(pop, q, sizes[i], root_of[i], root_of[i] + 1, ch);
+  }
+}
+
+Children build_fibo(int p, const SendRecv& model) {
+  Children ch(static_cast<std::size_t>(p));
+  const internal::Quanta q = internal::to_quanta(model);
+  const auto pop = internal::quanta_table(q, kMaxTable + 2, p);
+  fibo_rec(pop, q, p, 0, 1, ch);
+  return ch;
+}
+
+Children build_virtual(const ShapeSpec& shape, int p, const SendRecv& model) {
+  switch (shape.kind) {
+    case ShapeSpec::Kind::flat: return build_flat(p);
+    case ShapeSpec::Kind::binary: return build_kary(p, 2);
+    case ShapeSpec::Kind::kary: return build_kary(p, shape.k);
+    case ShapeSpec::Kind::binomial: return build_binomial(p);
+    case ShapeSpec::Kind::lambda: return build_lambda(p, shape.alpha, model);
+    case ShapeSpec::Kind::greedy: return greedy_two_queue_tree(p, model).children;
+    case ShapeSpec::Kind::fibo: return build_fibo(p, model);
+    case ShapeSpec::Kind::hier: break;
+  }
+  PB_CHECK(false, "hier is built over real ranks");
+  return {};
+}
+
+void validate_spec(const ShapeSpec& shape) {
+  if (shape.kind == ShapeSpec::Kind::kary && (shape.k < 1 || shape.k > kMaxK)) {
+    throw InputError("kary:K needs K in 1.." + std::to_string(kMaxK) + ", got " + std::to_string(shape.k));
+  }
+  if (shape.kind == ShapeSpec::Kind::lambda && shape.alpha &&
+      (*shape.alpha <= Rational(0) || *shape.alpha >= Rational(1))) {
+    throw InputError("alpha must lie in (0, 1), got " + shape.alpha->str());
+  }
+  for (const ShapeSpec& l : shape.levels) {
+    if (l.kind == ShapeSpec::Kind::hier) throw InputError("hier levels cannot themselves be hier");
+    validate_spec(l);
+  }
+}
+
+Tree finish(const ShapeSpec& shape, int p, int root, const SendRecv& model, Children ch) {
+  Tree t;
+  t.shape = shape.name();
+  t.p = p;
+  t.root = root;
+  t.model = model;
+  t.parent.assign(static_cast<std::size_t>(p), -1);
+  t.children = std::move(ch);
+  for (int v = 0; v < p; ++v) {
+    for (int c : t.children[static_cast<std::size_t>(v)]) t.parent[static_cast<std::size_t>(c)] = v;
+  }
+  t.recompute_times();
+  return t;
+}
+
+// hier over explicit groups: group[l][rank] names rank's class at level l (outermost first).
+void hier_rec(const std::vector<std::vector<int>>& group, const std::vector<ShapeSpec>& shapes, std::size_t level,
+              std::vector<int> members, int leader, const SendRecv& model, Children& ch) {
+  if (members.size() <= 1) return;
+  if (level == group.size()) {
+    // Innermost: the members are indistinguishable; one tree over them.
+    std::stable_partition(members.begin(), members.end(), [leader](int v) { return v == leader; });
+    const ShapeSpec& s = shapes.empty() ? ShapeSpec{} : shapes[std::min(level, shapes.size() - 1)];
+    const Children inner = build_virtual(s, static_cast<int>(members.size()), model);
+    for (std::size_t v = 0; v < inner.size(); ++v) {
+      for (int c : inner[v]) ch[static_cast<std::size_t>(members[v])].push_back(members[static_cast<std::size_t>(c)]);
+    }
+    return;
+  }
+  // Classes at this level in order of first appearance, the leader's class first.
+  std::map<int, std::vector<int>> by_class;
+  std::vector<int> order;
+  const auto& g = group[level];
+  const int leader_class = g[static_cast<std::size_t>(leader)];
+  order.push_back(leader_class);
+  for (int v : members) {
+    const int c = g[static_cast<std::size_t>(v)];
+    auto [it, fresh] = by_class.try_emplace(c);
+    if (fresh && c != leader_class) order.push_back(c);
+    it->second.push_back(v);
+  }
+  if (order.size() > 1) {
+    std::vector<int> heads;
+    for (int c : order) {
+      const auto& cls = by_class[c];
+      heads.push_back(c == leader_class ? leader : *std::min_element(cls.begin(), cls.end()));
+    }
+    const ShapeSpec& s = shapes.empty() ? ShapeSpec{} : shapes[std::min(level, shapes.size() - 1)];
+    const Children inner = build_virtual(s, static_cast<int>(heads.size()), model);
+    for (std::size_t v = 0; v < inner.size(); ++v) {
+      for (int c : inner[v]) ch[static_cast<std::size_t>(heads[v])].push_back(heads[static_cast<std::size_t>(c)]);
+    }
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      hier_rec(group, shapes, level + 1, by_class[order[i]], heads[i], model, ch);
+    }
+  } else {
+    hier_rec(group, shapes, level + 1, std::move(members), leader, model, ch);
+  }
+}
+
+}  // namespace
+
+Tree build_hier_tree(const std::vector<ShapeSpec>& level_shapes, const std::vector<std::vector<int>>& groups, int p,
+                     int root, const SendRecv& model) {
+  if (p < 1 || p > kMaxP) throw InputError("p must be in 1.." + std::to_string(kMaxP) + ", got " + std::to_string(p));
+  if (root < 0 || root >= p) throw InputError("root must be in 0.." + std::to_string(p - 1) + ", got " + std::to_string(root));
+  (void)internal::to_quanta(model);
+  ShapeSpec spec;
+  spec.kind = ShapeSpec::Kind::hier;
+  spec.levels = level_shapes;
+  validate_spec(spec);
+  for (const auto& g : groups) PB_CHECK(g.size() == static_cast<std::size_t>(p), "one group per rank at each level");
+  // Drop levels that do not refine the partition above them, so that a level's shape applies to
+  // a real split (a box without L3 groups, or one NUMA node per package, has fewer levels).
+  std::vector<std::vector<int>> eff;
+  std::vector<int> prev(static_cast<std::size_t>(p), 0);
+  for (const auto& g : groups) {
+    std::map<std::pair<int, int>, int> combo;  // (class above, class here) → id
+    std::vector<int> cur(static_cast<std::size_t>(p));
+    for (int v = 0; v < p; ++v) {
+      const auto key = std::make_pair(prev[static_cast<std::size_t>(v)], g[static_cast<std::size_t>(v)]);
+      cur[static_cast<std::size_t>(v)] = combo.try_emplace(key, static_cast<int>(combo.size())).first->second;
+    }
+    std::map<int, int> above;
+    for (int v = 0; v < p; ++v) above.try_emplace(prev[static_cast<std::size_t>(v)], 0);
+    if (combo.size() > above.size()) eff.push_back(cur);
+    prev = std::move(cur);
+  }
+  Children ch(static_cast<std::size_t>(p));
+  std::vector<int> all(static_cast<std::size_t>(p));
+  for (int v = 0; v < p; ++v) all[static_cast<std::size_t>(v)] = v;
+  hier_rec(eff, level_shapes, 0, std::move(all), root, model, ch);
+  return finish(spec, p, root, model, std::move(ch));
+}
+
+Tree build_tree(const ShapeSpec& shape, int p, int root, const SendRecv& model, const Topology* topology,
+                const std::vector<int>* placement) {
+  if (p < 1 || p > kMaxP) throw InputError("p must be in 1.." + std::to_string(kMaxP) + ", got " + std::to_string(p));
+  if (root < 0 || root >= p) throw InputError("root must be in 0.." + std::to_string(p - 1) + ", got " + std::to_string(root));
+  (void)internal::to_quanta(model);
+  validate_spec(shape);
+  if (shape.kind == ShapeSpec::Kind::hier) {
+    if (topology == nullptr || placement == nullptr) throw InputError("shape hier needs a topology and a placement");
+    if (placement->size() != static_cast<std::size_t>(p)) throw InputError("placement must give one PU per rank");
+    // Level l groups ranks whose PUs are within distance kSamePackage − l (package, NUMA node,
+    // L3, core, PU); "distance <= k" is an equivalence (topology.hpp), so a class is named by
+    // its first member.
+    std::vector<std::vector<int>> groups;
+    for (int level = Topology::kSamePackage; level >= Topology::kSamePu; --level) {
+      std::vector<int> g(static_cast<std::size_t>(p), -1);
+      std::vector<int> reps;
+      for (int v = 0; v < p; ++v) {
+        const int pu = (*placement)[static_cast<std::size_t>(v)];
+        for (int rep : reps) {
+          if (topology->distance((*placement)[static_cast<std::size_t>(rep)], pu) <= level) {
+            g[static_cast<std::size_t>(v)] = rep;
+            break;
+          }
+        }
+        if (g[static_cast<std::size_t>(v)] == -1) {
+          g[static_cast<std::size_t>(v)] = v;
+          reps.push_back(v);
+        }
+      }
+      groups.push_back(std::move(g));
+    }
+    Tree t = build_hier_tree(shape.levels, groups, p, root, model);
+    return t;
+  }
+  Children virt = build_virtual(shape, p, model);
+  if (root == 0) return finish(shape, p, root, model, std::move(virt));
+  // Relabel virtual rank v as (v + root) mod p, so virtual 0 is the root.
+  Children ch(static_cast<std::size_t>(p));
+  for (int v = 0; v < p; ++v) {
+    auto& dst = ch[static_cast<std::size_t>((v + root) % p)];
+    for (int c : virt[static_cast<std::size_t>(v)]) dst.push_back((c + root) % p);
+  }
+  return finish(shape, p, root, model, std::move(ch));
+}
+
+}  // namespace postbox

@@ -1,1 +1,193 @@
-// placeholder: filled in by its component
+#include "postbox/runtime/team.hpp"
+
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "postbox/runtime/check.hpp"
+
+namespace postbox {
+namespace {
+
+int checked_size(int p) {
+  if (p < 1) throw InputError("a team needs at least 1 rank, got " + std::to_string(p));
+  return p;
+}
+
+std::shared_ptr<const Topology> topology_or_machine(std::shared_ptr<const Topology> t) {
+  return t ? std::move(t) : std::make_shared<const Topology>(Topology::machine());
+}
+
+}  // namespace
+
+// ---- RankContext -------------------------------------------------------------------------
+
+int RankContext::size() const noexcept { return team_->size(); }
+void RankContext::send(int dst, std::span<const std::byte> message) { team_->mailboxes().send(rank_, dst, message); }
+void RankContext::notify(int dst) { team_->mailboxes().notify(rank_, dst); }
+std::size_t RankContext::recv(int src, std::span<std::byte> out) { return team_->mailboxes().recv(rank_, src, out); }
+std::vector<std::byte> RankContext::recv(int src) { return team_->mailboxes().recv(rank_, src); }
+bool RankContext::try_recv(int src, std::span<std::byte> out, std::size_t& size) {
+  return team_->mailboxes().try_recv(rank_, src, out, size);
+}
+int RankContext::recv_any(std::span<std::byte> out, std::size_t& size) {
+  return team_->mailboxes().recv_any(rank_, out, size);
+}
+int RankContext::try_recv_any(std::span<std::byte> out, std::size_t& size) {
+  return team_->mailboxes().try_recv_any(rank_, out, size);
+}
+bool RankContext::aborted() const noexcept { return team_->aborted(); }
+
+// ---- Team --------------------------------------------------------------------------------
+
+Team::Team(int p, TeamOptions options)
+    : p_(checked_size(p)),
+      topology_(topology_or_machine(std::move(options.topology))),
+      placement_(topology_->place(options.placement, p_)),
+      pin_request_(options.pin),
+      wrapped_(topology_->wraps(options.placement, p_)),
+      wait_(options.mailbox.wait),
+      mailboxes_(p_, options.mailbox) {
+  if (wrapped_) {
+    const std::size_t places = options.placement.policy == Placement::Policy::list ? options.placement.pus.size()
+                                                                                  : static_cast<std::size_t>(topology_->pus());
+    std::fprintf(stderr, "postbox: team of %d ranks on %zu places (%s placement): wrapping around, several ranks share a PU\n",
+                 p_, places, options.placement.policy == Placement::Policy::list ? "list" : options.placement.to_string().c_str());
+  }
+  threads_.reserve(static_cast<std::size_t>(p_));
+  try {
+    for (int r = 0; r < p_; ++r) threads_.emplace_back([this, r] { worker(r); });
+  } catch (...) {
+    stop_workers();
+    throw;
+  }
+  // Wait until every worker has tried to pin itself, so that pinned() is final.
+  wait_until(wait_, done_word_, [&] { return started_.load(std::memory_order_acquire) == p_; });
+  pinned_ = unpinned_.load(std::memory_order_relaxed) == 0;
+}
+
+Team::~Team() {
+  PB_CHECK(!running_.load(std::memory_order_relaxed), "Team destroyed while run() is in progress");
+  stop_workers();
+}
+
+void Team::stop_workers() noexcept {
+  stopping_.store(true, std::memory_order_relaxed);
+  // release: publishes stopping_ to the workers that acquire the new generation.
+  generation_.fetch_add(1, std::memory_order_release);
+  wake(start_word_);
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+void Team::worker(int rank) {
+  bool bound = false;
+  if (pin_request_ && topology_->can_bind()) bound = topology_->bind_thread(placement_[static_cast<std::size_t>(rank)]);
+  if (!bound) unpinned_.fetch_add(1, std::memory_order_relaxed);
+  // release: the unpinned_ count above is read by the constructor after it acquires started_.
+  started_.fetch_add(1, std::memory_order_release);
+  wake(done_word_);
+
+  std::uint32_t seen = 0;
+  for (;;) {
+    // acquire: pairs with the release bump in run() / stop_workers(); job_, remaining_,
+    // stopping_ and everything the caller wrote before run() become visible.
+    wait_until(wait_, start_word_, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+    // The caller bumps generation_ only after every worker finished the previous run, so the
+    // value is stable here.
+    seen = generation_.load(std::memory_order_relaxed);
+    if (stopping_.load(std::memory_order_relaxed)) return;
+    RankContext ctx(*this, rank);
+    try {
+      (*job_)(ctx);
+    } catch (const Aborted&) {
+      record_failure(std::current_exception(), true);
+    } catch (...) {
+      record_failure(std::current_exception(), false);
+    }
+    // acq_rel: release publishes this rank's writes; acquire chains the earlier ranks' releases
+    // so that the caller, acquiring the final 0, sees every rank's writes.
+    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) wake(done_word_);
+  }
+}
+
+void Team::record_failure(std::exception_ptr e, bool is_aborted) noexcept {
+  {
+    std::lock_guard<std::mutex> lock(failure_mu_);
+    if (!is_aborted && !root_cause_) {
+      root_cause_ = std::move(e);
+    } else if (is_aborted && !first_aborted_) {
+      first_aborted_ = std::move(e);
+    }
+  }
+  // After recording: any exception caused by this abort is thrown after the root cause is in.
+  abort();
+}
+
+void Team::abort() noexcept {
+  // acq_rel: release makes the aborting thread's writes visible to whoever sees the abort;
+  // only the first caller goes on.
+  if (aborted_.exchange(true, std::memory_order_acq_rel)) return;
+  mailboxes_.abort();
+  std::lock_guard<std::mutex> lock(listener_mu_);
+  for (auto& [id, listener] : listeners_) listener();
+}
+
+bool Team::aborted() const noexcept {
+  // acquire: pairs with the exchange in abort().
+  return aborted_.load(std::memory_order_acquire);
+}
+
+Team::ListenerId Team::add_abort_listener(std::function<void()> listener) {
+  PB_CHECK(static_cast<bool>(listener), "add_abort_listener needs a callable");
+  std::lock_guard<std::mutex> lock(listener_mu_);
+  const ListenerId id = next_listener_++;
+  listeners_.emplace_back(id, std::move(listener));
+  return id;
+}
+
+void Team::remove_abort_listener(ListenerId id) {
+  std::lock_guard<std::mutex> lock(listener_mu_);
+  for (auto it = listeners_.begin(); it != listeners_.end(); ++it) {
+    if (it->first == id) {
+      listeners_.erase(it);
+      return;
+    }
+  }
+  PB_CHECK(false, "remove_abort_listener: unknown listener id " + std::to_string(id));
+}
+
+void Team::run(const std::function<void(RankContext&)>& fn) {
+  PB_CHECK(static_cast<bool>(fn), "Team::run needs a callable");
+  // acquire: pairs with the release at the end of the previous run (another thread may call).
+  PB_CHECK(!running_.exchange(true, std::memory_order_acquire),
+           "Team::run called while the team is running (from two threads, or from inside a rank)");
+  job_ = &fn;
+  remaining_.store(p_, std::memory_order_relaxed);
+  // release: job_, remaining_ and everything the caller did before run() reach every worker.
+  generation_.fetch_add(1, std::memory_order_release);
+  wake(start_word_);
+  // acquire: pairs with the workers' acq_rel decrements; their writes are visible from here.
+  wait_until(wait_, done_word_, [&] { return remaining_.load(std::memory_order_acquire) == 0; });
+  job_ = nullptr;
+
+  std::exception_ptr error;
+  if (aborted_.load(std::memory_order_relaxed)) {
+    {
+      std::lock_guard<std::mutex> lock(failure_mu_);
+      error = root_cause_ ? root_cause_ : first_aborted_;
+      root_cause_ = nullptr;
+      first_aborted_ = nullptr;
+    }
+    if (!error) error = std::make_exception_ptr(Aborted());
+    mailboxes_.reset();
+    aborted_.store(false, std::memory_order_relaxed);  // workers are parked; the next run's release publishes it
+  }
+  // release: the next run() caller, possibly another thread, sees this run's cleanup.
+  running_.store(false, std::memory_order_release);
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace postbox

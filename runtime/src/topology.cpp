@@ -4,6 +4,8 @@
 
 #include <charconv>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -22,6 +24,10 @@ struct TopologyImpl {
   std::vector<hwloc_obj_t> pu_objs;
   std::vector<PuInfo> pu_info;
   std::vector<int> scatter;
+  // L3 and NUMA indices used by distance(): -1 where the group does not nest inside the next
+  // level out (see distance() in the header).
+  std::vector<int> l3_level;
+  std::vector<int> numa_level;
   int cores = 0;
   int packages = 0;
   int numa_nodes = 0;
@@ -90,6 +96,37 @@ std::vector<int> scatter_of(hwloc_obj_t obj) {
   return out;
 }
 
+// Keeps a PU's group index at some level only when the group nests: every PU in the group has
+// the same `outer` key (the groups of the levels further out). Others become -1.
+template <class Key, class Outer>
+std::vector<int> nested(const std::vector<PuInfo>& info, Key key, Outer outer) {
+  using OuterKey = decltype(outer(info.front()));
+  std::map<int, std::optional<OuterKey>> seen;  // group → its outer key; nullopt when mixed
+  for (const PuInfo& pu : info) {
+    const int g = key(pu);
+    if (g < 0) continue;
+    auto [it, fresh] = seen.try_emplace(g, outer(pu));
+    if (!fresh && it->second && *it->second != outer(pu)) it->second.reset();
+  }
+  std::vector<int> out;
+  out.reserve(info.size());
+  for (const PuInfo& pu : info) {
+    const int g = key(pu);
+    out.push_back(g >= 0 && seen.at(g).has_value() ? g : -1);
+  }
+  return out;
+}
+
+void nest_levels(TopologyImpl& impl) {
+  const auto& info = impl.pu_info;
+  impl.numa_level = nested(info, [](const PuInfo& p) { return p.numa; }, [](const PuInfo& p) { return p.package; });
+  // An L3 must sit inside one distance-level NUMA node and one package.
+  std::vector<PuInfo> keyed = info;
+  for (std::size_t i = 0; i < keyed.size(); ++i) keyed[i].numa = impl.numa_level[i];
+  impl.l3_level = nested(keyed, [](const PuInfo& p) { return p.l3; },
+                         [](const PuInfo& p) { return std::pair<int, int>(p.numa, p.package); });
+}
+
 std::shared_ptr<TopologyImpl> finish_load(std::unique_ptr<TopologyImpl> impl, const std::string& what) {
   if (hwloc_topology_load(impl->topo) != 0) throw InputError("hwloc could not load the " + what);
   hwloc_topology_t topo = impl->topo;
@@ -112,6 +149,7 @@ std::shared_ptr<TopologyImpl> finish_load(std::unique_ptr<TopologyImpl> impl, co
   impl->packages = count_type(topo, HWLOC_OBJ_PACKAGE);
   impl->numa_nodes = count_type(topo, HWLOC_OBJ_NUMANODE);
   impl->l3_groups = count_type(topo, HWLOC_OBJ_L3CACHE);
+  nest_levels(*impl);
   impl->scatter = scatter_of(hwloc_get_root_obj(topo));
   PB_CHECK(static_cast<int>(impl->scatter.size()) == n, "scatter order must hold every PU once");
   impl->thissystem = hwloc_topology_is_thissystem(topo) != 0;
@@ -149,7 +187,8 @@ Placement Placement::parse(std::string_view text) {
   if (text == "compact") return compact();
   if (text == "scatter") return scatter();
   if (text.empty()) throw InputError("placement is empty: use compact, scatter or a PU list like 0,2,5");
-  const bool looks_like_list = text.find_first_not_of("0123456789,- ") == std::string_view::npos;
+  const bool looks_like_list = text.find(',') != std::string_view::npos ||
+                               text.find_first_not_of("0123456789- ") == std::string_view::npos;
   if (!looks_like_list) {
     throw InputError("unknown placement '" + std::string(text) + "': use compact, scatter or a PU list like 0,2,5");
   }
@@ -310,8 +349,10 @@ int Topology::distance(int pu_a, int pu_b) const {
   const auto shared = [](int x, int y) { return x >= 0 && x == y; };
   if (pu_a == pu_b) return kSamePu;
   if (shared(a.core, b.core)) return kSameCore;
-  if (shared(a.l3, b.l3)) return kSameL3;
-  if (shared(a.numa, b.numa)) return kSameNuma;
+  const auto ia = static_cast<std::size_t>(pu_a);
+  const auto ib = static_cast<std::size_t>(pu_b);
+  if (shared(impl_->l3_level[ia], impl_->l3_level[ib])) return kSameL3;
+  if (shared(impl_->numa_level[ia], impl_->numa_level[ib])) return kSameNuma;
   if (shared(a.package, b.package)) return kSamePackage;
   return kMachine;
 }

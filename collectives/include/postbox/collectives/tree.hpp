@@ -62,4 +62,16 @@ struct Tree {
 Tree build_tree(const ShapeSpec& shape, int p, int root, const SendRecv& model,
                 const Topology* topology = nullptr, const std::vector<int>* placement = nullptr);
 
+// Roots other than 0: every shape except hier is built over virtual ranks 0..p-1 rooted at 0
+// and relabelled v → (v + root) mod p. hier works on the real ranks.
+//
+// hier over explicit groups (what build_tree derives from Topology::distance of the placed
+// ranks: package, NUMA node, L3, core, PU): groups[l][rank] names rank's class at level l,
+// outermost first. Levels that do not refine the one above are dropped; level_shapes[i] is the
+// inner shape among the class leaders at the i-th remaining level (the last one repeats; empty =
+// binomial). A class's leader is the root for the root's class, else its lowest rank; a leader
+// sends to the other classes' leaders (outer levels) before serving its own class.
+Tree build_hier_tree(const std::vector<ShapeSpec>& level_shapes, const std::vector<std::vector<int>>& groups,
+                     int p, int root, const SendRecv& model);
+
 }  // namespace postbox

@@ -73,4 +73,27 @@ struct Plan {
 // dependency graph across ranks cannot deadlock under the matching rule.
 std::optional<std::string> validate(const Plan& plan);
 
+// ---- Extensions (issue 4) -------------------------------------------------------------------
+
+// Replaces every op's deps by those its regions require, in program order: op j depends on each
+// earlier op i of the same rank whose bytes it reads after i wrote them, writes after i read
+// them, or writes after i wrote them (send reads a; recv writes a; copy reads b, writes a;
+// reduce reads a and b, writes a), transitively reduced. Ops with no such conflict get no edge,
+// so receives into distinct regions may complete in any order. Builders call it before finalize().
+void derive_dependencies(Plan& plan);
+
+// The thread executor runs each rank's ops in program order over bounded per-pair rings
+// (mailbox.hpp): a send waits while the ring lacks room. The first way program-order execution
+// could block forever with rings of ring_bytes (rounded up as the mailboxes do), or nullopt.
+// validate() already covers unbounded rings.
+std::optional<std::string> validate_rings(const Plan& plan, std::uint64_t ring_bytes);
+
+// A ring capacity (power of two, >= 4 KiB) with which validate_rings() passes whenever
+// validate() does: the most bytes, framing included, that any pair ever carries in the plan.
+std::uint64_t ring_bytes_needed(const Plan& plan);
+
+// Total message bytes the plan moves (every send's payload) and the number of messages.
+std::uint64_t total_message_bytes(const Plan& plan);
+std::uint64_t message_count(const Plan& plan);
+
 }  // namespace postbox

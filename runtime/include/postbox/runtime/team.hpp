@@ -15,9 +15,10 @@
 // blocked or later mailbox call throws postbox::Aborted, and every abort listener runs. run()
 // returns only after every rank has returned, then rethrows the *root cause*: the first
 // exception (in time) that is not postbox::Aborted; postbox::Aborted only when every failing rank
-// threw Aborted (someone called abort() directly). The mailboxes are then reset (undelivered
-// messages discarded) and the abort cleared, so the team is reusable. After a run that did not
-// fail, undelivered messages stay in the mailboxes for the next run.
+// threw Aborted (someone called abort() directly), or when abort() was called and no rank threw
+// at all. The mailboxes are then reset (undelivered messages discarded) and the abort cleared,
+// so the team is reusable. After a run that did not abort, undelivered messages stay in the
+// mailboxes for the next run. abort() called while no run is in progress aborts the next run.
 //
 // Abort hook for other blocking primitives (barriers...): a primitive that waits on its own
 // wait word registers a listener that wakes that word, and includes ctx.aborted() in its wait

@@ -107,9 +107,13 @@ class Topology {
   // machine, larger is closer; common_depth(a, a) is the depth of the PU level.
   [[nodiscard]] int common_depth(int pu_a, int pu_b) const;
   // kSamePu .. kMachine: the first of (PU, core, L3, NUMA node, package) that both PUs share,
-  // else kMachine. Levels absent above a PU are never shared. Because hwloc's groups nest or are
-  // disjoint, "distance(a, b) <= k" is an equivalence relation for every k: grouping ranks by
-  // it gives a partition (the hier tree shape relies on this).
+  // else kMachine. Levels absent above a PU are never shared. A NUMA node counts only when it
+  // lies inside one package, and an L3 only when it lies inside one such NUMA node and one
+  // package: the single node of a one-node machine (or of a synthetic topology without numa)
+  // spans the packages and would hide them, and an L3 holding several NUMA nodes (sub-NUMA
+  // clustering) would hide the nodes. So the counted levels nest, the smallest shared group is
+  // the first shared level, and "distance(a, b) <= k" is an equivalence relation for every k:
+  // grouping ranks by it gives a partition (the hier tree shape relies on this).
   [[nodiscard]] int distance(int pu_a, int pu_b) const;
 
   // Whether bind_thread() can work: true only for a topology of this system (the machine;
@@ -127,7 +131,7 @@ class Topology {
     std::string kind;  // "Machine", "Package", "NUMANode", "L3", "Core", "PU"
     int logical_index = -1;
     int os_index = -1;           // -1 where hwloc has none
-    std::uint64_t bytes = 0;     // L3 size or NUMA local memory; 0 when unknown
+    std::uint64_t bytes = 0;     // L3 size or NUMA local memory as hwloc reports it; 0 when unknown
     int first_pu = -1;           // PU logical indices covered: first_pu..last_pu
     int last_pu = -1;            // (logical order keeps every object's PUs contiguous)
   };

@@ -1,0 +1,615 @@
+#include "engine.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <thread>
+
+#include "postbox/collectives/postal.hpp"
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/topology.hpp"
+
+namespace postbox::internal {
+
+namespace {
+
+Algorithm checked(Algorithm a, int p) {
+  if (p < 1) throw InputError("barrier: p must be at least 1, got " + std::to_string(p));
+  return a;
+}
+
+WaitPolicy policy_for(int p, const BarrierOptions& o) {
+  unsigned hw = o.hardware_threads;
+  if (hw == 0) hw = std::max(1U, std::thread::hardware_concurrency());
+  if (o.oversubscribed_wait && static_cast<unsigned>(p) > hw) return *o.oversubscribed_wait;
+  return o.wait;
+}
+
+}  // namespace
+
+// Holds the rank for the duration of one call: fails fast on a rank outside 0..p-1, a second
+// thread in the same rank, or a dropped rank.
+class Engine::Entry {
+ public:
+  Entry(Engine& engine, int rank) : slot_(nullptr) {
+    PB_CHECK(rank >= 0 && rank < engine.p_,
+             "barrier: rank " + std::to_string(rank) + " outside 0.." + std::to_string(engine.p_ - 1));
+    RankSlot& s = engine.slots_[static_cast<std::size_t>(rank)];
+    // acquire/release: a rank may move between threads across phases (OpenMP teams); the next
+    // thread must see the previous one's writes to the slot.
+    PB_CHECK(s.in_use.exchange(1, std::memory_order_acquire) == 0,
+             "barrier: two threads use rank " + std::to_string(rank) + " at once");
+    slot_ = &s;
+    // relaxed: only this rank's own thread (or an earlier one, acquired above) writes it.
+    PB_CHECK(!s.dropped.load(std::memory_order_relaxed),
+             "barrier: rank " + std::to_string(rank) + " is used after arrive_and_drop");
+  }
+  ~Entry() { slot_->in_use.store(0, std::memory_order_release); }
+  Entry(const Entry&) = delete;
+  Entry& operator=(const Entry&) = delete;
+  RankSlot& slot() const noexcept { return *slot_; }
+
+ private:
+  RankSlot* slot_;
+};
+
+Engine::Engine(Algorithm algorithm, int p, BarrierOptions options, std::string reason)
+    : algorithm_(checked(algorithm, p)),
+      family_(algorithm == Algorithm::central ? Family::central
+              : (algorithm == Algorithm::dissemination || algorithm == Algorithm::combine) ? Family::rounds
+                                                                                            : Family::tree),
+      p_(p),
+      policy_(policy_for(p, options)),
+      completion_(std::move(options.completion)),
+      send_recv_(options.send_recv.value_or(SendRecv{Rational(1), Rational(1)})),
+      debug_timeout_(options.debug_timeout),
+      topology_(options.topology),
+      placement_(std::move(options.placement)),
+      reason_(std::move(reason)),
+      slots_(new RankSlot[static_cast<std::size_t>(p)]) {
+  if (send_recv_.s <= Rational(0) || send_recv_.r < Rational(0)) {
+    throw InputError("barrier: send latency s must be > 0 and receive latency r >= 0, got s = " +
+                     send_recv_.s.str() + ", r = " + send_recv_.r.str());
+  }
+  active_.resize(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) active_[static_cast<std::size_t>(r)] = r;
+  scratch_.resize(static_cast<std::size_t>(p));
+  participants_.store(p, std::memory_order_relaxed);
+  switch (family_) {
+    case Family::central:
+      n_active_ = p;
+      break;
+    case Family::tree: {
+      wake_.reset(new Flag[static_cast<std::size_t>(p)]);
+      if (algorithm_ == Algorithm::mcs) {
+        mcs_lines_.reset(new FourFlags[static_cast<std::size_t>(p)]);
+      } else {
+        while ((1 << tournament_rounds_) < p) ++tournament_rounds_;
+        const std::size_t per = algorithm_ == Algorithm::tournament ? static_cast<std::size_t>(std::max(1, tournament_rounds_)) : 1;
+        arrive_flags_.reset(new Flag[static_cast<std::size_t>(p) * per]);
+      }
+      build_tree_shape(0);
+      break;
+    }
+    case Family::rounds:
+      build_rounds_shape(rounds_[0], 0);
+      break;
+  }
+}
+
+Engine::~Engine() = default;
+
+const char* Engine::algorithm_name() const noexcept {
+  switch (algorithm_) {
+    case Algorithm::central: return "central";
+    case Algorithm::dissemination: return "dissemination";
+    case Algorithm::combine: return "combine";
+    case Algorithm::mcs: return "mcs";
+    case Algorithm::tournament: return "tournament";
+    case Algorithm::fibo: return "fibo";
+    case Algorithm::hier: return "hier";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes
+
+namespace {
+
+// Binomial arrival over indices 0..n-1 rooted at 0: the children of i are i + 2^k for every k
+// below the lowest set bit of i, smallest (earliest to finish) first.
+std::vector<int> binomial_children(int i, int n) {
+  std::vector<int> c;
+  for (int bit = 1; i + bit < n && (i & bit) == 0; bit <<= 1) c.push_back(i + bit);
+  return c;
+}
+
+int binomial_round(int parent, int child) {
+  int k = 0;
+  while ((1 << k) < child - parent) ++k;
+  return k;
+}
+
+}  // namespace
+
+void Engine::build_tree_shape(std::uint32_t e) {
+  const auto P = static_cast<std::size_t>(p_);
+  TreeShape t;
+  t.parent.assign(P, -1);
+  t.arrive_children.assign(P, {});
+  t.arrive_at.assign(P, nullptr);
+  t.wake_children.assign(P, {});
+  const int n = static_cast<int>(active_.size());
+  if (n == 0) {
+    tree_ = std::move(t);
+    return;
+  }
+  auto rank_of = [&](int idx) { return active_[static_cast<std::size_t>(idx)]; };
+  t.root = rank_of(0);
+
+  // Arrival and wake-up edges as (parent index, child index) lists per parent index.
+  std::vector<std::vector<int>> up(static_cast<std::size_t>(n));    // arrival children, wait order
+  std::vector<std::vector<int>> down(static_cast<std::size_t>(n));  // wake-up children, send order
+
+  switch (algorithm_) {
+    case Algorithm::tournament:
+    case Algorithm::fibo:
+      for (int i = 0; i < n; ++i) up[static_cast<std::size_t>(i)] = binomial_children(i, n);
+      if (algorithm_ == Algorithm::tournament) {
+        // The champion wakes the losers in the reverse order of the rounds.
+        for (int i = 0; i < n; ++i) {
+          down[static_cast<std::size_t>(i)] = up[static_cast<std::size_t>(i)];
+          std::reverse(down[static_cast<std::size_t>(i)].begin(), down[static_cast<std::size_t>(i)].end());
+        }
+      } else {
+        // Cordsen §4: the Fibo-tree for s and r; children in send order.
+        const Tree fibo = build_tree(ShapeSpec::parse("fibo"), n, 0, send_recv_);
+        for (int i = 0; i < n; ++i) down[static_cast<std::size_t>(i)] = fibo.children[static_cast<std::size_t>(i)];
+      }
+      break;
+    case Algorithm::mcs:
+      for (int i = 0; i < n; ++i) {
+        for (int k = 1; k <= 4 && 4 * i + k < n; ++k) up[static_cast<std::size_t>(i)].push_back(4 * i + k);
+        for (int k = 1; k <= 2 && 2 * i + k < n; ++k) down[static_cast<std::size_t>(i)].push_back(2 * i + k);
+      }
+      break;
+    case Algorithm::hier: {
+      // Groups of ranks sharing an L3 (else a package), by the PU each rank runs on.
+      const std::shared_ptr<const Topology> topo =
+          topology_ ? topology_ : std::make_shared<const Topology>(Topology::machine());
+      std::vector<int> pu(P);
+      if (placement_.empty()) {
+        for (std::size_t r = 0; r < P; ++r) pu[r] = static_cast<int>(r % static_cast<std::size_t>(topo->pus()));
+      } else {
+        PB_CHECK(placement_.size() >= P, "hier barrier: placement lists fewer PUs than ranks");
+        for (std::size_t r = 0; r < P; ++r) {
+          pu[r] = placement_[r];
+          if (pu[r] < 0 || pu[r] >= topo->pus()) {
+            throw InputError("hier barrier: placement names PU " + std::to_string(pu[r]) + ", the topology has " +
+                             std::to_string(topo->pus()));
+          }
+        }
+      }
+      std::map<int, std::vector<int>> by_group;  // group key → active indices, ascending
+      std::vector<int> order_of_groups;
+      for (int i = 0; i < n; ++i) {
+        const PuInfo& info = topo->pu(pu[static_cast<std::size_t>(rank_of(i))]);
+        const int key = info.l3 >= 0 ? info.l3 : (info.package >= 0 ? 1'000'000 + info.package : 0);
+        auto [it, fresh] = by_group.try_emplace(key);
+        if (fresh) order_of_groups.push_back(key);
+        it->second.push_back(i);
+      }
+      std::vector<int> leaders;
+      for (int key : order_of_groups) leaders.push_back(by_group[key].front());
+      const int g = static_cast<int>(leaders.size());
+      // Across leaders first (their arrival is the later one, their wake-up the more urgent).
+      for (int li = 0; li < g; ++li) {
+        for (int c : binomial_children(li, g)) {
+          up[static_cast<std::size_t>(leaders[static_cast<std::size_t>(li)])].push_back(leaders[static_cast<std::size_t>(c)]);
+        }
+      }
+      for (int key : order_of_groups) {
+        const std::vector<int>& members = by_group[key];
+        const int m = static_cast<int>(members.size());
+        for (int j = 0; j < m; ++j) {
+          for (int c : binomial_children(j, m)) {
+            up[static_cast<std::size_t>(members[static_cast<std::size_t>(j)])].push_back(members[static_cast<std::size_t>(c)]);
+          }
+        }
+      }
+      for (int i = 0; i < n; ++i) {
+        // Arrival: own group first (nearer, earlier), then the other leaders; wake-up reversed.
+        auto& u = up[static_cast<std::size_t>(i)];
+        std::stable_partition(u.begin(), u.end(), [&](int c) {
+          const PuInfo& a = topo->pu(pu[static_cast<std::size_t>(rank_of(i))]);
+          const PuInfo& b = topo->pu(pu[static_cast<std::size_t>(rank_of(c))]);
+          return a.l3 == b.l3 && a.package == b.package;
+        });
+        down[static_cast<std::size_t>(i)] = u;
+        std::reverse(down[static_cast<std::size_t>(i)].begin(), down[static_cast<std::size_t>(i)].end());
+      }
+      break;
+    }
+    case Algorithm::central:
+    case Algorithm::dissemination:
+    case Algorithm::combine:
+      PB_CHECK(false, "not a tree barrier");
+  }
+
+  for (int i = 0; i < n; ++i) {
+    const int ri = rank_of(i);
+    for (int c : up[static_cast<std::size_t>(i)]) {
+      const int rc = rank_of(c);
+      t.parent[static_cast<std::size_t>(rc)] = ri;
+      t.arrive_children[static_cast<std::size_t>(ri)].push_back(rc);
+      std::atomic<std::uint32_t>* at = nullptr;
+      switch (algorithm_) {
+        case Algorithm::mcs:
+          at = &mcs_lines_[static_cast<std::size_t>(ri)].v[(c - 1) % 4];
+          break;
+        case Algorithm::tournament:
+          at = &arrive_flags_[static_cast<std::size_t>(ri) * static_cast<std::size_t>(std::max(1, tournament_rounds_)) +
+                              static_cast<std::size_t>(binomial_round(i, c))]
+                    .v;
+          break;
+        default:
+          at = &arrive_flags_[static_cast<std::size_t>(rc)].v;
+      }
+      // No stale phase number from an earlier shape may satisfy a later wait.
+      at->store(e, std::memory_order_relaxed);
+      t.arrive_at[static_cast<std::size_t>(rc)] = at;
+    }
+    for (int c : down[static_cast<std::size_t>(i)]) t.wake_children[static_cast<std::size_t>(ri)].push_back(rank_of(c));
+  }
+  tree_ = std::move(t);
+}
+
+void Engine::build_rounds_shape(RoundsShape& s, std::uint32_t e) {
+  const auto P = static_cast<std::size_t>(p_);
+  s.n = static_cast<int>(active_.size());
+  s.lambda = algorithm_ == Algorithm::dissemination ? 1 : combine_rounds_lambda(send_recv_);
+  // t: the fewest rounds with N_λ(t) >= n (Bruck §3.1); m = t − λ + 1 send rounds.
+  s.t = 0;
+  while (N_lambda(Rational(s.lambda), Rational(s.t)) < s.n) ++s.t;
+  s.m = std::max(0, s.t - s.lambda + 1);
+  s.leader = s.n > 0 ? active_[0] : -1;
+  s.pos.assign(P, -1);
+  for (int i = 0; i < s.n; ++i) s.pos[static_cast<std::size_t>(active_[static_cast<std::size_t>(i)])] = i;
+  s.send_to.assign(static_cast<std::size_t>(s.n) * static_cast<std::size_t>(s.m), -1);
+  for (int i = 0; i < s.n; ++i) {
+    for (int j = 1; j <= s.m; ++j) {
+      // Round j: node i sends to i + N_λ(j + λ − 2) (mod n).
+      const auto off = N_lambda(Rational(s.lambda), Rational(j + s.lambda - 2));
+      const int to = static_cast<int>((i + off) % s.n);
+      s.send_to[static_cast<std::size_t>(i) * static_cast<std::size_t>(s.m) + static_cast<std::size_t>(j - 1)] =
+          active_[static_cast<std::size_t>(to)];
+    }
+  }
+  if (!s.flags) {
+    s.stride = std::max(1, s.m);
+    s.flags.reset(new Flag[P * static_cast<std::size_t>(s.stride)]);
+  }
+  PB_CHECK(s.m <= s.stride, "rounds grew after a drop");
+  // No stale phase number from an earlier use of this buffer may satisfy a later wait.
+  for (std::size_t i = 0; i < P * static_cast<std::size_t>(s.stride); ++i) s.flags[i].v.store(e, std::memory_order_relaxed);
+}
+
+void Engine::rebuild(std::uint32_t e) {
+  std::vector<int> next;
+  for (int r : active_) {
+    if (!slots_[static_cast<std::size_t>(r)].dropped.load(std::memory_order_relaxed)) next.push_back(r);
+  }
+  active_ = std::move(next);
+  participants_.store(static_cast<int>(active_.size()), std::memory_order_relaxed);
+  switch (family_) {
+    case Family::central:
+      n_active_ = static_cast<int>(active_.size());
+      break;
+    case Family::tree:
+      // In place: every arrival of this phase is done and the wake-up reads the new shape.
+      build_tree_shape(e);
+      break;
+    case Family::rounds: {
+      // Ranks may still be in this phase's rounds on rounds_[cur_]. The other shape can only
+      // still be read by a rank that dropped in an earlier phase and is finishing its rounds
+      // (all its messages have arrived, so it finishes soon).
+      std::atomic<std::uint32_t>& lingering = lingering_[1 - cur_];
+      // acquire: pairs with the dropper's release decrement, after its last read of the shape.
+      wait_until(policy_, lingering, [&] { return lingering.load(std::memory_order_acquire) == 0; });
+      build_rounds_shape(rounds_[1 - cur_], e);
+      cur_ = 1 - cur_;
+      break;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phase bookkeeping
+
+std::exception_ptr Engine::complete_phase(std::uint32_t e) {
+  std::exception_ptr error;
+  const std::size_t parity = e & 1U;
+  try {
+    // relaxed: written before the writer's arrival, which this thread has acquired.
+    if (reduce_phase_[parity].load(std::memory_order_relaxed) == e) {
+      int n = 0;
+      for (int r : active_) {
+        ReduceArgs* a = slots_[static_cast<std::size_t>(r)].args;
+        if (a == nullptr) continue;
+        PB_CHECK(n == 0 || a->fold == scratch_[0]->fold,
+                 "barrier: arrive_and_reduce called with different value or op types in one phase");
+        scratch_[static_cast<std::size_t>(n++)] = a;
+      }
+      scratch_[0]->fold(scratch_.data(), n);
+    }
+    if (completion_) completion_();
+  } catch (...) {
+    error = std::current_exception();
+    // relaxed: published by the release that follows.
+    broken_.store(true, std::memory_order_relaxed);
+  }
+  if (drop_phase_[parity].load(std::memory_order_relaxed) == e) rebuild(e);
+  return error;
+}
+
+void Engine::start_phase(RankSlot& me, ReduceArgs* args, bool drop) {
+  const std::uint32_t e = ++me.phase;
+  me.args = args;
+  me.dropping = drop;
+  me.step = family_ == Family::rounds ? 1 : 0;
+  me.sent = false;
+  me.printed = false;
+  me.stage = RankSlot::Stage::arriving;
+  if (family_ == Family::rounds) me.gen = cur_;
+  // relaxed below: all are published by this rank's arrival signal (release).
+  if (drop) {
+    if (family_ == Family::rounds) lingering_[me.gen].fetch_add(1, std::memory_order_relaxed);
+    me.dropped.store(true, std::memory_order_relaxed);
+    drop_phase_[e & 1U].store(e, std::memory_order_relaxed);
+  }
+  if (args != nullptr) reduce_phase_[e & 1U].store(e, std::memory_order_relaxed);
+  me.arrived.store(e, std::memory_order_relaxed);
+}
+
+void Engine::await(int rank, RankSlot& me, std::atomic<std::uint32_t>& word, std::uint32_t e) {
+  if (debug_timeout_.count() <= 0) {
+    wait_until(policy_, word, [&] { return ready(word, e); });
+    return;
+  }
+  // Debug mode polls so that it can notice the timeout.
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; !ready(word, e); ++i) {
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (!me.printed && waited > debug_timeout_) {
+      me.printed = true;
+      report_missing(rank, e, std::chrono::duration_cast<std::chrono::nanoseconds>(waited));
+    }
+    if (i < 256) {
+      cpu_relax();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+}
+
+void Engine::report_missing(int rank, std::uint32_t e, std::chrono::nanoseconds waited) const {
+  std::string missing;
+  for (int r = 0; r < p_; ++r) {
+    const RankSlot& s = slots_[static_cast<std::size_t>(r)];
+    // relaxed: a diagnostic snapshot; a racing arrival only makes the list one rank longer.
+    if (s.dropped.load(std::memory_order_relaxed) && !reached(s.arrived.load(std::memory_order_relaxed), e)) continue;
+    if (!reached(s.arrived.load(std::memory_order_relaxed), e)) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+  }
+  if (missing.empty()) missing = "none (all arrived; the release is under way)";
+  std::fprintf(stderr, "postbox: %s barrier: rank %d waited %lld ms in phase %u; ranks not arrived: %s\n",
+               algorithm_name(), rank, static_cast<long long>(waited.count() / 1'000'000), e, missing.c_str());
+  std::fflush(stderr);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Protocols
+
+bool Engine::progress(int rank, RankSlot& me, bool block) {
+  switch (family_) {
+    case Family::central: return central_progress(rank, me, block);
+    case Family::tree: return tree_progress(rank, me, block);
+    case Family::rounds: return rounds_progress(rank, me, block);
+  }
+  return true;
+}
+
+bool Engine::central_progress(int rank, RankSlot& me, bool block) {
+  const std::uint32_t e = me.phase;
+  if (me.stage == RankSlot::Stage::arriving) {
+    // Read before arriving: the last arriver may change it in its completion step.
+    const int n = n_active_;
+    // acq_rel: release publishes this rank's writes to the last arriver; acquire (for the last
+    // arriver) makes every earlier arriver's writes visible through the release sequence.
+    if (count_.v.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(n)) {
+      // relaxed: the next phase's arrivals acquire release_ first.
+      count_.v.store(0, std::memory_order_relaxed);
+      std::exception_ptr error = complete_phase(e);
+      signal(release_.v, e);
+      me.stage = RankSlot::Stage::done;
+      if (error) std::rethrow_exception(error);
+      return true;
+    }
+    me.stage = me.dropping ? RankSlot::Stage::done : RankSlot::Stage::waiting;
+  }
+  if (me.stage == RankSlot::Stage::waiting) {
+    if (!block && !ready(release_.v, e)) return false;
+    await(rank, me, release_.v, e);
+    me.stage = RankSlot::Stage::done;
+  }
+  return true;
+}
+
+bool Engine::tree_progress(int rank, RankSlot& me, bool block) {
+  const std::uint32_t e = me.phase;
+  const auto R = static_cast<std::size_t>(rank);
+  if (me.stage == RankSlot::Stage::arriving) {
+    const std::vector<int>& kids = tree_.arrive_children[R];
+    for (; me.step < static_cast<int>(kids.size()); ++me.step) {
+      std::atomic<std::uint32_t>& at = *tree_.arrive_at[static_cast<std::size_t>(kids[static_cast<std::size_t>(me.step)])];
+      if (!block && !ready(at, e)) return false;
+      await(rank, me, at, e);
+    }
+    if (tree_.parent[R] < 0) {
+      // Root: the reduction phase is over (Cordsen §2); the distribution phase starts.
+      std::exception_ptr error = complete_phase(e);
+      if (tree_.root == rank) {
+        for (int c : tree_.wake_children[R]) signal(wake_[static_cast<std::size_t>(c)].v, e);
+      } else if (tree_.root >= 0) {
+        // This root dropped; the rebuilt tree has another root, which spreads the wake-up.
+        signal(wake_[static_cast<std::size_t>(tree_.root)].v, e);
+      }
+      me.stage = RankSlot::Stage::done;
+      if (error) std::rethrow_exception(error);
+      return true;
+    }
+    signal(*tree_.arrive_at[R], e);
+    me.stage = me.dropping ? RankSlot::Stage::done : RankSlot::Stage::waiting;
+  }
+  if (me.stage == RankSlot::Stage::waiting) {
+    if (!block && !ready(wake_[R].v, e)) return false;
+    await(rank, me, wake_[R].v, e);
+    // The wake-up acquired the root's completion step, so this is the rebuilt shape if any.
+    for (int c : tree_.wake_children[R]) signal(wake_[static_cast<std::size_t>(c)].v, e);
+    me.stage = RankSlot::Stage::done;
+  }
+  return true;
+}
+
+bool Engine::rounds_progress(int rank, RankSlot& me, bool block) {
+  const std::uint32_t e = me.phase;
+  const RoundsShape& s = rounds_[me.gen];
+  const auto R = static_cast<std::size_t>(rank);
+  if (me.stage == RankSlot::Stage::arriving) {
+    const auto pos = static_cast<std::size_t>(s.pos[R]);
+    const auto stride = static_cast<std::size_t>(s.stride);
+    for (; me.step <= s.t; ++me.step, me.sent = false) {
+      const int r = me.step;
+      if (r <= s.m && !me.sent) {
+        const auto j = static_cast<std::size_t>(r - 1);
+        const auto to = static_cast<std::size_t>(s.send_to[pos * static_cast<std::size_t>(s.m) + j]);
+        signal(s.flags[to * stride + j].v, e);
+        me.sent = true;
+      }
+      if (r >= s.lambda) {
+        // Received in round r: what i − N_λ(r − 1) sent in round r − λ + 1.
+        std::atomic<std::uint32_t>& in = s.flags[R * stride + static_cast<std::size_t>(r - s.lambda)].v;
+        if (!block && !ready(in, e)) return false;
+        await(rank, me, in, e);
+      }
+    }
+    // Every rank's arrival has reached this one. A completion step is needed when there is a
+    // completion function, or someone reduces or drops (relaxed: written before their
+    // arrival, which has reached this thread through acquire/release chains).
+    const std::size_t parity = e & 1U;
+    const bool step = completion_ || reduce_phase_[parity].load(std::memory_order_relaxed) == e ||
+                      drop_phase_[parity].load(std::memory_order_relaxed) == e;
+    if (!step) {
+      me.stage = RankSlot::Stage::done;
+      return true;
+    }
+    if (rank == s.leader) {
+      std::exception_ptr error = complete_phase(e);
+      signal(release_.v, e);
+      me.stage = RankSlot::Stage::done;
+      if (error) std::rethrow_exception(error);
+      return true;
+    }
+    me.stage = me.dropping ? RankSlot::Stage::done : RankSlot::Stage::waiting;
+  }
+  if (me.stage == RankSlot::Stage::waiting) {
+    if (!block && !ready(release_.v, e)) return false;
+    await(rank, me, release_.v, e);
+    me.stage = RankSlot::Stage::done;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry points
+
+namespace {
+void throw_if_broken(const std::atomic<bool>& broken) {
+  // relaxed: set before the release this thread acquired when it left the phase.
+  if (broken.load(std::memory_order_relaxed)) throw BarrierBroken();
+}
+}  // namespace
+
+void Engine::arrive_and_wait(int rank, ReduceArgs* args) {
+  Entry entry(*this, rank);
+  RankSlot& me = entry.slot();
+  PB_CHECK(me.stage == RankSlot::Stage::idle,
+           "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
+  throw_if_broken(broken_);
+  start_phase(me, args, false);
+  try {
+    progress(rank, me, true);
+  } catch (...) {
+    me.stage = RankSlot::Stage::idle;
+    throw;
+  }
+  me.stage = RankSlot::Stage::idle;
+  throw_if_broken(broken_);
+}
+
+BarrierToken Engine::arrive(int rank) {
+  Entry entry(*this, rank);
+  RankSlot& me = entry.slot();
+  PB_CHECK(me.stage == RankSlot::Stage::idle,
+           "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
+  throw_if_broken(broken_);
+  start_phase(me, nullptr, false);
+  try {
+    progress(rank, me, false);
+  } catch (...) {
+    me.stage = RankSlot::Stage::idle;
+    throw;
+  }
+  return BarrierToken{me.phase};
+}
+
+void Engine::wait(int rank, BarrierToken token) {
+  Entry entry(*this, rank);
+  RankSlot& me = entry.slot();
+  PB_CHECK(me.stage != RankSlot::Stage::idle && token.phase == me.phase,
+           "barrier: rank " + std::to_string(rank) + " waits without a matching arrive()");
+  try {
+    progress(rank, me, true);
+  } catch (...) {
+    me.stage = RankSlot::Stage::idle;
+    throw;
+  }
+  me.stage = RankSlot::Stage::idle;
+  throw_if_broken(broken_);
+}
+
+void Engine::arrive_and_drop(int rank) {
+  Entry entry(*this, rank);
+  RankSlot& me = entry.slot();
+  PB_CHECK(me.stage == RankSlot::Stage::idle,
+           "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
+  throw_if_broken(broken_);
+  start_phase(me, nullptr, true);
+  auto done_with_shape = [&] {
+    if (family_ != Family::rounds) return;
+    // release: this rank's reads of the shape happen before a later rebuild overwrites it.
+    lingering_[me.gen].fetch_sub(1, std::memory_order_release);
+    lingering_[me.gen].notify_all();
+  };
+  try {
+    progress(rank, me, true);
+  } catch (...) {
+    me.stage = RankSlot::Stage::idle;
+    done_with_shape();
+    throw;
+  }
+  me.stage = RankSlot::Stage::idle;
+  done_with_shape();
+}
+
+}  // namespace postbox::internal

@@ -1,0 +1,112 @@
+// Plan builders: every collective algorithm written once, as a Plan (runtime/plan.hpp), then run
+// by the thread executor, the emulator, or exported (GOAL/JSON/DOT). A registry maps (op, algo)
+// to a builder, so other areas register their operations into the same table (s2p, C³ ...).
+//
+// Built in: (see docs/plans.md for each plan's buffers and order)
+//   bcast      flat, binary, kary:K, binomial, lambda[:ALPHA], greedy, fibo, hier[:S1,...]
+//              (the tree shapes of tree.hpp; the model comes from the request, see model_of()).
+//   reduce     binomial: recursive halving over rank intervals, rank-ordered combine, so any
+//              associative operator works (commutativity not needed), for any root.
+//   gather     binomial: the same intervals; rank i's block lands at offset i·bytes at the root.
+//   allreduce  postal: Bruck §3 / Bar-Noy–Kipnis–Schieber with deficiency ε for any n, integer
+//              λ directly; for non-integer λ the faster (by T'_λ vs T''_λ) of
+//              postal-delay-recv (λ treated as ⌈λ⌉) and postal-delay-send (λ scaled to ⌊λ⌋).
+//              Needs a commutative operator (windows wrap around rank p−1).
+//              recursive-doubling: rank-ordered (any associative operator), any p.
+//              reduce-bcast: binomial reduce to 0, then binomial broadcast (any associative op).
+//
+// Buffers (Plan::user_bytes): bcast, reduce, allreduce: `bytes` at every rank (in place; after
+// reduce the non-root buffers hold partial results). gather: p·bytes at the root, `bytes`
+// elsewhere (the rank's own block; read only).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "postbox/collectives/rational.hpp"
+#include "postbox/collectives/tree.hpp"
+#include "postbox/runtime/plan.hpp"
+
+namespace postbox {
+
+class Topology;
+
+struct PlanRequest {
+  std::string op;    // "bcast", "reduce", "gather", "allreduce", ...
+  std::string algo;  // a registered name; "kary:4", "lambda:0.4", "hier:fibo,binomial" carry a parameter
+  int p = 1;
+  std::int64_t bytes = 0;        // per-rank contribution; signed so that a negative value is refused
+  int root = 0;                  // ignored (plan.root = -1) by rootless ops such as allreduce
+  std::uint32_t elem_bytes = 1;  // reduce granularity; bytes must be a multiple where ops combine
+  std::optional<Rational> lambda;  // postal latency λ >= 1 (exclusive with model)
+  std::optional<SendRecv> model;   // send and receive latency (λ = 1 + r/s)
+  // Room for builders registered later (s-to-p sources, C³ levels ...): name → value text.
+  std::map<std::string, std::string> params;
+  // For hier: the topology and rank → PU placement (null: the machine, compact placement).
+  const Topology* topology = nullptr;
+  const std::vector<int>* placement = nullptr;
+};
+
+using PlanBuilder = std::function<Plan(const PlanRequest&)>;
+
+struct PlanBuilderInfo {
+  std::string op;
+  std::string algo;  // as listed, e.g. "kary:K"; the part before ':' is the registry key
+  std::string description;
+};
+
+// Registers a builder for (op, algo). algo "name:PARAM" registers the family "name", matched by
+// any "name" or "name:..." request (the builder parses the parameter). Re-registering a key
+// replaces it. Thread-safe.
+void register_plan_builder(const std::string& op, const std::string& algo, const std::string& description,
+                           PlanBuilder builder);
+// Every registered builder, sorted by (op, algo).
+std::vector<PlanBuilderInfo> list_plan_builders();
+
+// Checks the request (InputError naming the problem: unknown op or algo, p < 1 or > 65536, root
+// outside 0..p−1, negative bytes, bytes not a multiple of elem_bytes where the op combines,
+// both lambda and model) and builds the plan. The result passes validate(); a builder that
+// returns an invalid plan is a bug (PB_CHECK).
+Plan build_plan(const PlanRequest& request);
+
+// build_plan() through a cache keyed by (op, algo, p, root, bytes, elem_bytes, model, params,
+// topology): a repeated request costs a look-up. Thread-safe; plans are immutable.
+std::shared_ptr<const Plan> cached_plan(const PlanRequest& request);
+
+// The latency model a request means: model, else SendRecv::from_lambda(lambda), else
+// env_latency(), else s = 1, r = 1 (λ = 2).
+SendRecv model_of(const PlanRequest& request);
+
+// s and r from POSTBOX_S_NS and POSTBOX_R_NS (both set: nanoseconds, s > 0, r >= 0), until
+// calibration provides calibrated_latency(). Malformed → InputError naming the variable.
+std::optional<SendRecv> env_latency();
+
+// The broadcast shape used when none is named: greedy (optimal for the model) when s and r are
+// known (env_latency()), binomial otherwise.
+std::string default_bcast_shape();
+
+// The integer latency the postal allreduce runs with for λ: λ itself when integral; else ⌈λ⌉
+// (delay-receive) or ⌊λ⌋ (delay-send), whichever has the smaller exact time T'_λ(n), T''_λ(n)
+// (postal.hpp; a tie goes to delay-receive).
+struct PostalChoice {
+  std::int64_t L = 1;
+  std::string variant;  // "integer", "delay-recv", "delay-send"
+};
+PostalChoice choose_postal(const Rational& lambda, std::int64_t n);
+
+// The deficiency schedule of the postal allreduce for n ranks and integer latency L (docs/global-combine.md):
+// t rounds; N[r] = N_{L,ε}(r) for r = 0..t; eps[k] for k = 0..t−L (empty when t < L).
+struct PostalSchedule {
+  std::int64_t L = 1;
+  std::int64_t t = 0;
+  std::vector<std::int64_t> N;
+  std::vector<int> eps;
+};
+PostalSchedule postal_schedule(std::int64_t n, std::int64_t L);
+
+}  // namespace postbox

@@ -1,0 +1,67 @@
+// s-to-p broadcasting (Hambrusch, Khokhar, et al., "Scalable S-To-P Broadcasting on
+// Message-Passing MPPs"; ../shared/seeds/hambrusch-s-to-p-broadcast.txt): s of the p ranks
+// each hold a message; every rank ends with all s messages. Messages that meet at a rank are
+// combined and travel on together. Every algorithm is a Plan (runtime/plan.hpp).
+//
+// Ranks form an r×c mesh, row-major: rank = row·c + col. Buffer contract of the plans: every
+// rank's user buffer holds s·bytes; the i-th source (in the order of S2PRequest::sources) has
+// its message at offset i·bytes before the run, and after the run every rank holds source i's
+// message at offset i·bytes. The interpretation of the paper's garbled definitions is in
+// docs/s-to-p.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "postbox/runtime/plan.hpp"
+
+namespace postbox {
+
+struct Mesh {
+  int rows = 1;
+  int cols = 1;
+  [[nodiscard]] int p() const { return rows * cols; }
+  [[nodiscard]] int rank(int row, int col) const { return row * cols + col; }
+  // "RxC", e.g. "10x10" (also "10X10"). Malformed or a side < 1 → InputError.
+  static Mesh parse(std::string_view text);
+};
+
+// The mesh closest to square with rows <= cols and rows·cols = p (p >= 1).
+Mesh near_square_mesh(int p);
+
+// Snake-like row-major order (Br_Lin's linear array): position k → rank.
+std::vector<int> snake_order(const Mesh& mesh);
+
+// Source distributions of §4. Names: row, col, equal, diag-right, diag-left, band, cross,
+// block, random. The result lists s distinct ranks in ascending order. s outside 1..p or an
+// unknown name → InputError. `seed` is used by `random` only.
+std::vector<int> source_distribution(std::string_view name, const Mesh& mesh, int s, std::uint64_t seed = 1);
+const std::vector<std::string>& source_distribution_names();
+
+// Algorithms of §2 and §3: br-lin, br-xy-source, br-xy-dim, xor, 2-step, repos-lin,
+// repos-xy-source, part-lin, part-xy-source.
+const std::vector<std::string>& s2p_algorithm_names();
+
+struct S2PRequest {
+  std::string algo;
+  Mesh mesh;
+  std::vector<int> sources;  // distinct ranks; source order = this order
+  std::uint64_t bytes = 0;   // message size at each source
+};
+
+// The plan (op "s2p"). Unknown algorithm, an empty mesh, sources outside 0..p-1 or given twice
+// → InputError.
+Plan build_s2p_plan(const S2PRequest& req);
+
+// Registers op "s2p" (every algorithm above) with the plan registry (plans.hpp). The request's
+// params: "mesh" RxC (default: closest to square; r·c must equal p), "sources" S (default 1),
+// "dist" (default equal), "seed" (random; default 1), "source-list" "a,b,c" (explicit sources
+// in source order; overrides dist, and S must match when given). Idempotent.
+void register_s2p_plans();
+
+// Parses an explicit source list "3,17,42" (ranks). Malformed → InputError.
+std::vector<int> parse_source_list(std::string_view text);
+
+}  // namespace postbox

@@ -1,0 +1,663 @@
+#include "postbox/collectives/c3.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "postbox/collectives/plans.hpp"
+#include "postbox/runtime/check.hpp"
+#include "s2p_planner.hpp"
+
+namespace postbox {
+namespace {
+
+using internal::Round;
+using internal::Transfer;
+
+struct Box {
+  int r0 = 0, c0 = 0, nr = 1, nc = 1;
+  [[nodiscard]] bool contains(int x, int y) const { return x >= r0 && x < r0 + nr && y >= c0 && y < c0 + nc; }
+};
+
+std::vector<int> ranks_of(const Mesh& m, const Box& b) {
+  std::vector<int> out;
+  for (int x = 0; x < b.nr; ++x) {
+    for (int y = 0; y < b.nc; ++y) out.push_back(m.rank(b.r0 + x, b.c0 + y));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The rank of `box` at the same offset as `ref` has in `refbox` (clamped): the leader of a
+// submachine sits where the source sits in its own submachine.
+int same_offset(const Mesh& m, const Box& box, const Box& refbox, int ref) {
+  const int x = ref / m.cols, y = ref % m.cols;
+  return m.rank(box.r0 + std::min(x - refbox.r0, box.nr - 1), box.c0 + std::min(y - refbox.c0, box.nc - 1));
+}
+
+std::vector<int> split_points(int n, int parts) {
+  std::vector<int> out;
+  for (int k = 0; k <= parts; ++k) out.push_back(static_cast<int>(static_cast<long long>(k) * n / parts));
+  return out;
+}
+
+// √p × √p-ish tiling used by 3-lev-sq and 2-lev-sq: rows in round(√R) parts, columns in round(√C).
+std::vector<Box> square_tiles(const Mesh& m) {
+  const int gr = std::max(1, static_cast<int>(std::lround(std::sqrt(static_cast<double>(m.rows)))));
+  const int gc = std::max(1, static_cast<int>(std::lround(std::sqrt(static_cast<double>(m.cols)))));
+  const auto rs = split_points(m.rows, gr), cs = split_points(m.cols, gc);
+  std::vector<Box> out;
+  for (int i = 0; i < gr; ++i) {
+    for (int j = 0; j < gc; ++j) out.push_back(Box{rs[static_cast<std::size_t>(i)], cs[static_cast<std::size_t>(j)],
+                                                   rs[static_cast<std::size_t>(i) + 1] - rs[static_cast<std::size_t>(i)],
+                                                   cs[static_cast<std::size_t>(j) + 1] - cs[static_cast<std::size_t>(j)]});
+  }
+  return out;
+}
+
+// 2-lev-rec inside `box` from `leader` (§4.1): the leader sends each row's messages to that
+// row's leader (same column), then every row leader sends directly within its row.
+void two_lev_rec(const Mesh& m, const Box& box, int leader, Round& r1, Round& r2) {
+  const int lx = leader / m.cols, ly = leader % m.cols;
+  for (int x = box.r0; x < box.r0 + box.nr; ++x) {
+    const int rl = m.rank(x, ly);
+    if (x != lx) {
+      std::vector<int> blocks;
+      for (int y = box.c0; y < box.c0 + box.nc; ++y) blocks.push_back(m.rank(x, y));
+      r1.push_back(Transfer{leader, rl, blocks});
+    }
+    for (int y = box.c0; y < box.c0 + box.nc; ++y) {
+      if (y != ly) r2.push_back(Transfer{rl, m.rank(x, y), {m.rank(x, y)}});
+    }
+  }
+}
+
+// Binomial-heap algorithms (§4.1): split the submachine in two, the holder sends the other
+// half's messages to its leader, recurse. gamma < 0: halves, cutting the longer side (vertical
+// on ties), which alternates vertical and horizontal cuts on a square (logp-lev-sq); otherwise
+// the holder's part gets about γ of the longer side (logp-lev-rec:γ).
+std::vector<Round> binomial_scatter(const Mesh& m, int root, double gamma) {
+  std::vector<std::pair<Box, int>> cur{{Box{0, 0, m.rows, m.cols}, root}};
+  std::vector<Round> rounds;
+  while (true) {
+    Round rd;
+    std::vector<std::pair<Box, int>> next;
+    for (const auto& [box, holder] : cur) {
+      if (box.nr * box.nc == 1) continue;
+      const bool vertical = box.nc >= box.nr;
+      const int n = vertical ? box.nc : box.nr;
+      const int pos = vertical ? holder % m.cols - box.c0 : holder / m.cols - box.r0;
+      int cut = (n + 1) / 2;  // first part = [0, cut)
+      if (gamma > 0) {
+        const int k1 = std::clamp(static_cast<int>(std::lround(gamma * n)), 1, n - 1);
+        // The holder's part must contain the holder; pick the cut whose holder part is closest to γn.
+        int best = -1;
+        double err = 1e300;
+        for (int c : {k1, n - k1}) {
+          const int part = pos < c ? c : n - c;
+          const double e = std::abs(part - gamma * n);
+          if (e < err) {
+            err = e;
+            best = c;
+          }
+        }
+        cut = best;
+      }
+      Box a = box, b = box;
+      if (vertical) {
+        a.nc = cut;
+        b.c0 = box.c0 + cut;
+        b.nc = box.nc - cut;
+      } else {
+        a.nr = cut;
+        b.r0 = box.r0 + cut;
+        b.nr = box.nr - cut;
+      }
+      if (pos >= cut) std::swap(a, b);  // a holds the holder
+      const int leader = same_offset(m, b, a, holder);
+      rd.push_back(Transfer{holder, leader, ranks_of(m, b)});
+      next.emplace_back(a, holder);
+      next.emplace_back(b, leader);
+    }
+    if (rd.empty()) break;
+    rounds.push_back(std::move(rd));
+    cur = std::move(next);
+  }
+  return rounds;
+}
+
+double parse_gamma(std::string_view text) {
+  double g = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), g);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !(g > 0 && g < 1)) {
+    throw InputError("logp-lev-rec:G needs γ strictly between 0 and 1, got '" + std::string(text) + "'");
+  }
+  return g;
+}
+
+std::vector<Round> scatter_rounds(const std::string& algo, const Mesh& m, int root) {
+  const int p = m.p();
+  std::vector<Round> rounds;
+  if (algo == "1-lev-dir") {
+    Round rd;
+    for (int d = 1; d < p; ++d) rd.push_back(Transfer{root, (root + d) % p, {(root + d) % p}});
+    rounds.push_back(std::move(rd));
+  } else if (algo == "1-lev-our-br") {
+    // One long message of the p − 1 messages, broadcast down a binomial heap.
+    std::vector<int> all;
+    for (int j = 0; j < p; ++j) {
+      if (j != root) all.push_back(j);
+    }
+    int d = 1;
+    while (d < p) d *= 2;
+    for (d /= 2; d >= 1; d /= 2) {
+      Round rd;
+      for (int v = 0; v + d < p; v += 2 * d) rd.push_back(Transfer{(v + root) % p, (v + d + root) % p, all});
+      rounds.push_back(std::move(rd));
+    }
+  } else if (algo == "2-lev-rec") {
+    Round r1, r2;
+    two_lev_rec(m, Box{0, 0, m.rows, m.cols}, root, r1, r2);
+    rounds = {std::move(r1), std::move(r2)};
+  } else if (algo == "3-lev-sq") {
+    const auto tiles = square_tiles(m);
+    Box rootbox;
+    for (const auto& t : tiles) {
+      if (t.contains(root / m.cols, root % m.cols)) rootbox = t;
+    }
+    Round r1, r2, r3;
+    for (const auto& t : tiles) {
+      const int leader = same_offset(m, t, rootbox, root);
+      if (leader != root) r1.push_back(Transfer{root, leader, ranks_of(m, t)});
+      two_lev_rec(m, t, leader, r2, r3);
+    }
+    rounds = {std::move(r1), std::move(r2), std::move(r3)};
+  } else if (algo == "logp-lev-sq") {
+    rounds = binomial_scatter(m, root, -1);
+  } else if (algo.starts_with("logp-lev-rec:")) {
+    rounds = binomial_scatter(m, root, parse_gamma(std::string_view(algo).substr(13)));
+  } else {
+    throw InputError("unknown one-to-all algorithm '" + algo +
+                     "' (one of: 1-lev-dir, 1-lev-our-br, 2-lev-rec, 3-lev-sq, logp-lev-sq, logp-lev-rec:G)");
+  }
+  std::erase_if(rounds, [](const Round& r) { return r.empty(); });
+  return rounds;
+}
+
+// Moves every held block one hop (next_hop(rank, block) == rank keeps it), one message per
+// (rank, next hop) with its blocks in ascending order.
+// A block never travels back to a rank that had it: its bytes are still there.
+template <class F>
+Round route_step(std::vector<std::vector<int>>& held, std::vector<std::set<int>>& ever, F next_hop) {
+  Round rd;
+  std::vector<std::vector<int>> nheld(held.size());
+  for (std::size_t r = 0; r < held.size(); ++r) {
+    std::map<int, std::vector<int>> by_hop;
+    for (int blk : held[r]) {
+      const int nh = next_hop(static_cast<int>(r), blk);
+      if (nh == static_cast<int>(r) || ever[static_cast<std::size_t>(nh)].contains(blk)) {
+        nheld[static_cast<std::size_t>(nh)].push_back(blk);
+      } else {
+        by_hop[nh].push_back(blk);
+        ever[static_cast<std::size_t>(nh)].insert(blk);
+      }
+    }
+    for (auto& [nh, blocks] : by_hop) {
+      std::sort(blocks.begin(), blocks.end());
+      for (int blk : blocks) nheld[static_cast<std::size_t>(nh)].push_back(blk);
+      rd.push_back(Transfer{static_cast<int>(r), nh, std::move(blocks)});
+    }
+  }
+  for (auto& h : nheld) std::sort(h.begin(), h.end());
+  held = std::move(nheld);
+  return rd;
+}
+
+std::vector<Round> all_to_all_rounds(const std::string& algo, const Mesh& m) {
+  const int p = m.p();
+  auto blk = [p](int i, int j) { return i * p + j; };
+  std::vector<Round> rounds;
+  if (algo == "1-lev-dir") {
+    Round rd;
+    for (int i = 0; i < p; ++i) {
+      for (int d = 1; d < p; ++d) rd.push_back(Transfer{i, (i + d) % p, {blk(i, (i + d) % p)}});
+    }
+    rounds.push_back(std::move(rd));
+  } else if (algo == "1-lev-perm:linear") {
+    for (int d = 1; d < p; ++d) {
+      Round rd;
+      for (int i = 0; i < p; ++i) rd.push_back(Transfer{i, (i + d) % p, {blk(i, (i + d) % p)}});
+      rounds.push_back(std::move(rd));
+    }
+  } else if (algo == "1-lev-perm:xor") {
+    int P = 1;
+    while (P < p) P *= 2;
+    for (int k = 1; k < P; ++k) {
+      Round rd;
+      for (int i = 0; i < p; ++i) {
+        if ((i ^ k) < p) rd.push_back(Transfer{i, i ^ k, {blk(i, i ^ k)}});
+      }
+      rounds.push_back(std::move(rd));
+    }
+  } else if (algo == "1-lev-perm:balanced") {
+    // Torus-shift permutations (x, y) → (x + dr, y + dc): every message of one permutation moves
+    // by the same vector, so the load is spread evenly over the mesh links (docs/c3.md).
+    for (int dr = 0; dr < m.rows; ++dr) {
+      for (int dc = 0; dc < m.cols; ++dc) {
+        if (dr == 0 && dc == 0) continue;
+        Round rd;
+        for (int i = 0; i < p; ++i) {
+          const int j = m.rank((i / m.cols + dr) % m.rows, (i % m.cols + dc) % m.cols);
+          rd.push_back(Transfer{i, j, {blk(i, j)}});
+        }
+        rounds.push_back(std::move(rd));
+      }
+    }
+  } else if (algo == "2-lev-sq" || algo == "2-lev-rc" || algo == "logp-lev-bfly") {
+    std::vector<std::vector<int>> held(static_cast<std::size_t>(p));
+    std::vector<std::set<int>> ever(static_cast<std::size_t>(p));
+    for (int i = 0; i < p; ++i) {
+      for (int j = 0; j < p; ++j) {
+        held[static_cast<std::size_t>(i)].push_back(blk(i, j));
+        ever[static_cast<std::size_t>(i)].insert(blk(i, j));
+      }
+    }
+    auto dst = [p](int b) { return b % p; };
+    if (algo == "2-lev-rc") {
+      // Along the rows to the destination's column, then along the columns.
+      rounds.push_back(route_step(held, ever, [&](int r, int b) { return m.rank(r / m.cols, dst(b) % m.cols); }));
+      rounds.push_back(route_step(held, ever, [&](int, int b) { return dst(b); }));
+    } else if (algo == "2-lev-sq") {
+      // Square submachines G_0..G_{q-1}. Step 1 inside the source's submachine to the member
+      // in charge of the destination's submachine; step 2 one long message to that submachine;
+      // step 3 inside it to the destination.
+      const auto tiles = square_tiles(m);
+      std::vector<int> group(static_cast<std::size_t>(p)), pos(static_cast<std::size_t>(p));
+      std::vector<std::vector<int>> members(tiles.size());
+      for (std::size_t g = 0; g < tiles.size(); ++g) {
+        members[g] = ranks_of(m, tiles[g]);
+        for (std::size_t t = 0; t < members[g].size(); ++t) {
+          group[static_cast<std::size_t>(members[g][t])] = static_cast<int>(g);
+          pos[static_cast<std::size_t>(members[g][t])] = static_cast<int>(t);
+        }
+      }
+      auto member = [&](int g, int t) {
+        const auto& mm = members[static_cast<std::size_t>(g)];
+        return mm[static_cast<std::size_t>(t) % mm.size()];
+      };
+      rounds.push_back(route_step(held, ever, [&](int r, int b) { return member(group[static_cast<std::size_t>(r)], group[static_cast<std::size_t>(dst(b))]); }));
+      rounds.push_back(route_step(held, ever, [&](int r, int b) { return member(group[static_cast<std::size_t>(dst(b))], group[static_cast<std::size_t>(r)]); }));
+      rounds.push_back(route_step(held, ever, [&](int, int b) { return dst(b); }));
+    } else {
+      if ((p & (p - 1)) != 0) throw InputError("logp-lev-bfly needs p to be a power of two, got " + std::to_string(p));
+      for (int d = 1; d < p; d *= 2) {
+        rounds.push_back(route_step(held, ever, [&](int r, int b) { return ((r ^ dst(b)) & d) ? (r ^ d) : r; }));
+      }
+    }
+  } else {
+    throw InputError("unknown all-to-all algorithm '" + algo +
+                     "' (one of: 1-lev-dir, 1-lev-perm:linear, 1-lev-perm:xor, 1-lev-perm:balanced, 2-lev-sq, "
+                     "2-lev-rc, logp-lev-bfly)");
+  }
+  std::erase_if(rounds, [](const Round& r) { return r.empty(); });
+  return rounds;
+}
+
+// ---- unit calculator ----
+
+struct Dsu {
+  std::vector<int> parent;
+  explicit Dsu(int n) : parent(static_cast<std::size_t>(n)) { std::iota(parent.begin(), parent.end(), 0); }
+  int find(int x) {
+    while (parent[static_cast<std::size_t>(x)] != x) {
+      parent[static_cast<std::size_t>(x)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(x)])];
+      x = parent[static_cast<std::size_t>(x)];
+    }
+    return x;
+  }
+  bool unite(int a, int b) {
+    a = find(a);
+    b = find(b);
+    if (a == b) return false;
+    parent[static_cast<std::size_t>(b)] = a;
+    return true;
+  }
+};
+
+// Superstep of every send/recv (0 for copies without communication before them).
+std::vector<std::vector<int>> levels(const Plan& plan) {
+  const int p = plan.p;
+  std::vector<std::vector<int>> lvl(static_cast<std::size_t>(p));
+  // matching: (a, b, k) → send index at a
+  std::map<std::tuple<int, int, int>, int> send_at;
+  std::vector<std::vector<int>> match(static_cast<std::size_t>(p));
+  {
+    std::map<std::pair<int, int>, int> ns, nr;
+    for (int r = 0; r < p; ++r) {
+      const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+      lvl[static_cast<std::size_t>(r)].assign(ops.size(), -1);
+      match[static_cast<std::size_t>(r)].assign(ops.size(), -1);
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        if (ops[i].code == OpCode::send) send_at[{r, ops[i].peer, ns[{r, ops[i].peer}]++}] = static_cast<int>(i);
+      }
+    }
+    for (int r = 0; r < p; ++r) {
+      const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        if (ops[i].code != OpCode::recv) continue;
+        auto it = send_at.find({ops[i].peer, r, nr[{ops[i].peer, r}]++});
+        if (it == send_at.end()) throw InputError("plan has a receive without a matching send");
+        match[static_cast<std::size_t>(r)][i] = it->second;
+      }
+    }
+  }
+  bool done = false;
+  while (!done) {
+    done = true;
+    bool progress = false;
+    for (int r = 0; r < p; ++r) {
+      const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+      auto& L = lvl[static_cast<std::size_t>(r)];
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        if (L[i] >= 0) continue;
+        const Op& op = ops[i];
+        int v = 0;
+        bool ready = true;
+        if (op.code == OpCode::recv) {
+          v = lvl[static_cast<std::size_t>(op.peer)][static_cast<std::size_t>(match[static_cast<std::size_t>(r)][i])];
+          ready = v >= 0;
+        } else {
+          for (auto d : op.deps) {
+            if (d >= i || L[d] < 0) {
+              ready = false;
+              break;
+            }
+            v = std::max(v, L[d]);
+          }
+          if (op.code == OpCode::send) ++v;
+        }
+        if (!ready) {
+          done = false;
+          continue;
+        }
+        L[i] = v;
+        progress = true;
+      }
+    }
+    if (!done && !progress) throw InputError("plan cannot complete: its dependencies form a cycle");
+  }
+  return lvl;
+}
+
+double packets(double bytes, double l) { return std::ceil(bytes / l); }
+
+}  // namespace
+
+const std::vector<std::string>& c3_ops() {
+  static const std::vector<std::string> ops{"one-to-all", "all-to-one", "all-to-all"};
+  return ops;
+}
+
+const std::vector<std::string>& c3_algorithm_names(std::string_view op) {
+  static const std::vector<std::string> o2a{"1-lev-dir", "1-lev-our-br", "2-lev-rec", "3-lev-sq", "logp-lev-sq", "logp-lev-rec:0.75"};
+  static const std::vector<std::string> a2o{"1-lev-dir", "2-lev-rec", "3-lev-sq", "logp-lev-sq"};
+  static const std::vector<std::string> a2a{"1-lev-dir", "1-lev-perm:linear", "1-lev-perm:xor", "1-lev-perm:balanced",
+                                            "2-lev-sq",  "2-lev-rc",          "logp-lev-bfly"};
+  if (op == "one-to-all") return o2a;
+  if (op == "all-to-one") return a2o;
+  if (op == "all-to-all") return a2a;
+  throw InputError("unknown C3 operation '" + std::string(op) + "' (one of: one-to-all, all-to-one, all-to-all)");
+}
+
+C3Machine C3Machine::delta() { return C3Machine{8, 512, 16, 10, Switching::wormhole, SendMode::nonblocking}; }
+
+double mesh_mean_distance(int a, int c) {
+  const double da = a, dc = c;
+  return (da * da - 1) / (3 * da) + (dc * dc - 1) / (3 * dc);
+}
+
+Plan build_c3_plan(const C3Request& req) {
+  if (req.p < 1) throw InputError("p must be at least 1, got " + std::to_string(req.p));
+  if (req.p > 4096) throw InputError("p is too large for the C3 plans: " + std::to_string(req.p));
+  const Mesh m = req.mesh ? *req.mesh : near_square_mesh(req.p);
+  if (m.rows < 1 || m.cols < 1 || m.p() != req.p) {
+    throw InputError("mesh " + std::to_string(m.rows) + "x" + std::to_string(m.cols) + " does not have p = " + std::to_string(req.p) + " ranks");
+  }
+  const int p = req.p;
+  const std::uint64_t L = req.bytes;
+  if (L > (std::uint64_t{1} << 40) / static_cast<std::uint64_t>(p) / 2) throw InputError("p·L is too large");
+  internal::BlockLayout lay;
+  lay.p = p;
+  lay.bytes = L;
+  lay.initial.resize(static_cast<std::size_t>(p));
+  lay.final_at.resize(static_cast<std::size_t>(p));
+  std::vector<Round> rounds;
+  int root = -1;
+  if (req.op == "one-to-all" || req.op == "all-to-one") {
+    root = req.root;
+    if (root < 0 || root >= p) throw InputError("root " + std::to_string(root) + " is outside 0.." + std::to_string(p - 1));
+    lay.user_bytes.assign(static_cast<std::size_t>(p), L);
+    lay.user_bytes[static_cast<std::size_t>(root)] = L * static_cast<std::uint64_t>(p);
+    const bool scatter = req.op == "one-to-all";
+    if (!scatter) {
+      const auto& names = c3_algorithm_names(req.op);
+      if (std::find(names.begin(), names.end(), req.algo) == names.end()) {
+        throw InputError("unknown all-to-one algorithm '" + req.algo + "' (one of: 1-lev-dir, 2-lev-rec, 3-lev-sq, logp-lev-sq)");
+      }
+    }
+    rounds = scatter_rounds(req.algo, m, root);
+    for (int j = 0; j < p; ++j) {
+      const std::uint64_t at_root = static_cast<std::uint64_t>(j) * L;
+      if (j == root) {
+        lay.initial[static_cast<std::size_t>(j)][j] = at_root;
+        lay.final_at[static_cast<std::size_t>(j)][j] = at_root;
+        continue;
+      }
+      (scatter ? lay.initial[static_cast<std::size_t>(root)] : lay.initial[static_cast<std::size_t>(j)])[j] = scatter ? at_root : 0;
+      (scatter ? lay.final_at[static_cast<std::size_t>(j)] : lay.final_at[static_cast<std::size_t>(root)])[j] = scatter ? 0 : at_root;
+    }
+    if (!scatter) {
+      // All-to-one is the inverse of one-to-all (§4.2): the same rounds backwards, reversed.
+      std::reverse(rounds.begin(), rounds.end());
+      for (auto& rd : rounds) {
+        for (auto& t : rd) std::swap(t.from, t.to);
+      }
+    }
+  } else if (req.op == "all-to-all") {
+    rounds = all_to_all_rounds(req.algo, m);
+    lay.user_bytes.assign(static_cast<std::size_t>(p), 2 * L * static_cast<std::uint64_t>(p));
+    for (int i = 0; i < p; ++i) {
+      for (int j = 0; j < p; ++j) {
+        lay.initial[static_cast<std::size_t>(i)][i * p + j] = static_cast<std::uint64_t>(j) * L;
+        lay.final_at[static_cast<std::size_t>(j)][i * p + j] = static_cast<std::uint64_t>(p + i) * L;
+      }
+    }
+  } else {
+    (void)c3_algorithm_names(req.op);  // throws the "unknown operation" error
+  }
+  Plan plan = internal::plan_from_rounds(req.op, req.algo, lay, rounds, true);
+  plan.root = root;
+  return plan;
+}
+
+C3Units c3_units(const Plan& plan, const C3Machine& mc, Mesh mesh) {
+  const int p = plan.p;
+  if (mesh.rows == 0 && mesh.cols == 0) mesh = near_square_mesh(p);
+  if (mesh.p() != p || mesh.rows < 1) throw InputError("mesh does not have the plan's p ranks");
+  if (!(mc.l > 0) || !(mc.b > 0) || mc.s < 0 || mc.h < 0) throw InputError("C3 machine needs l > 0, b > 0, s >= 0, h >= 0");
+  const auto lvl = levels(plan);
+  int K = 0;
+  for (const auto& v : lvl) {
+    for (int x : v) K = std::max(K, x);
+  }
+  // Mean distance between two distinct ranks of the whole mesh.
+  const double D_full = p > 1 ? mesh_mean_distance(mesh.rows, mesh.cols) * p / (p - 1) : 0;
+  C3Units u;
+  for (int k = 1; k <= K; ++k) {
+    C3Superstep st;
+    std::map<std::pair<int, int>, double> Lij;
+    std::vector<double> t(static_cast<std::size_t>(p), 0);
+    for (int r = 0; r < p; ++r) {
+      const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        const Op& op = ops[i];
+        const int l = lvl[static_cast<std::size_t>(r)][i];
+        if (op.code == OpCode::send && l == k) {
+          Lij[{r, op.peer}] += static_cast<double>(op.a.bytes);
+          ++st.messages;
+        } else if (op.code == OpCode::recv && l == k) {
+          t[static_cast<std::size_t>(r)] += static_cast<double>(op.a.bytes);
+        } else if (op.code == OpCode::reduce && std::max(l, 1) == k) {
+          t[static_cast<std::size_t>(r)] += static_cast<double>(op.a.bytes);
+        }
+      }
+    }
+    if (Lij.empty()) continue;
+    st.cong = static_cast<int>(Lij.size());
+    // Independent submachines.
+    Dsu dsu(p);
+    for (const auto& [pr, bytes] : Lij) dsu.unite(pr.first, pr.second);
+    std::vector<char> active(static_cast<std::size_t>(p), 0);
+    for (const auto& [pr, bytes] : Lij) active[static_cast<std::size_t>(pr.first)] = active[static_cast<std::size_t>(pr.second)] = 1;
+    std::map<int, Box> box;
+    for (bool merged = true; merged;) {
+      merged = false;
+      box.clear();
+      for (int r = 0; r < p; ++r) {
+        if (!active[static_cast<std::size_t>(r)]) continue;
+        const int x = r / mesh.cols, y = r % mesh.cols;
+        auto [it, fresh] = box.try_emplace(dsu.find(r), Box{x, y, 1, 1});
+        if (!fresh) {
+          Box& b = it->second;
+          const int x1 = std::max(b.r0 + b.nr, x + 1), y1 = std::max(b.c0 + b.nc, y + 1);
+          b.r0 = std::min(b.r0, x);
+          b.c0 = std::min(b.c0, y);
+          b.nr = x1 - b.r0;
+          b.nc = y1 - b.c0;
+        }
+      }
+      for (auto a = box.begin(); a != box.end() && !merged; ++a) {
+        for (auto b = std::next(a); b != box.end(); ++b) {
+          const Box &A = a->second, &B = b->second;
+          if (A.r0 < B.r0 + B.nr && B.r0 < A.r0 + A.nr && A.c0 < B.c0 + B.nc && B.c0 < A.c0 + A.nc) {
+            dsu.unite(a->first, b->first);
+            merged = true;
+            break;
+          }
+        }
+      }
+    }
+    st.submachines = static_cast<int>(box.size());
+    struct Part {
+      double h = 0, bw = 1, size = 1, pairs = 0, packets = 0, sr = 0;
+    };
+    std::map<int, Part> part;
+    std::map<int, std::vector<int>> members;
+    for (int r = 0; r < p; ++r) {
+      if (active[static_cast<std::size_t>(r)]) members[dsu.find(r)].push_back(r);
+    }
+    for (const auto& [c, b] : box) {
+      Part& q = part[c];
+      const auto& mem = members[c];
+      // h': the members' mean distance, in the machine's h per mean distance of the whole mesh.
+      double sum = 0;
+      for (int x : mem) {
+        for (int y : mem) sum += std::abs(x / mesh.cols - y / mesh.cols) + std::abs(x % mesh.cols - y % mesh.cols);
+      }
+      const double n = static_cast<double>(mem.size());
+      q.h = D_full > 0 ? mc.h * (sum / (n * (n - 1))) / D_full : mc.h;
+      q.bw = mc.b * std::min(b.nr, b.nc) / std::min(mesh.rows, mesh.cols);
+      q.size = n;
+    }
+    std::vector<double> out_pk(static_cast<std::size_t>(p), 0), in_pk(out_pk), max_pk(out_pk), ns(out_pk), nr(out_pk);
+    for (const auto& [pr, bytes] : Lij) {
+      const double pk = packets(bytes, mc.l);
+      const auto a = static_cast<std::size_t>(pr.first), b = static_cast<std::size_t>(pr.second);
+      out_pk[a] += pk;
+      in_pk[b] += pk;
+      max_pk[a] = std::max(max_pk[a], pk);
+      ns[a] += 1;
+      nr[b] += 1;
+      Part& q = part[dsu.find(pr.first)];
+      q.pairs += 1;
+      q.packets += pk;
+    }
+    const bool wh = mc.switching == Switching::wormhole;
+    const bool bs = mc.sends == SendMode::blocking;
+    for (int r = 0; r < p; ++r) {
+      if (!active[static_cast<std::size_t>(r)]) continue;
+      const auto i = static_cast<std::size_t>(r);
+      Part& q = part[dsu.find(r)];
+      const double h = q.h, s = mc.s;
+      double S = 0, R = 0;
+      // Fig. 1.
+      if (ns[i] > 0) {
+        if (!bs) S = s * ns[i] + (wh ? h : h * max_pk[i]) + out_pk[i];
+        else S = 2 * (s + h) * ns[i] + (wh ? h + out_pk[i] : h * out_pk[i]);
+      }
+      if (nr[i] > 0) {
+        if (!bs) R = in_pk[i];
+        else R = (s + h) * nr[i] + (wh ? h + in_pk[i] : h * in_pk[i]);
+      }
+      st.S_max = std::max(st.S_max, S);
+      st.R_max = std::max(st.R_max, R);
+      st.SR_max = std::max(st.SR_max, S + R);
+      q.sr = std::max(q.sr, S + R);
+    }
+    for (const auto& [c, q] : part) {
+      const double La = q.packets / q.pairs;
+      const double Cl = La * std::ceil(q.pairs / q.bw);
+      const double Cp = La * std::ceil(q.pairs / q.size) * q.h;
+      st.C_l = std::max(st.C_l, Cl);
+      st.C_p = std::max(st.C_p, Cp);
+      st.comm_units = std::max(st.comm_units, q.sr + Cl + Cp);
+    }
+    for (double ti : t) {
+      if (ti > 0) st.comp_units = std::max(st.comp_units, std::max(1.0, std::ceil(ti / mc.l)));
+    }
+    u.comm_units += st.comm_units;
+    u.comp_units += st.comp_units;
+    u.S_max += st.S_max;
+    u.R_max += st.R_max;
+    u.C_l += st.C_l;
+    u.C_p += st.C_p;
+    u.supersteps.push_back(st);
+  }
+  return u;
+}
+
+void register_c3_plans() {
+  const std::vector<std::tuple<std::string, std::string, std::string>> algos{
+      {"one-to-all", "1-lev-dir", "C3 1-lev-dir: the source sends p-1 messages directly"},
+      {"one-to-all", "1-lev-our-br", "C3 1-lev-our-br: one long message down a binomial heap"},
+      {"one-to-all", "2-lev-rec", "C3 2-lev-rec: to the row leaders in the source's column, then within rows"},
+      {"one-to-all", "3-lev-sq", "C3 3-lev-sq: to the leaders of sqrt(p) square submachines, then 2-lev-rec"},
+      {"one-to-all", "logp-lev-sq", "C3 logp-lev-sq: binomial heap over alternating vertical/horizontal halves"},
+      {"one-to-all", "logp-lev-rec:G", "C3 logp-lev-rec:G: binomial heap, the source's part holding a fraction G"},
+      {"all-to-one", "1-lev-dir", "C3 1-lev-dir: every rank sends to the root"},
+      {"all-to-one", "2-lev-rec", "C3 2-lev-rec: within rows, then the root's column"},
+      {"all-to-one", "3-lev-sq", "C3 3-lev-sq: 2-lev-rec in square submachines, then to the root"},
+      {"all-to-one", "logp-lev-sq", "C3 logp-lev-sq: binomial heap over halves, combining"},
+      {"all-to-all", "1-lev-dir", "C3 1-lev-dir: every rank sends its p-1 messages at once"},
+      {"all-to-all", "1-lev-perm:linear|xor|balanced", "C3 1-lev-perm: p-1 permutations, one per superstep"},
+      {"all-to-all", "2-lev-sq", "C3 2-lev-sq: three steps through square submachines"},
+      {"all-to-all", "2-lev-rc", "C3 2-lev-rc: along rows, then along columns"},
+      {"all-to-all", "logp-lev-bfly", "C3 logp-lev-bfly: butterfly, p/2 messages per step (p a power of two)"}};
+  for (const auto& [op, algo, text] : algos) {
+    register_plan_builder(op, algo, text, [](const PlanRequest& req) {
+      const auto it = req.params.find("mesh");
+      std::optional<Mesh> mesh;
+      if (it != req.params.end() && !it->second.empty()) mesh = Mesh::parse(it->second);
+      return build_c3_plan(C3Request{req.op, req.algo, req.p, static_cast<std::uint64_t>(req.bytes),
+                                     req.op == "all-to-all" ? 0 : req.root, mesh});
+    });
+  }
+}
+
+}  // namespace postbox

@@ -1,0 +1,164 @@
+// The plan registry, request checks, the plan cache and the model defaults.
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "plans_internal.hpp"
+#include "postbox/collectives/plans.hpp"
+#include "postbox/collectives/postal.hpp"
+#include "postbox/runtime/check.hpp"
+
+namespace postbox {
+namespace {
+
+struct Entry {
+  PlanBuilderInfo info;
+  PlanBuilder build;
+};
+
+struct Registry {
+  std::mutex mu;
+  std::map<std::pair<std::string, std::string>, Entry> entries;  // (op, family)
+};
+
+Registry& storage() {
+  static Registry reg;
+  return reg;
+}
+
+// The built-ins register on first use rather than from static initialisers, which the linker
+// drops from a static library when nothing references their translation unit.
+void ensure_builtins() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    internal::register_tree_plans();
+    internal::register_allreduce_plans();
+  });
+}
+
+std::string family_of(const std::string& algo) { return algo.substr(0, algo.find(':')); }
+
+std::optional<Rational> env_rational(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return Rational::parse(v, name);
+}
+
+void check_request(const PlanRequest& req) {
+  if (req.p < 1) throw InputError("p must be at least 1, got " + std::to_string(req.p));
+  if (req.p > 65536) throw InputError("p must be at most 65536, got " + std::to_string(req.p));
+  if (req.root < 0 || req.root >= req.p) {
+    throw InputError("root " + std::to_string(req.root) + " is outside 0.." + std::to_string(req.p - 1));
+  }
+  if (req.bytes < 0) throw InputError("bytes must not be negative, got " + std::to_string(req.bytes));
+  if (req.bytes > (std::int64_t{1} << 30)) throw InputError("bytes must be at most 1 GiB, got " + std::to_string(req.bytes));
+  if (req.elem_bytes < 1) throw InputError("elem_bytes must be at least 1");
+  if (req.lambda && req.model) throw InputError("give either lambda or s and r, not both");
+  if (req.lambda) validate_lambda(*req.lambda);
+  if (req.model) validate_send_recv(req.model->s, req.model->r);
+}
+
+}  // namespace
+
+namespace internal {
+void require_elements(const PlanRequest& req) {
+  if (req.bytes % req.elem_bytes != 0) {
+    throw InputError(req.op + "/" + req.algo + ": " + std::to_string(req.bytes) + " bytes is not a multiple of the " +
+                     std::to_string(req.elem_bytes) + "-byte element");
+  }
+}
+}  // namespace internal
+
+void register_plan_builder(const std::string& op, const std::string& algo, const std::string& description,
+                           PlanBuilder builder) {
+  PB_CHECK(!op.empty() && !algo.empty() && builder, "register_plan_builder: empty op, algo or builder");
+  Registry& r = storage();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.entries[{op, family_of(algo)}] = Entry{PlanBuilderInfo{op, algo, description}, std::move(builder)};
+}
+
+std::vector<PlanBuilderInfo> list_plan_builders() {
+  ensure_builtins();
+  Registry& r = storage();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<PlanBuilderInfo> out;
+  for (const auto& [key, e] : r.entries) out.push_back(e.info);
+  return out;
+}
+
+Plan build_plan(const PlanRequest& req) {
+  ensure_builtins();
+  PlanBuilder builder;
+  {
+    Registry& r = storage();
+    std::lock_guard<std::mutex> lock(r.mu);
+    const auto it = r.entries.find({req.op, family_of(req.algo)});
+    if (it == r.entries.end()) {
+      std::set<std::string> ops;
+      std::string algos;
+      for (const auto& [key, e] : r.entries) {
+        ops.insert(key.first);
+        if (key.first == req.op) algos += (algos.empty() ? "" : ", ") + e.info.algo;
+      }
+      if (algos.empty()) {
+        std::string known;
+        for (const auto& o : ops) known += (known.empty() ? "" : ", ") + o;
+        throw InputError("unknown op '" + req.op + "' (known: " + known + ")");
+      }
+      throw InputError("unknown algorithm '" + req.algo + "' for " + req.op + " (known: " + algos + ")");
+    }
+    builder = it->second.build;
+  }
+  check_request(req);
+  Plan plan = builder(req);
+  const auto problem = validate(plan);
+  PB_CHECK(!problem, "builder " + req.op + "/" + req.algo + " made an invalid plan: " + problem.value_or(""));
+  return plan;
+}
+
+std::shared_ptr<const Plan> cached_plan(const PlanRequest& req) {
+  const SendRecv m = model_of(req);
+  std::ostringstream key;
+  key << req.op << '|' << req.algo << '|' << req.p << '|' << req.root << '|' << req.bytes << '|' << req.elem_bytes << '|'
+      << m.s.str() << '|' << m.r.str() << '|' << static_cast<const void*>(req.topology) << '|'
+      << static_cast<const void*>(req.placement);
+  for (const auto& [k, v] : req.params) key << '|' << k << '=' << v;
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const Plan>> cache;
+  const std::string k = key.str();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (const auto it = cache.find(k); it != cache.end()) return it->second;
+  }
+  auto plan = std::make_shared<const Plan>(build_plan(req));
+  std::lock_guard<std::mutex> lock(mu);
+  // Bounded: a sweep over many sizes must not grow the cache without limit.
+  if (cache.size() >= 512) cache.clear();
+  return cache.emplace(k, std::move(plan)).first->second;
+}
+
+std::optional<SendRecv> env_latency() {
+  const auto s = env_rational("POSTBOX_S_NS");
+  const auto r = env_rational("POSTBOX_R_NS");
+  if (!s && !r) return std::nullopt;
+  if (!s || !r) throw InputError("set both POSTBOX_S_NS and POSTBOX_R_NS, or neither");
+  if (*s <= Rational(0)) throw InputError("POSTBOX_S_NS must be positive");
+  if (*r < Rational(0)) throw InputError("POSTBOX_R_NS must not be negative");
+  return SendRecv{*s, *r};
+}
+
+SendRecv model_of(const PlanRequest& req) {
+  if (req.model) return *req.model;
+  if (req.lambda) return SendRecv::from_lambda(*req.lambda);
+  if (auto env = env_latency()) return *env;
+  return SendRecv{Rational(1), Rational(1)};
+}
+
+std::string default_bcast_shape() { return env_latency() ? "greedy" : "binomial"; }
+
+}  // namespace postbox

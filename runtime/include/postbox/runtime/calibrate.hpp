@@ -1,0 +1,144 @@
+// Calibration of this machine: the send latency s, the receive latency r (Cordsen §5) and the
+// postal latency λ (Bruck §2.2), measured with the runtime's own signalling (Mailboxes
+// notify/recv between two threads).
+//
+// Experiments (P0 is the measuring thread; "Pk" is the one other running thread; the ranks in
+// between are mailbox ranks whose messages P0 drains afterwards, so only two threads ever run
+// at once and two cores suffice):
+//  * Cordsen's notification times: P0 notifies P1..Pj back to back; Pj stamps the time it
+//    received (cross-core CLOCK_MONOTONIC) and returns the stamp. t_j = j·s + r; t_1 = s + r
+//    and t_2 = 2s + r are the paper's "first and second notification" (s = 27, r = 88 µs on MANNA).
+//  * Sender side: P0 times k back-to-back notifies alone; the slope over k is s.
+//  * Bruck's experiment 1: P0 notifies P1..Pk, Pk answers P0:        T = t0(k − 1 + 2λ).
+//  * Bruck's experiment 2: as 1, then Pk notifies Pk−1, ..., P0:     T = 2t0(k − 1 + λ).
+// Each (experiment, k) takes the lower quartile of `trials` repetitions (interference only adds
+// time, so on a shared machine the quartile survives where the median may not); each experiment is fitted by
+// least squares over k = 1..k_max; the whole measurement is repeated `runs` times and every
+// reported figure is the median over runs, with the spread (half the range) beside it.
+//
+// Reported s and r: s is the sender-side slope (least squares, the least noisy of the
+// estimates), r = t_1 − s (first notification minus one send). λ = 1 + r/s (design.md: the
+// two models in the same units); Bruck's two λ are reported beside it as the cross-check.
+//
+// Where the library takes its figures (calibrated_latency()): POSTBOX_S_NS and POSTBOX_R_NS
+// override (each its own figure); else the file save_calibration() wrote; else a quick
+// measurement at first use (well under 20 ms on an idle machine), announced on stderr when
+// POSTBOX_DEBUG=1. A malformed variable or file is an InputError naming it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace postbox {
+
+struct CalibrateOptions {
+  // Largest k (receivers) of every experiment; k runs 1..k_max. At least 2.
+  int k_max = 8;
+  // Repetitions of each (experiment, k) per run; the run uses their lower quartile. At least 1.
+  int trials = 200;
+  // Independent runs; figures are medians over runs. At least 1.
+  int runs = 5;
+  // Wall-clock budget in ns (0: none). Once spent, no further run starts (at least one run
+  // always completes); `runs` in the result says how many did.
+  std::int64_t budget_ns = 0;
+
+  // The first-use measurement: small, so it stays well under 20 ms.
+  static CalibrateOptions quick() { return CalibrateOptions{6, 24, 3, 15'000'000}; }
+};
+
+// A least-squares line y = slope·x + intercept.
+struct LineFit {
+  double slope = 0;
+  double intercept = 0;
+  double max_residual = 0;  // largest |y − fit|
+};
+// Fewer than two points, or all x equal → InputError.
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y);
+
+// λ and t0 from the fit of T against k of Bruck's experiment 1 (T = t0(k − 1 + 2λ), so
+// t0 = slope, λ = (intercept/slope + 1)/2) and experiment 2 (T = 2t0(k − 1 + λ), so
+// t0 = slope/2, λ = 1 + intercept/slope).
+struct LambdaEstimate {
+  double t0_ns = 0;
+  double lambda = 0;
+};
+LambdaEstimate lambda_from_exp1(const LineFit& fit);
+LambdaEstimate lambda_from_exp2(const LineFit& fit);
+
+// Median and half the range of a sample. Empty → InputError.
+struct Spread {
+  double median = 0;
+  double half_range = 0;
+};
+Spread median_spread(std::vector<double> values);
+
+struct Calibration {
+  // The figures the library uses.
+  double s_ns = 0;
+  double r_ns = 0;
+  double lambda = 0;  // 1 + r/s
+  // Bruck §2.2.
+  double t0_ns = 0;  // experiment 1's t0 (the sender's time per message)
+  double lambda_exp1 = 0;
+  double lambda_exp2 = 0;
+  int runs = 0;
+
+  // Where the figures came from: "measured", "file", "env" or "env+file" / "env+measured".
+  std::string source = "measured";
+  // Measurement details (0 when not measured, e.g. from the environment).
+  double t0_exp2_ns = 0;
+  double first_notification_ns = 0;   // Cordsen's s + r
+  double second_notification_ns = 0;  // Cordsen's 2s + r
+  double s_spread_ns = 0, r_spread_ns = 0;
+  double lambda_exp1_spread = 0, lambda_exp2_spread = 0;
+  // False when |λ1 − λ2| exceeds the sum of their spreads (Bruck's double check failed).
+  bool lambdas_agree = true;
+  int k_max = 0;
+  int trials = 0;
+  double elapsed_ms = 0;  // wall-clock time of the measurement
+};
+
+// Runs the experiments on two threads (the caller and one it starts). Bad options → InputError.
+Calibration calibrate(const CalibrateOptions& options = {});
+
+// One line for people: s, r, λ, both λ experiments, and whether they agree.
+std::string describe(const Calibration& c);
+
+// $XDG_CACHE_HOME/postbox/calibration.json, else $HOME/.cache/postbox/calibration.json;
+// nullopt when neither variable gives an absolute directory.
+std::optional<std::filesystem::path> calibration_cache_path();
+// $XDG_CACHE_HOME/postbox/profiles (or $HOME/.cache/postbox/profiles): where `postbox calibrate
+// --save` writes the `local` machine profile for the emulator.
+std::optional<std::filesystem::path> calibration_profile_dir();
+
+// Missing file → nullopt. Unreadable or malformed file, or a field missing, mistyped or out of
+// range (s_ns <= 0, r_ns < 0, ...) → InputError naming the file and the field.
+std::optional<Calibration> load_calibration(const std::filesystem::path& file);
+// The cache file; nullopt when there is none (or no cache directory).
+std::optional<Calibration> load_calibration();
+// Writes JSON (creating directories). Failure → InputError naming the file.
+void save_calibration(const Calibration& c, const std::filesystem::path& file);
+// To calibration_cache_path(); returns where it wrote. No cache directory → InputError.
+std::filesystem::path save_calibration(const Calibration& c);
+
+// The `local` machine profile (docs/emulator.md): kind "sr" with send_us = s, recv_us = r,
+// and the measurement in [calibration].
+std::string local_profile_toml(const Calibration& c);
+
+// Parses a latency from the environment variable `name` given its text: a finite number of
+// nanoseconds, > 0 for POSTBOX_S_NS (allow_zero false), >= 0 for POSTBOX_R_NS. → InputError.
+double parse_latency_ns(std::string_view name, std::string_view text, bool allow_zero);
+
+// Resolves the figures as described at the top (environment, file, quick measurement), each
+// call afresh. `measure` is used when a measurement is needed.
+Calibration resolve_calibration(const CalibrateOptions& measure = CalibrateOptions::quick());
+
+// resolve_calibration() once per process (thread-safe); later calls return the same figures.
+// What barrier/ and collectives/ should use to build SendRecv{s_ns, r_ns}.
+const Calibration& calibrated_latency();
+
+}  // namespace postbox

@@ -1,0 +1,76 @@
+// The thread executor: runs a Plan on a Team over its mailboxes. Each rank runs its own program
+// in program order (a topological order of its deps), so on threads the receives of one rank
+// complete in program order; builders list them in expected arrival order.
+//
+// Zero-copy: a send passes its region of the user buffer (or scratch) straight to the mailbox,
+// and a recv lands straight in its region; a message that is only forwarded (broadcast) is
+// never staged. Hot path: no allocation once the executor exists (scratch is sized per rank
+// from the plan at construction); only mailbox calls, memcpy and the reduce function.
+//
+// Reduce operator: ReduceFn::fn(x, y, out, count, state) computes out[i] = x[i] ⊕ y[i] for
+// `count` elements of elem_bytes bytes; out may alias x or y. Op::src_first selects b ⊕ a, so
+// an associative, non-commutative ⊕ gets the plan's order. A plan with needs_commutative set
+// refuses a ReduceFn whose `commutative` is false (InputError) instead of a wrong answer.
+//
+// Requirements: one run at a time per executor (the scratch is per executor, not per run);
+// every rank of the team calls run_rank() (or the caller calls run()); the team has the plan's
+// p ranks; user buffers hold plan.user_bytes[rank] bytes. Violations → PB_CHECK, except the
+// user-facing ones below, which throw InputError from every rank alike.
+//
+// Memory ordering: the mailboxes' (mailbox.hpp): what a rank wrote before a send is visible
+// to the receiver after the matching recv; nothing else is shared between ranks.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "postbox/runtime/plan.hpp"
+#include "postbox/runtime/team.hpp"
+
+namespace postbox {
+
+struct ReduceFn {
+  using Fn = void (*)(const std::byte* x, const std::byte* y, std::byte* out, std::size_t count, const void* state);
+  Fn fn = nullptr;
+  const void* state = nullptr;
+  std::uint32_t elem_bytes = 1;
+  bool commutative = true;
+};
+
+class PlanExecutor {
+ public:
+  // The plan must pass validate() (PB_CHECK: plans come from builders or are checked first).
+  explicit PlanExecutor(std::shared_ptr<const Plan> plan);
+  PlanExecutor(const PlanExecutor&) = delete;
+  PlanExecutor& operator=(const PlanExecutor&) = delete;
+
+  [[nodiscard]] const Plan& plan() const noexcept { return *plan_; }
+
+  // Runs rank ctx.rank()'s program over `user`. op may be null for a plan without reduce ops.
+  // InputError (thrown alike by every rank): a reduce plan without an op, an op whose
+  // elem_bytes differs from the plan's, a non-commutative op where the plan needs a commutative
+  // one, a user buffer smaller than plan.user_bytes[rank], or team rings too small for the plan
+  // (see validate_rings(); build the team with TeamOptions::mailbox.ring_bytes >=
+  // ring_bytes_needed(plan)).
+  void run_rank(RankContext& ctx, std::span<std::byte> user, const ReduceFn* op);
+
+  // team.run() with rank r working on users[r].
+  void run(Team& team, std::span<const std::span<std::byte>> users, const ReduceFn* op);
+
+  // The user-facing checks of run_rank() that need no rank: throws InputError or returns.
+  void check(Team& team, const ReduceFn* op) const;
+
+ private:
+  std::shared_ptr<const Plan> plan_;
+  std::vector<std::vector<std::byte>> scratch_;  // per rank, plan.scratch_bytes[rank]
+  bool has_reduce_ = false;
+  // A ring capacity already shown to be enough (0: none yet). A cache of a pure function of
+  // the plan, so relaxed loads and stores suffice: a stale value only repeats the check.
+  mutable std::atomic<std::uint64_t> rings_ok_{0};
+};
+
+}  // namespace postbox

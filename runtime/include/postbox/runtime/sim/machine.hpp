@@ -1,0 +1,104 @@
+// The emulated machine: a network model plus host (per-rank) costs, as plain data.
+//
+// A Machine comes from a model string ("postal:1.8", "sr:27:88", "logp:L:o:g:G"), from a
+// profile name looked up in the profile directories (profiles/delta.toml ...), or from a
+// profile file path. docs/emulator.md describes every field and the semantics; profiles/*.toml
+// cite the source of every number.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace postbox::sim {
+
+// A message-size dependent cost in microseconds: base + per_byte·bytes + per_packet·packets.
+struct Cost {
+  double base_us = 0;
+  double per_byte_us = 0;
+  double per_packet_us = 0;
+  [[nodiscard]] double at(std::uint64_t bytes, std::uint64_t packets) const {
+    return base_us + per_byte_us * static_cast<double>(bytes) +
+           per_packet_us * static_cast<double>(packets);
+  }
+  friend bool operator==(const Cost&, const Cost&) = default;
+};
+
+enum class ModelKind {
+  postal,     // Bruck/Bar-Noy–Kipnis: sender busy 1 unit, message usable λ units after the send starts
+  send_recv,  // Cordsen et al.: sender busy s, receiver busy r; a crossbar (no contention)
+  loggp,      // LogGOPSim's LogGP backend (L, o, g, G), eager messages
+  mesh,       // mesh or torus: links, dimension-order routing, packets, contention
+};
+
+enum class Switching { wormhole, store_and_forward };
+enum class SendMode { blocking, nonblocking };  // the Delta's csend and isend
+enum class PlacementKind { row_major, snake, random, list };
+
+struct MeshSpec {
+  std::vector<int> dims;  // extent per dimension, row-major: dims.back() varies fastest (X)
+  bool wrap = false;      // torus
+  Switching switching = Switching::wormhole;
+  std::uint64_t packet_bytes = 0;  // payload per packet; 0 = one packet per message
+  std::uint64_t header_bytes = 0;  // added to every packet on the wire
+  double link_bytes_per_us = 1;    // per channel, each direction (1 MB/s = 1 byte/µs)
+  double router_delay_us = 0;      // per hop, paid by the header
+  int send_buffer_packets = 1;     // csend returns once the rest of the message fits in this buffer
+  [[nodiscard]] std::int64_t nodes() const;
+};
+
+struct Placement {
+  PlacementKind kind = PlacementKind::row_major;
+  std::uint64_t seed = 1;
+  std::vector<int> nodes;  // kind == list: rank i on node nodes[i]
+};
+
+struct Machine {
+  std::string name;  // profile name or model string
+  ModelKind kind = ModelKind::postal;
+  // postal
+  double lambda = 1;
+  // send_recv
+  double send_us = 1;
+  double recv_us = 0;
+  // loggp (µs; G per byte)
+  double L = 0, o = 0, g = 0, G = 0;
+  // mesh
+  MeshSpec mesh;
+  SendMode send_mode = SendMode::blocking;
+  Cost send_overhead;   // CPU time of a blocking send before the NIC takes over
+  Cost isend_overhead;  // CPU time of a non-blocking send
+  Cost recv_overhead;   // CPU time to accept a message that has arrived
+  Placement placement;
+  // any model: local computation
+  double reduce_us_per_byte = 0;
+  double copy_us_per_byte = 0;
+};
+
+// Directories searched for a profile given by name, in order: $POSTBOX_PROFILE_PATH (colon
+// separated), the source tree's profiles/ (compiled in), <prefix>/share/postbox/profiles.
+std::vector<std::string> profile_dirs();
+
+// "postal:L", "sr:S:R", "logp:L:o:g:G", a profile name, or a path to a .toml file.
+// Unknown machine, malformed string, bad profile → InputError naming the field.
+Machine load_machine(std::string_view spec);
+
+// Parses profile text (TOML). `origin` names the file in error messages.
+Machine parse_profile(std::string_view toml_text, std::string_view origin);
+
+// "8x8", "16x32", "8x8x8" → dims. Malformed → InputError naming `what`.
+std::vector<int> parse_dims(std::string_view text, std::string_view what);
+
+// "row-major", "snake", "random", "list:3,1,0,2" → Placement (seed from `seed`).
+Placement parse_placement(std::string_view text, std::uint64_t seed);
+
+// Node of each rank 0..p-1 on `mesh` (throws InputError if the mesh has fewer than p nodes or
+// the list is not a set of distinct in-range nodes of length ≥ p).
+std::vector<std::int64_t> place_ranks(const MeshSpec& mesh, const Placement& placement, int p);
+
+// The machine's receive-side λ view for messages of `bytes` on the complete-graph models
+// (postal: λ; sr: 1 + r/s; loggp: (2o + L + (b−1)G)/max(o, g + (b−1)G)); 0 for mesh.
+double nominal_lambda(const Machine& m, std::uint64_t bytes);
+
+}  // namespace postbox::sim

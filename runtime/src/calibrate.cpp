@@ -1,0 +1,560 @@
+#include "postbox/runtime/calibrate.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/mailbox.hpp"
+
+namespace postbox {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::int64_t now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+double median_of(std::vector<double>& v) {
+  PB_CHECK(!v.empty(), "median of nothing");
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  const double hi = *mid;
+  if (v.size() % 2 == 1) return hi;
+  const double lo = *std::max_element(v.begin(), mid);
+  return (lo + hi) / 2;
+}
+
+// The lower quartile: interference (preemption, another process on the core) only ever adds
+// time, so on a shared machine the median of the trials can already be disturbed while the
+// lower quartile still describes the undisturbed signalling.
+double lower_quartile(std::vector<double>& v) {
+  PB_CHECK(!v.empty(), "quartile of nothing");
+  const auto q = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 4);
+  std::nth_element(v.begin(), q, v.end());
+  return *q;
+}
+
+// Duration of one Clock::now() call: the median gap between consecutive reads. Every timed
+// interval below spans one such call beyond the work, so it is subtracted.
+double clock_overhead_ns() {
+  std::vector<double> gaps;
+  gaps.reserve(64);
+  for (int i = 0; i < 64; ++i) {
+    const auto a = now_ns();
+    const auto b = now_ns();
+    gaps.push_back(static_cast<double>(b - a));
+  }
+  return median_of(gaps);
+}
+
+bool debug_enabled() {
+  const char* v = std::getenv("POSTBOX_DEBUG");
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
+// The four experiments of one schedule slot, in the order both threads follow.
+enum class Exp { notification, exp1, exp2, send_only };
+constexpr std::array<Exp, 4> kExps{Exp::notification, Exp::exp1, Exp::exp2, Exp::send_only};
+
+// Mailbox ranks: 0 = P0 (the caller), 1..k_max = receivers nobody runs (P0 drains them),
+// k_max + 1 = the running receiver, whichever k the experiment has. So each rank's receiving
+// side stays with one thread for the whole measurement (the Mailboxes requirement).
+struct Ranks {
+  int k_max;
+  [[nodiscard]] int live() const { return k_max + 1; }
+  [[nodiscard]] int size() const { return k_max + 2; }
+};
+
+// Per run, per experiment, per k: the trials' times in ns.
+struct RunSamples {
+  // [exp][k-1][trial]
+  std::array<std::vector<std::vector<double>>, 4> t;
+};
+
+// The running receiver's side of the schedule.
+void responder(Mailboxes& mb, Ranks ranks, int trials) {
+  const int live = ranks.live();
+  for (int trial = 0; trial < trials; ++trial) {
+    for (int k = 1; k <= ranks.k_max; ++k) {
+      for (Exp e : kExps) {
+        switch (e) {
+          case Exp::notification: {
+            std::array<std::byte, 8> none{};
+            (void)mb.recv(live, 0, none);
+            const std::int64_t stamp = now_ns();
+            std::array<std::byte, sizeof stamp> msg{};
+            std::memcpy(msg.data(), &stamp, sizeof stamp);
+            mb.send(live, 0, msg);
+            break;
+          }
+          case Exp::exp1: {
+            std::array<std::byte, 1> none{};
+            (void)mb.recv(live, 0, none);
+            mb.notify(live, 0);
+            break;
+          }
+          case Exp::exp2: {
+            std::array<std::byte, 1> none{};
+            (void)mb.recv(live, 0, none);
+            // Pk answers Pk−1, ..., P1, then P0 (Bruck §2.2).
+            for (int i = k - 1; i >= 1; --i) mb.notify(live, i);
+            mb.notify(live, 0);
+            break;
+          }
+          case Exp::send_only:
+            break;
+        }
+      }
+    }
+  }
+}
+
+// P0's side: the same schedule, timing each experiment.
+void measurer(Mailboxes& mb, Ranks ranks, int trials, double clock_ns, RunSamples& out) {
+  const int live = ranks.live();
+  std::array<std::byte, 8> buf{};
+  auto send_to_receivers = [&](int k) {
+    for (int i = 1; i < k; ++i) mb.notify(0, i);
+    mb.notify(0, live);
+  };
+  auto drain = [&](int from, int upto) {
+    for (int i = 1; i <= upto; ++i) (void)mb.recv(i, from, buf);
+  };
+  for (int trial = 0; trial < trials; ++trial) {
+    for (int k = 1; k <= ranks.k_max; ++k) {
+      for (Exp e : kExps) {
+        double t = 0;
+        switch (e) {
+          case Exp::notification: {
+            const auto start = now_ns();
+            send_to_receivers(k);
+            (void)mb.recv(0, live, buf);
+            std::int64_t stamp = 0;
+            std::memcpy(&stamp, buf.data(), sizeof stamp);
+            t = static_cast<double>(stamp - start) - clock_ns;
+            drain(0, k - 1);
+            break;
+          }
+          case Exp::exp1: {
+            const auto start = now_ns();
+            send_to_receivers(k);
+            (void)mb.recv(0, live, buf);
+            t = static_cast<double>(now_ns() - start) - clock_ns;
+            drain(0, k - 1);
+            break;
+          }
+          case Exp::exp2: {
+            const auto start = now_ns();
+            send_to_receivers(k);
+            (void)mb.recv(0, live, buf);
+            t = static_cast<double>(now_ns() - start) - clock_ns;
+            drain(0, k - 1);
+            drain(live, k - 1);
+            break;
+          }
+          case Exp::send_only: {
+            const auto start = now_ns();
+            for (int i = 1; i <= k; ++i) mb.notify(0, i);
+            t = static_cast<double>(now_ns() - start) - clock_ns;
+            drain(0, k);
+            break;
+          }
+        }
+        out.t[static_cast<std::size_t>(e)][static_cast<std::size_t>(k - 1)].push_back(t);
+      }
+    }
+  }
+}
+
+struct RunResult {
+  double s = 0, r = 0, t1 = 0, t2 = 0;
+  LambdaEstimate e1, e2;
+};
+
+RunResult one_run(const CalibrateOptions& o, double clock_ns) {
+  const Ranks ranks{o.k_max};
+  MailboxOptions mo;
+  mo.ring_bytes = 4096;
+  // Long spin: a waiter that yields or blocks would time the scheduler, not the signalling.
+  // Still bounded, so an oversubscribed box makes progress.
+  mo.wait = WaitPolicy{500'000, 5'000'000};
+  Mailboxes mb(ranks.size(), mo);
+  RunSamples samples;
+  for (auto& per_exp : samples.t) {
+    per_exp.resize(static_cast<std::size_t>(o.k_max));
+    for (auto& v : per_exp) v.reserve(static_cast<std::size_t>(o.trials));
+  }
+  // One untimed trial first creates every ring and warms the caches.
+  {
+    RunSamples warm;
+    for (auto& per_exp : warm.t) per_exp.resize(static_cast<std::size_t>(o.k_max));
+    std::thread b([&] { responder(mb, ranks, 1); });
+    measurer(mb, ranks, 1, clock_ns, warm);
+    b.join();
+  }
+  std::thread b([&] { responder(mb, ranks, o.trials); });
+  measurer(mb, ranks, o.trials, clock_ns, samples);
+  b.join();
+
+  std::vector<double> ks;
+  std::array<std::vector<double>, 4> med;
+  for (int k = 1; k <= o.k_max; ++k) {
+    ks.push_back(k);
+    for (std::size_t e = 0; e < 4; ++e) med[e].push_back(lower_quartile(samples.t[e][static_cast<std::size_t>(k - 1)]));
+  }
+  RunResult res;
+  const auto notif = med[static_cast<std::size_t>(Exp::notification)];
+  res.t1 = notif[0];
+  res.t2 = notif[1];
+  res.s = fit_line(ks, med[static_cast<std::size_t>(Exp::send_only)]).slope;
+  res.r = res.t1 - res.s;
+  res.e1 = lambda_from_exp1(fit_line(ks, med[static_cast<std::size_t>(Exp::exp1)]));
+  res.e2 = lambda_from_exp2(fit_line(ks, med[static_cast<std::size_t>(Exp::exp2)]));
+  return res;
+}
+
+bool finite(double x) { return std::isfinite(x); }
+
+std::optional<std::filesystem::path> cache_root() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x == '/') return std::filesystem::path(x) / "postbox";
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h == '/')
+    return std::filesystem::path(h) / ".cache" / "postbox";
+  return std::nullopt;
+}
+
+nlohmann::json to_json(const Calibration& c) {
+  nlohmann::json j;
+  j["s_ns"] = c.s_ns;
+  j["r_ns"] = c.r_ns;
+  j["lambda"] = c.lambda;
+  j["t0_ns"] = c.t0_ns;
+  j["lambda_exp1"] = c.lambda_exp1;
+  j["lambda_exp2"] = c.lambda_exp2;
+  j["runs"] = c.runs;
+  j["t0_exp2_ns"] = c.t0_exp2_ns;
+  j["first_notification_ns"] = c.first_notification_ns;
+  j["second_notification_ns"] = c.second_notification_ns;
+  j["s_spread_ns"] = c.s_spread_ns;
+  j["r_spread_ns"] = c.r_spread_ns;
+  j["lambda_exp1_spread"] = c.lambda_exp1_spread;
+  j["lambda_exp2_spread"] = c.lambda_exp2_spread;
+  j["lambdas_agree"] = c.lambdas_agree;
+  j["k_max"] = c.k_max;
+  j["trials"] = c.trials;
+  j["elapsed_ms"] = c.elapsed_ms;
+  return j;
+}
+
+}  // namespace
+
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size()) throw InputError("fit_line: x and y differ in length");
+  if (x.size() < 2) throw InputError("fit_line: at least two points are needed");
+  const double n = static_cast<double>(x.size());
+  double mx = 0, my = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    mx += x[i];
+    my += y[i];
+  }
+  mx /= n;
+  my /= n;
+  double sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    sxx += (x[i] - mx) * (x[i] - mx);
+    sxy += (x[i] - mx) * (y[i] - my);
+  }
+  if (sxx == 0) throw InputError("fit_line: all x are equal");
+  LineFit f;
+  f.slope = sxy / sxx;
+  f.intercept = my - f.slope * mx;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    f.max_residual = std::max(f.max_residual, std::abs(y[i] - (f.slope * x[i] + f.intercept)));
+  return f;
+}
+
+LambdaEstimate lambda_from_exp1(const LineFit& fit) {
+  // T = t0·k + t0(2λ − 1).
+  return LambdaEstimate{fit.slope, (fit.intercept / fit.slope + 1) / 2};
+}
+
+LambdaEstimate lambda_from_exp2(const LineFit& fit) {
+  // T = 2t0·k + 2t0(λ − 1).
+  return LambdaEstimate{fit.slope / 2, 1 + fit.intercept / fit.slope};
+}
+
+Spread median_spread(std::vector<double> values) {
+  if (values.empty()) throw InputError("median of an empty sample");
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  const double half = (*hi - *lo) / 2;
+  return Spread{median_of(values), half};
+}
+
+Calibration calibrate(const CalibrateOptions& o) {
+  if (o.k_max < 2) throw InputError("calibrate: k_max must be at least 2");
+  if (o.k_max > 64) throw InputError("calibrate: k_max must be at most 64");
+  if (o.trials < 1) throw InputError("calibrate: trials must be at least 1");
+  if (o.runs < 1) throw InputError("calibrate: runs must be at least 1");
+  if (o.budget_ns < 0) throw InputError("calibrate: the time budget must not be negative");
+  const auto start = now_ns();
+  const double clock_ns = clock_overhead_ns();
+  std::vector<double> s, r, t1, t2, l1, l2, t01, t02;
+  for (int run = 0; run < o.runs; ++run) {
+    if (run > 0 && o.budget_ns > 0 && now_ns() - start > o.budget_ns) break;
+    const RunResult rr = one_run(o, clock_ns);
+    s.push_back(rr.s);
+    r.push_back(rr.r);
+    t1.push_back(rr.t1);
+    t2.push_back(rr.t2);
+    l1.push_back(rr.e1.lambda);
+    l2.push_back(rr.e2.lambda);
+    t01.push_back(rr.e1.t0_ns);
+    t02.push_back(rr.e2.t0_ns);
+  }
+  Calibration c;
+  c.source = "measured";
+  c.runs = static_cast<int>(s.size());
+  c.k_max = o.k_max;
+  c.trials = o.trials;
+  const Spread ss = median_spread(s), rs = median_spread(r), l1s = median_spread(l1), l2s = median_spread(l2);
+  c.s_ns = ss.median;
+  c.s_spread_ns = ss.half_range;
+  c.r_ns = rs.median;
+  c.r_spread_ns = rs.half_range;
+  c.lambda_exp1 = l1s.median;
+  c.lambda_exp1_spread = l1s.half_range;
+  c.lambda_exp2 = l2s.median;
+  c.lambda_exp2_spread = l2s.half_range;
+  c.t0_ns = median_spread(t01).median;
+  c.t0_exp2_ns = median_spread(t02).median;
+  c.first_notification_ns = median_spread(t1).median;
+  c.second_notification_ns = median_spread(t2).median;
+  c.lambdas_agree = std::abs(c.lambda_exp1 - c.lambda_exp2) <= c.lambda_exp1_spread + c.lambda_exp2_spread;
+  c.elapsed_ms = static_cast<double>(now_ns() - start) / 1e6;
+  if (!(c.s_ns > 0) || !finite(c.s_ns) || !(c.r_ns >= 0) || !finite(c.r_ns))
+    throw std::runtime_error("calibration failed: measured s = " + std::to_string(c.s_ns) +
+                             " ns, r = " + std::to_string(c.r_ns) + " ns (the machine is too noisy; try again)");
+  c.lambda = 1 + c.r_ns / c.s_ns;
+  return c;
+}
+
+std::string describe(const Calibration& c) {
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "s = %.1f ns, r = %.1f ns, lambda = 1 + r/s = %.2f; Bruck: lambda_exp1 = %.2f (±%.2f), "
+                "lambda_exp2 = %.2f (±%.2f), t0 = %.1f ns%s [%s, %d run%s]",
+                c.s_ns, c.r_ns, c.lambda, c.lambda_exp1, c.lambda_exp1_spread, c.lambda_exp2, c.lambda_exp2_spread,
+                c.t0_ns, c.lambdas_agree ? "" : "; the two lambdas DISAGREE beyond their spread", c.source.c_str(),
+                c.runs, c.runs == 1 ? "" : "s");
+  return line;
+}
+
+std::optional<std::filesystem::path> calibration_cache_path() {
+  auto root = cache_root();
+  if (!root) return std::nullopt;
+  return *root / "calibration.json";
+}
+
+std::optional<std::filesystem::path> calibration_profile_dir() {
+  auto root = cache_root();
+  if (!root) return std::nullopt;
+  return *root / "profiles";
+}
+
+std::optional<Calibration> load_calibration(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return std::nullopt;
+  const std::string where = "calibration file " + file.string();
+  std::ifstream in(file);
+  if (!in) throw InputError("cannot read " + where);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(where + " is not valid JSON (" + std::string(e.what()) + ")");
+  }
+  if (!j.is_object()) throw InputError(where + " must hold a JSON object");
+  auto number = [&](const char* field, bool required, double fallback) -> double {
+    if (!j.contains(field)) {
+      if (required) throw InputError(where + ": field '" + field + "' is missing");
+      return fallback;
+    }
+    const auto& v = j.at(field);
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+      throw InputError(where + ": field '" + field + "' must be a finite number");
+    return v.get<double>();
+  };
+  Calibration c;
+  c.source = "file";
+  c.s_ns = number("s_ns", true, 0);
+  c.r_ns = number("r_ns", true, 0);
+  c.lambda = number("lambda", true, 0);
+  c.t0_ns = number("t0_ns", true, 0);
+  c.lambda_exp1 = number("lambda_exp1", true, 0);
+  c.lambda_exp2 = number("lambda_exp2", true, 0);
+  if (!j.contains("runs")) throw InputError(where + ": field 'runs' is missing");
+  if (!j.at("runs").is_number_integer() || j.at("runs").get<long long>() < 0 || j.at("runs").get<long long>() > 1'000'000)
+    throw InputError(where + ": field 'runs' must be a non-negative integer");
+  c.runs = j.at("runs").get<int>();
+  if (c.s_ns <= 0) throw InputError(where + ": field 's_ns' must be positive");
+  if (c.r_ns < 0) throw InputError(where + ": field 'r_ns' must not be negative");
+  if (c.lambda < 1) throw InputError(where + ": field 'lambda' must be at least 1");
+  c.t0_exp2_ns = number("t0_exp2_ns", false, 0);
+  c.first_notification_ns = number("first_notification_ns", false, 0);
+  c.second_notification_ns = number("second_notification_ns", false, 0);
+  c.s_spread_ns = number("s_spread_ns", false, 0);
+  c.r_spread_ns = number("r_spread_ns", false, 0);
+  c.lambda_exp1_spread = number("lambda_exp1_spread", false, 0);
+  c.lambda_exp2_spread = number("lambda_exp2_spread", false, 0);
+  c.k_max = static_cast<int>(number("k_max", false, 0));
+  c.trials = static_cast<int>(number("trials", false, 0));
+  c.elapsed_ms = number("elapsed_ms", false, 0);
+  if (j.contains("lambdas_agree")) {
+    if (!j.at("lambdas_agree").is_boolean()) throw InputError(where + ": field 'lambdas_agree' must be true or false");
+    c.lambdas_agree = j.at("lambdas_agree").get<bool>();
+  }
+  return c;
+}
+
+std::optional<Calibration> load_calibration() {
+  const auto path = calibration_cache_path();
+  if (!path) return std::nullopt;
+  return load_calibration(*path);
+}
+
+void save_calibration(const Calibration& c, const std::filesystem::path& file) {
+  std::error_code ec;
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
+  if (ec) throw InputError("cannot create directory " + file.parent_path().string() + ": " + ec.message());
+  // Written whole to a temporary beside it, then renamed, so a reader never sees half a file.
+  const auto tmp = std::filesystem::path(file.string() + ".tmp" + std::to_string(::getpid()));
+  {
+    std::ofstream out(tmp);
+    if (!out) throw InputError("cannot write calibration file " + file.string());
+    out << to_json(c).dump(2) << '\n';
+    if (!out) throw InputError("cannot write calibration file " + file.string());
+  }
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) throw InputError("cannot write calibration file " + file.string() + ": " + ec.message());
+}
+
+std::filesystem::path save_calibration(const Calibration& c) {
+  const auto path = calibration_cache_path();
+  if (!path) throw InputError("no cache directory: set XDG_CACHE_HOME or HOME to an absolute path");
+  save_calibration(c, *path);
+  return *path;
+}
+
+std::string local_profile_toml(const Calibration& c) {
+  char host[256] = "unknown";
+  if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown");
+  host[sizeof host - 1] = '\0';
+  const std::time_t now = std::time(nullptr);
+  char date[32] = "unknown";
+  if (std::tm tm{}; ::gmtime_r(&now, &tm) != nullptr) std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  std::string host_s;
+  for (const char* p = host; *p != '\0'; ++p)
+    if (*p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) host_s += *p;
+  std::ostringstream o;
+  o.precision(6);
+  o << std::fixed;
+  o << "# Written by `postbox calibrate --save` (docs/calibration.md). Re-run it to refresh.\n";
+  o << "name = \"local\"\n";
+  o << "description = \"this machine (" << host_s << "), measured by postbox calibrate on " << date << "\"\n";
+  o << "[model]\n";
+  o << "kind = \"sr\"\n";
+  o << "send_us = " << c.s_ns / 1000 << "  # measured s: slope of k back-to-back notifies (Cordsen §5)\n";
+  o << "recv_us = " << c.r_ns / 1000 << "  # measured r: first notification (s + r) minus s\n";
+  o << "[calibration]\n";
+  o << "host = \"" << host_s << "\"\n";
+  o << "date = \"" << date << "\"\n";
+  o << "method = \"postbox calibrate: Cordsen notification times, Bruck experiments 1 and 2, k = 1.." << c.k_max
+    << ", " << c.trials << " trials, median of " << c.runs << " runs\"\n";
+  o << "lambda = " << c.lambda << "\n";
+  o << "lambda_exp1 = " << c.lambda_exp1 << "\n";
+  o << "lambda_exp2 = " << c.lambda_exp2 << "\n";
+  o << "t0_us = " << c.t0_ns / 1000 << "\n";
+  o << "first_notification_us = " << c.first_notification_ns / 1000 << "\n";
+  o << "second_notification_us = " << c.second_notification_ns / 1000 << "\n";
+  return o.str();
+}
+
+double parse_latency_ns(std::string_view name, std::string_view text, bool allow_zero) {
+  const std::string s(text);
+  const std::string what = std::string(name) + " must be a " + (allow_zero ? "non-negative" : "positive") +
+                           " number of nanoseconds, got '" + s + "'";
+  if (s.empty()) throw InputError(what);
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (errno != 0 || end != s.c_str() + s.size() || !std::isfinite(v)) throw InputError(what);
+  if (allow_zero ? v < 0 : v <= 0) throw InputError(what);
+  return v;
+}
+
+Calibration resolve_calibration(const CalibrateOptions& measure) {
+  std::optional<double> s_env, r_env;
+  if (const char* v = std::getenv("POSTBOX_S_NS"); v != nullptr) s_env = parse_latency_ns("POSTBOX_S_NS", v, false);
+  if (const char* v = std::getenv("POSTBOX_R_NS"); v != nullptr) r_env = parse_latency_ns("POSTBOX_R_NS", v, true);
+  const bool debug = debug_enabled();
+  Calibration c;
+  if (s_env && r_env) {
+    c.source = "env";
+    c.s_ns = *s_env;
+    c.r_ns = *r_env;
+    c.t0_ns = *s_env;
+    c.runs = 0;
+  } else if (auto file = load_calibration()) {
+    c = *file;
+    c.source = "file";
+  } else {
+    try {
+      c = calibrate(measure);
+      c.source = "measured";
+      if (debug)
+        std::fprintf(stderr, "postbox: debug: no calibration saved; measured at first use in %.1f ms: %s\n",
+                     c.elapsed_ms, describe(c).c_str());
+    } catch (const std::runtime_error& e) {
+      if (dynamic_cast<const InputError*>(&e) != nullptr) throw;
+      // An unusable measurement (a badly overloaded machine): the barrier's uncalibrated default.
+      c = Calibration{};
+      c.s_ns = 1;
+      c.r_ns = 1;
+      c.t0_ns = 1;
+      c.source = "assumed";
+      if (debug) std::fprintf(stderr, "postbox: debug: %s; assuming s = r\n", e.what());
+    }
+  }
+  if (s_env || r_env) {
+    if (!(s_env && r_env)) c.source = "env+" + c.source;
+    if (s_env) c.s_ns = *s_env;
+    if (r_env) c.r_ns = *r_env;
+  }
+  c.lambda = 1 + c.r_ns / c.s_ns;
+  if (c.runs == 0) c.lambda_exp1 = c.lambda_exp2 = c.lambda;
+  if (debug && c.source != "measured")
+    std::fprintf(stderr, "postbox: debug: calibration from %s: %s\n", c.source.c_str(), describe(c).c_str());
+  return c;
+}
+
+const Calibration& calibrated_latency() {
+  static const Calibration c = resolve_calibration();
+  return c;
+}
+
+}  // namespace postbox

@@ -1,0 +1,105 @@
+// Private layout of the mailboxes: one byte ring per ordered pair (src, dst) and one inbox per
+// destination. Only mailbox.cpp includes this.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace postbox::internal {
+
+// One cache line. Written out rather than std::hardware_destructive_interference_size, whose
+// value g++ declines to promise across compiler versions (-Winterference-size).
+inline constexpr std::size_t kCacheLine = 64;
+
+// Record framing: an 8-byte header (payload size | kHeaderValid), the payload, then padding to
+// 8 bytes, so indices stay multiples of 8 and a header never wraps around the buffer's end.
+// The producer keeps the 8 bytes after its last record zero (it writes that zero before it
+// publishes the record), so the consumer can poll the next header slot itself: zero means "not
+// yet", and stale payload bytes never sit there. A small message then reaches the receiver in
+// the one cache line that holds its header and payload; head is read only for later chunks
+// of a streamed message. The first chunk of a record (up to `chunk` bytes) is written before
+// its header, later chunks are published by head alone.
+inline constexpr std::uint64_t kHeaderBytes = 8;
+inline constexpr std::uint64_t kHeaderValid = std::uint64_t{1} << 63;
+constexpr std::uint64_t record_bytes(std::uint64_t payload) { return kHeaderBytes + ((payload + 7) & ~std::uint64_t{7}); }
+
+// Single-producer/single-consumer byte ring in the rigtorp SPSCQueue layout. head and tail are
+// byte counts since construction (64-bit: they never wrap in practice); position = index & mask.
+//
+// Invariant: 0 <= head - tail <= capacity; the producer owns [head, tail + capacity), the
+// consumer owns [tail, head).
+//
+// Memory ordering: the producer writes bytes, then stores head (release, via seq_cst); the
+// consumer loads head (acquire) before reading them. The consumer reads bytes, then stores tail
+// (release); the producer loads tail (acquire) before overwriting them. Each publication is
+// followed by a look at the peer's sleeping flag (the wake-up handshake in mailbox.hpp).
+struct Ring {
+  // Line 0: immutable after construction, read by both sides.
+  alignas(kCacheLine) std::byte* buf;
+  std::uint64_t mask;   // capacity - 1 (capacity is a power of two)
+  std::uint64_t chunk;  // most bytes copied between two index publications (capacity / 4)
+
+  // Line 1: written by the producer only.
+  alignas(kCacheLine) std::atomic<std::uint64_t> head{0};
+  // Producer-private cached lower bound of tail; refreshed only when the ring looks full.
+  // Never read by the consumer.
+  std::uint64_t cached_tail = 0;
+
+  // Line 2: written by the consumer only.
+  alignas(kCacheLine) std::atomic<std::uint64_t> tail{0};
+  // Consumer-private cached lower bound of head; refreshed only when the ring looks empty.
+  // Never read by the producer.
+  std::uint64_t cached_head = 0;
+
+  // Line 3: the producer's doorbell. Raised by the producer only when it is about to block on a
+  // full ring; read by the consumer after every tail publication (a shared read, no transfer).
+  alignas(kCacheLine) std::atomic<std::uint32_t> producer_sleeping{0};
+
+  explicit Ring(std::size_t capacity);
+  ~Ring();
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+
+  [[nodiscard]] std::uint64_t capacity() const noexcept { return mask + 1; }
+  // Discards the contents. Requires no concurrent user.
+  void clear() noexcept;
+};
+
+static_assert(offsetof(Ring, head) - offsetof(Ring, buf) >= kCacheLine,
+              "Ring: head must not share a cache line with the read-only fields");
+static_assert(offsetof(Ring, tail) - offsetof(Ring, head) >= kCacheLine,
+              "Ring: producer index (head) and consumer index (tail) must sit on different cache lines");
+static_assert(offsetof(Ring, cached_tail) - offsetof(Ring, head) < kCacheLine,
+              "Ring: the producer's cached tail must share the producer's line");
+static_assert(offsetof(Ring, cached_head) - offsetof(Ring, tail) < kCacheLine,
+              "Ring: the consumer's cached head must share the consumer's line");
+static_assert(offsetof(Ring, producer_sleeping) - offsetof(Ring, tail) >= kCacheLine,
+              "Ring: the doorbell must not share the consumer's line");
+static_assert(alignof(Ring) == kCacheLine && sizeof(Ring) == 4 * kCacheLine,
+              "Ring: four whole cache lines, so adjacent rings never share one");
+
+// Per destination rank.
+struct Inbox {
+  // Line 0: read by every sender to this rank on every send; written only when the rank is
+  // about to block (receiver_sleeping) and when a ring from a new source is created (from[]).
+  alignas(kCacheLine) std::atomic<Ring*>* from = nullptr;  // p slots, one per source; null until first use
+  std::atomic<std::uint32_t> receiver_sleeping{0};
+
+  // Line 1: futex words, touched on the slow path only.
+  // Incremented to wake this rank blocked as a receiver (recv, recv_any).
+  alignas(kCacheLine) std::atomic<std::uint32_t> recv_word{0};
+  // Incremented to wake this rank blocked as a sender on a full ring.
+  std::atomic<std::uint32_t> space_word{0};
+
+  // Line 2: private to the receiving thread.
+  alignas(kCacheLine) int next_any = 0;  // round-robin cursor of recv_any
+};
+
+static_assert(offsetof(Inbox, recv_word) - offsetof(Inbox, from) >= kCacheLine,
+              "Inbox: futex words must not share the line every sender reads");
+static_assert(offsetof(Inbox, next_any) - offsetof(Inbox, recv_word) >= kCacheLine,
+              "Inbox: the receiver's private cursor must not share the futex line");
+static_assert(alignof(Inbox) == kCacheLine, "Inbox: adjacent inboxes must not share a line");
+
+}  // namespace postbox::internal

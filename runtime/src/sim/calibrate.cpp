@@ -1,0 +1,97 @@
+#include "postbox/runtime/sim/calibrate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/sim/simulator.hpp"
+
+namespace postbox::sim {
+namespace {
+
+Op make(OpCode code, int peer, std::uint64_t bytes, std::vector<std::uint32_t> deps = {}) {
+  Op op;
+  op.code = code;
+  op.peer = peer;
+  op.a = Region{Buffer::user, 0, bytes};
+  op.deps = std::move(deps);
+  return op;
+}
+
+// Least squares T = a·k + b.
+std::pair<double, double> fit(const std::vector<double>& k, const std::vector<double>& t) {
+  const auto n = static_cast<double>(k.size());
+  double sk = 0, st = 0, skk = 0, skt = 0;
+  for (std::size_t i = 0; i < k.size(); ++i) {
+    sk += k[i];
+    st += t[i];
+    skk += k[i] * k[i];
+    skt += k[i] * t[i];
+  }
+  const double a = (n * skt - sk * st) / (n * skk - sk * sk);
+  return {a, (st - a * sk) / n};
+}
+
+}  // namespace
+
+Plan bruck_experiment_plan(int experiment, int k, std::uint64_t bytes) {
+  if (k < 1) throw InputError("Bruck experiment: k must be at least 1");
+  if (experiment != 1 && experiment != 2) throw InputError("Bruck experiment must be 1 or 2");
+  Plan plan;
+  plan.op = experiment == 1 ? "bruck-exp1" : "bruck-exp2";
+  plan.algo = "bruck-lambda";
+  plan.p = k + 1;
+  plan.root = 0;
+  plan.bytes = bytes;
+  plan.user_bytes.assign(static_cast<std::size_t>(k + 1), bytes);
+  plan.scratch_bytes.assign(static_cast<std::size_t>(k + 1), 0);
+  plan.ranks.resize(static_cast<std::size_t>(k + 1));
+  auto& p0 = plan.ranks[0].ops;
+  for (int i = 1; i <= k; ++i) {
+    std::vector<std::uint32_t> deps;
+    if (i > 1) deps.push_back(static_cast<std::uint32_t>(i - 2));
+    p0.push_back(make(OpCode::send, i, bytes, deps));
+  }
+  p0.push_back(make(OpCode::recv, k, bytes, {static_cast<std::uint32_t>(k - 1)}));
+  auto& pk = plan.ranks[k].ops;
+  pk.push_back(make(OpCode::recv, 0, bytes));
+  if (experiment == 1) {
+    pk.push_back(make(OpCode::send, 0, bytes, {0}));
+    for (int i = 1; i < k; ++i) plan.ranks[i].ops.push_back(make(OpCode::recv, 0, bytes));
+  } else {
+    for (int i = k - 1; i >= 0; --i)
+      pk.push_back(make(OpCode::send, i, bytes, {static_cast<std::uint32_t>(pk.size() - 1)}));
+    for (int i = 1; i < k; ++i) {
+      plan.ranks[i].ops.push_back(make(OpCode::recv, 0, bytes));
+      plan.ranks[i].ops.push_back(make(OpCode::recv, k, bytes, {0}));
+    }
+  }
+  return plan;
+}
+
+LambdaFit measure_lambda(const Machine& machine, std::uint64_t bytes, int k_min, int k_max) {
+  if (k_min < 1 || k_max < k_min + 1) throw InputError("measure_lambda needs 1 <= k_min < k_max");
+  LambdaFit out;
+  out.bytes = bytes;
+  std::vector<double> ks, t1, t2;
+  for (int k = k_min; k <= k_max; ++k) {
+    ks.push_back(k);
+    t1.push_back(simulate(bruck_experiment_plan(1, k, bytes), machine).per_rank_us[0]);
+    t2.push_back(simulate(bruck_experiment_plan(2, k, bytes), machine).per_rank_us[0]);
+  }
+  const auto [a1, b1] = fit(ks, t1);
+  const auto [a2, b2] = fit(ks, t2);
+  out.t0_exp1_us = a1;
+  out.lambda_exp1 = (b1 / a1 + 1) / 2;
+  out.t0_exp2_us = a2 / 2;
+  out.lambda_exp2 = 1 + b2 / a2;
+  for (std::size_t i = 0; i < ks.size(); ++i) {
+    out.max_residual_us = std::max(out.max_residual_us, std::abs(t1[i] - (a1 * ks[i] + b1)));
+    out.max_residual_us = std::max(out.max_residual_us, std::abs(t2[i] - (a2 * ks[i] + b2)));
+  }
+  return out;
+}
+
+}  // namespace postbox::sim

@@ -1,0 +1,426 @@
+// Machine descriptions: model strings, TOML profiles, placements. Field reference: docs/emulator.md.
+#include "postbox/runtime/sim/machine.hpp"
+
+#include <toml++/toml.h>  // header-only mode (TOML_HEADER_ONLY defaults to 1)
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "postbox/runtime/check.hpp"
+
+namespace postbox::sim {
+namespace {
+
+[[noreturn]] void bad(std::string_view origin, const std::string& what) {
+  throw InputError("profile " + std::string(origin) + ": " + what);
+}
+
+double parse_number(std::string_view text, const std::string& what) {
+  const std::string s(text);
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v))
+    throw InputError(what + " must be a number, got '" + s + "'");
+  if (v < 0) throw InputError(what + " must not be negative, got '" + s + "'");
+  return v;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t pos = s.find(sep, start);
+    out.push_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
+    if (pos == std::string_view::npos) return out;
+    start = pos + 1;
+  }
+}
+
+// Reads a TOML table strictly: every key must be known and of the right type; numbers are
+// finite and non-negative. Errors name the dotted field.
+class Reader {
+ public:
+  Reader(const toml::table& t, std::string prefix, std::string_view origin)
+      : t_(t), prefix_(std::move(prefix)), origin_(origin) {}
+
+  void allow(std::initializer_list<std::string_view> keys) {
+    for (const auto& [k, v] : t_) {
+      (void)v;
+      if (std::find(keys.begin(), keys.end(), k.str()) == keys.end())
+        bad(origin_, "unknown field '" + field(k.str()) + "'");
+    }
+  }
+  [[nodiscard]] bool has(std::string_view key) const { return t_.contains(key); }
+
+  double number(std::string_view key) const {
+    const toml::node* n = t_.get(key);
+    if (n == nullptr) bad(origin_, "missing field '" + field(key) + "'");
+    std::optional<double> v;
+    if (const auto* i = n->as_integer()) v = static_cast<double>(i->get());
+    if (const auto* f = n->as_floating_point()) v = f->get();
+    if (!v) bad(origin_, "field '" + field(key) + "' must be a number");
+    if (!std::isfinite(*v)) bad(origin_, "field '" + field(key) + "' must be finite");
+    if (*v < 0) bad(origin_, "field '" + field(key) + "' must not be negative");
+    return *v;
+  }
+  double number_or(std::string_view key, double dflt) const { return has(key) ? number(key) : dflt; }
+  std::int64_t integer(std::string_view key) const {
+    const toml::node* n = t_.get(key);
+    if (n == nullptr) bad(origin_, "missing field '" + field(key) + "'");
+    const auto* i = n->as_integer();
+    if (i == nullptr) bad(origin_, "field '" + field(key) + "' must be an integer");
+    if (i->get() < 0) bad(origin_, "field '" + field(key) + "' must not be negative");
+    return i->get();
+  }
+  std::string string(std::string_view key) const {
+    const toml::node* n = t_.get(key);
+    if (n == nullptr) bad(origin_, "missing field '" + field(key) + "'");
+    const auto* s = n->as_string();
+    if (s == nullptr) bad(origin_, "field '" + field(key) + "' must be a string");
+    return s->get();
+  }
+  bool boolean(std::string_view key) const {
+    const toml::node* n = t_.get(key);
+    if (n == nullptr) bad(origin_, "missing field '" + field(key) + "'");
+    const auto* b = n->as_boolean();
+    if (b == nullptr) bad(origin_, "field '" + field(key) + "' must be true or false");
+    return b->get();
+  }
+  std::vector<int> ints(std::string_view key) const {
+    const toml::node* n = t_.get(key);
+    if (n == nullptr) bad(origin_, "missing field '" + field(key) + "'");
+    const auto* a = n->as_array();
+    if (a == nullptr) bad(origin_, "field '" + field(key) + "' must be an array of integers");
+    std::vector<int> out;
+    for (const auto& e : *a) {
+      const auto* i = e.as_integer();
+      if (i == nullptr || i->get() < 0 || i->get() > std::numeric_limits<int>::max())
+        bad(origin_, "field '" + field(key) + "' must be an array of non-negative integers");
+      out.push_back(static_cast<int>(i->get()));
+    }
+    return out;
+  }
+  Reader table(std::string_view key) const {
+    const toml::node* n = t_.get(key);
+    if (n == nullptr) bad(origin_, "missing table '" + field(key) + "'");
+    const auto* t = n->as_table();
+    if (t == nullptr) bad(origin_, "field '" + field(key) + "' must be a table");
+    return Reader(*t, field(key), origin_);
+  }
+  Cost cost(std::string_view key) const {
+    Reader r = table(key);
+    r.allow({"base_us", "per_byte_us", "per_packet_us"});
+    return Cost{r.number("base_us"), r.number_or("per_byte_us", 0), r.number_or("per_packet_us", 0)};
+  }
+  [[nodiscard]] std::string field(std::string_view key) const {
+    return prefix_.empty() ? std::string(key) : prefix_ + "." + std::string(key);
+  }
+  [[nodiscard]] std::string_view origin() const { return origin_; }
+
+ private:
+  const toml::table& t_;
+  std::string prefix_;
+  std::string_view origin_;
+};
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("cannot read profile file '" + path.string() + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool looks_like_name(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+}  // namespace
+
+std::int64_t MeshSpec::nodes() const {
+  std::int64_t n = 1;
+  for (int d : dims) n *= d;
+  return dims.empty() ? 0 : n;
+}
+
+std::vector<std::string> profile_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("POSTBOX_PROFILE_PATH"); env != nullptr && *env != '\0')
+    for (auto part : split(env, ':'))
+      if (!part.empty()) dirs.emplace_back(part);
+#ifdef POSTBOX_SOURCE_PROFILE_DIR
+  dirs.emplace_back(POSTBOX_SOURCE_PROFILE_DIR);
+#endif
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back((exe.parent_path().parent_path() / "share" / "postbox" / "profiles").string());
+#ifdef POSTBOX_INSTALL_PROFILE_DIR
+  dirs.emplace_back(POSTBOX_INSTALL_PROFILE_DIR);
+#endif
+  return dirs;
+}
+
+std::vector<int> parse_dims(std::string_view text, std::string_view what) {
+  std::vector<int> dims;
+  for (auto part : split(text, 'x')) {
+    const std::string s(part);
+    char* end = nullptr;
+    const long v = std::strtol(s.c_str(), &end, 10);
+    if (s.empty() || end != s.c_str() + s.size() || v < 1 || v > (1 << 24))
+      throw InputError(std::string(what) + " must look like 8x8 or 4x4x4, got '" + std::string(text) + "'");
+    dims.push_back(static_cast<int>(v));
+  }
+  return dims;
+}
+
+Placement parse_placement(std::string_view text, std::uint64_t seed) {
+  Placement pl;
+  pl.seed = seed;
+  if (text == "row-major") {
+    pl.kind = PlacementKind::row_major;
+  } else if (text == "snake") {
+    pl.kind = PlacementKind::snake;
+  } else if (text == "random") {
+    pl.kind = PlacementKind::random;
+  } else if (text.starts_with("list:")) {
+    pl.kind = PlacementKind::list;
+    for (auto part : split(text.substr(5), ',')) {
+      const std::string s(part);
+      char* end = nullptr;
+      const long v = std::strtol(s.c_str(), &end, 10);
+      if (s.empty() || end != s.c_str() + s.size() || v < 0 || v > std::numeric_limits<int>::max())
+        throw InputError("--placement list: '" + s + "' is not a node number");
+      pl.nodes.push_back(static_cast<int>(v));
+    }
+  } else {
+    throw InputError("--placement must be row-major, snake, random or list:N,N,..., got '" + std::string(text) + "'");
+  }
+  return pl;
+}
+
+std::vector<std::int64_t> place_ranks(const MeshSpec& mesh, const Placement& pl, int p) {
+  const std::int64_t n = mesh.nodes();
+  if (n < p) throw InputError("mesh has " + std::to_string(n) + " nodes, fewer than p = " + std::to_string(p));
+  std::vector<std::int64_t> node(static_cast<std::size_t>(p));
+  switch (pl.kind) {
+    case PlacementKind::row_major:
+      for (int r = 0; r < p; ++r) node[r] = r;
+      break;
+    case PlacementKind::snake: {
+      // Boustrophedon along X: odd rows (index over all slower dimensions) run backwards.
+      const std::int64_t x = mesh.dims.back();
+      for (int r = 0; r < p; ++r) {
+        const std::int64_t row = r / x, col = r % x;
+        node[r] = row * x + ((row % 2) == 0 ? col : x - 1 - col);
+      }
+      break;
+    }
+    case PlacementKind::random: {
+      // Fisher–Yates over all nodes with mt19937_64 (its output is fixed by the standard);
+      // the modulo draw avoids the implementation-defined distributions.
+      std::vector<std::int64_t> perm(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) perm[i] = i;
+      std::mt19937_64 rng(pl.seed);
+      for (std::int64_t i = n - 1; i > 0; --i) {
+        const auto j = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(i + 1));
+        std::swap(perm[i], perm[j]);
+      }
+      for (int r = 0; r < p; ++r) node[r] = perm[r];
+      break;
+    }
+    case PlacementKind::list: {
+      if (static_cast<std::int64_t>(pl.nodes.size()) < p)
+        throw InputError("placement list has " + std::to_string(pl.nodes.size()) + " nodes, fewer than p = " + std::to_string(p));
+      std::set<int> seen;
+      for (int r = 0; r < p; ++r) {
+        const int v = pl.nodes[r];
+        if (v >= n) throw InputError("placement list: node " + std::to_string(v) + " is outside the mesh");
+        if (!seen.insert(v).second) throw InputError("placement list: node " + std::to_string(v) + " appears twice");
+        node[r] = v;
+      }
+      break;
+    }
+  }
+  return node;
+}
+
+Machine parse_profile(std::string_view toml_text, std::string_view origin) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, origin);
+  } catch (const toml::parse_error& e) {
+    const auto& src = e.source();
+    bad(origin, "TOML syntax error at line " + std::to_string(src.begin.line) + ": " + std::string(e.description()));
+  }
+  Reader top(root, "", origin);
+  top.allow({"name", "description", "model", "mesh", "host", "placement", "calibration"});
+  Machine m;
+  m.name = top.string("name");
+  if (top.has("description")) (void)top.string("description");
+  Reader model = top.table("model");
+  const std::string kind = model.string("kind");
+  if (kind == "postal") {
+    model.allow({"kind", "lambda"});
+    m.kind = ModelKind::postal;
+    m.lambda = model.number("lambda");
+    if (m.lambda < 1) bad(origin, "field 'model.lambda' must be at least 1");
+  } else if (kind == "sr" || kind == "crossbar") {
+    model.allow({"kind", "send_us", "recv_us"});
+    m.kind = ModelKind::send_recv;
+    m.send_us = model.number("send_us");
+    m.recv_us = model.number("recv_us");
+    if (m.send_us <= 0) bad(origin, "field 'model.send_us' must be positive");
+  } else if (kind == "logp") {
+    model.allow({"kind", "L_us", "o_us", "g_us", "G_us_per_byte"});
+    m.kind = ModelKind::loggp;
+    m.L = model.number("L_us");
+    m.o = model.number("o_us");
+    m.g = model.number("g_us");
+    m.G = model.number("G_us_per_byte");
+  } else if (kind == "mesh") {
+    model.allow({"kind"});
+    m.kind = ModelKind::mesh;
+  } else {
+    bad(origin, "field 'model.kind' must be postal, sr, crossbar, logp or mesh, got '" + kind + "'");
+  }
+  if (m.kind == ModelKind::mesh) {
+    Reader mesh = top.table("mesh");
+    mesh.allow({"dims", "wrap", "switching", "packet_bytes", "header_bytes", "link_mb_per_s", "router_delay_us",
+                "send_buffer_packets"});
+    m.mesh.dims = mesh.ints("dims");
+    if (m.mesh.dims.empty() || std::any_of(m.mesh.dims.begin(), m.mesh.dims.end(), [](int d) { return d < 1; }))
+      bad(origin, "field 'mesh.dims' must list positive extents");
+    m.mesh.wrap = mesh.boolean("wrap");
+    const std::string sw = mesh.string("switching");
+    if (sw == "wormhole") m.mesh.switching = Switching::wormhole;
+    else if (sw == "store-and-forward") m.mesh.switching = Switching::store_and_forward;
+    else bad(origin, "field 'mesh.switching' must be wormhole or store-and-forward, got '" + sw + "'");
+    m.mesh.packet_bytes = static_cast<std::uint64_t>(mesh.integer("packet_bytes"));
+    m.mesh.header_bytes = static_cast<std::uint64_t>(mesh.integer("header_bytes"));
+    m.mesh.link_bytes_per_us = mesh.number("link_mb_per_s");
+    if (m.mesh.link_bytes_per_us <= 0) bad(origin, "field 'mesh.link_mb_per_s' must be positive");
+    m.mesh.router_delay_us = mesh.number("router_delay_us");
+    m.mesh.send_buffer_packets = static_cast<int>(std::min<std::int64_t>(mesh.integer("send_buffer_packets"), 1 << 20));
+    Reader host = top.table("host");
+    host.allow({"send", "send_overhead", "isend_overhead", "recv_overhead", "reduce_us_per_byte", "copy_us_per_byte"});
+    const std::string send = host.string("send");
+    if (send == "blocking" || send == "csend") m.send_mode = SendMode::blocking;
+    else if (send == "nonblocking" || send == "isend") m.send_mode = SendMode::nonblocking;
+    else bad(origin, "field 'host.send' must be blocking or nonblocking, got '" + send + "'");
+    m.send_overhead = host.cost("send_overhead");
+    m.isend_overhead = host.cost("isend_overhead");
+    m.recv_overhead = host.cost("recv_overhead");
+    m.reduce_us_per_byte = host.number_or("reduce_us_per_byte", 0);
+    m.copy_us_per_byte = host.number_or("copy_us_per_byte", 0);
+  } else {
+    if (top.has("mesh")) bad(origin, "table 'mesh' is only for model.kind = \"mesh\"");
+    if (top.has("host")) {
+      Reader host = top.table("host");
+      host.allow({"reduce_us_per_byte", "copy_us_per_byte"});
+      m.reduce_us_per_byte = host.number_or("reduce_us_per_byte", 0);
+      m.copy_us_per_byte = host.number_or("copy_us_per_byte", 0);
+    }
+  }
+  if (top.has("placement")) {
+    Reader pl = top.table("placement");
+    pl.allow({"kind", "seed", "nodes"});
+    const std::string k = pl.string("kind");
+    const auto seed = pl.has("seed") ? static_cast<std::uint64_t>(pl.integer("seed")) : 1;
+    if (k == "list") {
+      m.placement.kind = PlacementKind::list;
+      m.placement.seed = seed;
+      m.placement.nodes = pl.ints("nodes");
+    } else {
+      try {
+        m.placement = parse_placement(k, seed);
+      } catch (const InputError&) {
+        bad(origin, "field 'placement.kind' must be row-major, snake, random or list, got '" + k + "'");
+      }
+    }
+  }
+  if (top.has("calibration")) (void)top.table("calibration");  // free-form provenance (local profile)
+  return m;
+}
+
+Machine load_machine(std::string_view spec) {
+  if (spec.empty()) throw InputError("--machine is empty");
+  const auto parts = split(spec, ':');
+  const std::string s(spec);
+  if (parts[0] == "postal") {
+    if (parts.size() != 2) throw InputError("machine 'postal:L' takes one number, got '" + s + "'");
+    Machine m;
+    m.name = s;
+    m.kind = ModelKind::postal;
+    m.lambda = parse_number(parts[1], "postal λ");
+    if (m.lambda < 1) throw InputError("postal λ must be at least 1, got '" + std::string(parts[1]) + "'");
+    return m;
+  }
+  if (parts[0] == "sr") {
+    if (parts.size() != 3) throw InputError("machine 'sr:S:R' takes two numbers, got '" + s + "'");
+    Machine m;
+    m.name = s;
+    m.kind = ModelKind::send_recv;
+    m.send_us = parse_number(parts[1], "sr send latency S");
+    m.recv_us = parse_number(parts[2], "sr receive latency R");
+    if (m.send_us <= 0) throw InputError("sr send latency S must be positive");
+    return m;
+  }
+  if (parts[0] == "logp") {
+    if (parts.size() != 5) throw InputError("machine 'logp:L:o:g:G' takes four numbers, got '" + s + "'");
+    Machine m;
+    m.name = s;
+    m.kind = ModelKind::loggp;
+    m.L = parse_number(parts[1], "logp L");
+    m.o = parse_number(parts[2], "logp o");
+    m.g = parse_number(parts[3], "logp g");
+    m.G = parse_number(parts[4], "logp G");
+    return m;
+  }
+  std::filesystem::path path;
+  if (looks_like_name(spec)) {
+    for (const auto& dir : profile_dirs()) {
+      const auto candidate = std::filesystem::path(dir) / (s + ".toml");
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(candidate, ec)) {
+        path = candidate;
+        break;
+      }
+    }
+    if (path.empty())
+      throw InputError("unknown machine '" + s + "': not a model string (postal:L, sr:S:R, logp:L:o:g:G) nor a profile in the profile directories");
+  } else {
+    path = s;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) throw InputError("unknown machine '" + s + "': no such profile file");
+  }
+  return parse_profile(read_file(path), path.filename().string());
+}
+
+double nominal_lambda(const Machine& m, std::uint64_t bytes) {
+  const double b1 = bytes > 0 ? static_cast<double>(bytes - 1) : 0.0;
+  switch (m.kind) {
+    case ModelKind::postal: return m.lambda;
+    case ModelKind::send_recv: return 1.0 + m.recv_us / m.send_us;
+    case ModelKind::loggp: {
+      const double t0 = std::max(m.o, m.g + b1 * m.G);
+      return t0 > 0 ? (2 * m.o + m.L + b1 * m.G) / t0 : 0.0;
+    }
+    case ModelKind::mesh: return 0;
+  }
+  return 0;
+}
+
+}  // namespace postbox::sim

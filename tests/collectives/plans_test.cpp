@@ -1,0 +1,348 @@
+// Plan builders: the registry and its refusals, every op × algorithm × p × size × root
+// validated and exported to GOAL and read back, the postal deficiency schedule, and a symbolic
+// run of every combining plan that tracks which contributions each value holds, in order.
+#include "postbox/collectives/plans.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "postbox/collectives/postal.hpp"
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/goal_parse.hpp"
+#include "postbox/runtime/plan_export.hpp"
+
+namespace postbox {
+namespace {
+
+#ifdef POSTBOX_TSAN
+const std::vector<int> kPs{1, 2, 3, 5, 8, 13};
+#else
+const std::vector<int> kPs{1, 2, 3, 5, 8, 13, 16, 31, 64};
+#endif
+const std::vector<std::int64_t> kBytes{0, 1, 8, 4096, 65536};
+
+struct Algo {
+  const char* op;
+  const char* algo;
+};
+const std::vector<Algo> kAlgos{
+    {"bcast", "flat"},        {"bcast", "binary"},       {"bcast", "kary:3"},
+    {"bcast", "binomial"},    {"bcast", "lambda"},       {"bcast", "greedy"},
+    {"bcast", "fibo"},        {"bcast", "hier"},         {"reduce", "binomial"},
+    {"gather", "binomial"},   {"allreduce", "postal"},   {"allreduce", "postal-delay-recv"},
+    {"allreduce", "postal-delay-send"}, {"allreduce", "recursive-doubling"}, {"allreduce", "reduce-bcast"},
+};
+
+bool combines(const std::string& op) { return op == "reduce" || op == "allreduce"; }
+
+std::vector<int> roots_for(int p) {
+  std::set<int> r{0, p / 2, p - 1};
+  return {r.begin(), r.end()};
+}
+
+PlanRequest request(const Algo& a, int p, std::int64_t bytes, int root) {
+  PlanRequest req;
+  req.op = a.op;
+  req.algo = a.algo;
+  req.p = p;
+  req.bytes = bytes;
+  req.root = root;
+  req.elem_bytes = combines(a.op) && bytes % 8 == 0 ? 8 : 1;
+  req.lambda = Rational(5, 2);  // non-integer: exercises the delay-recv/delay-send choice
+  return req;
+}
+
+// The GOAL text, read back, says exactly what the plan says.
+void expect_goal_matches(const Plan& plan) {
+  const GoalSchedule g = parse_goal(plan_to_goal(plan));
+  ASSERT_EQ(g.num_ranks, plan.p);
+  ASSERT_EQ(g.ranks.size(), static_cast<std::size_t>(plan.p));
+  for (int r = 0; r < plan.p; ++r) {
+    const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+    const GoalRank& gr = g.ranks[static_cast<std::size_t>(r)];
+    ASSERT_EQ(gr.rank, r);
+    ASSERT_EQ(gr.ops.size(), ops.size());
+    std::size_t ndeps = 0;
+    for (std::size_t j = 0; j < ops.size(); ++j) {
+      const GoalOp& go = gr.ops[j];
+      EXPECT_EQ(go.label, "l" + std::to_string(j));
+      EXPECT_EQ(go.size, ops[j].a.bytes);
+      switch (ops[j].code) {
+        case OpCode::send: EXPECT_EQ(go.kind, GoalOp::Kind::send); break;
+        case OpCode::recv: EXPECT_EQ(go.kind, GoalOp::Kind::recv); break;
+        default: EXPECT_EQ(go.kind, GoalOp::Kind::calc); break;
+      }
+      if (ops[j].code == OpCode::send || ops[j].code == OpCode::recv) {
+        EXPECT_EQ(go.peer, ops[j].peer);
+        EXPECT_EQ(go.tag, static_cast<std::int64_t>(ops[j].tag));
+      }
+      for (std::uint32_t d : ops[j].deps) {
+        ASSERT_LT(ndeps, gr.deps.size());
+        EXPECT_EQ(gr.deps[ndeps], (GoalDep{"l" + std::to_string(j), "l" + std::to_string(d), false}));
+        ++ndeps;
+      }
+    }
+    EXPECT_EQ(ndeps, gr.deps.size());
+  }
+}
+
+// Symbolic run in program order: every value is the sequence of ranks combined into it.
+// Regions of combining plans are whole `bytes`-sized slots, so a slot is named by its offset.
+using Seq = std::vector<int>;
+std::vector<std::map<std::pair<int, std::uint64_t>, Seq>> symbolic_run(const Plan& plan) {
+  const int p = plan.p;
+  std::vector<std::map<std::pair<int, std::uint64_t>, Seq>> mem(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) mem[static_cast<std::size_t>(r)][{0, 0}] = Seq{r};
+  std::map<std::pair<int, int>, std::deque<Seq>> wire;
+  std::vector<std::size_t> pc(static_cast<std::size_t>(p), 0);
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (int r = 0; r < p; ++r) {
+      const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+      auto& m = mem[static_cast<std::size_t>(r)];
+      for (auto& i = pc[static_cast<std::size_t>(r)]; i < ops.size(); ++i, progress = true) {
+        const Op& op = ops[i];
+        const std::pair<int, std::uint64_t> a{static_cast<int>(op.a.buffer), op.a.offset};
+        const std::pair<int, std::uint64_t> b{static_cast<int>(op.b.buffer), op.b.offset};
+        if (op.code == OpCode::send) {
+          wire[{r, op.peer}].push_back(m[a]);
+        } else if (op.code == OpCode::recv) {
+          auto& q = wire[{op.peer, r}];
+          if (q.empty()) break;
+          m[a] = q.front();
+          q.pop_front();
+        } else if (op.code == OpCode::copy) {
+          m[a] = m[b];
+        } else {
+          Seq out = op.src_first ? m[b] : m[a];
+          const Seq& tail = op.src_first ? m[a] : m[b];
+          out.insert(out.end(), tail.begin(), tail.end());
+          m[a] = out;
+        }
+      }
+    }
+  }
+  for (int r = 0; r < p; ++r) EXPECT_EQ(pc[static_cast<std::size_t>(r)], plan.ranks[static_cast<std::size_t>(r)].ops.size());
+  return mem;
+}
+
+Seq iota_seq(int p) {
+  Seq s(static_cast<std::size_t>(p));
+  std::iota(s.begin(), s.end(), 0);
+  return s;
+}
+
+class PlansGrid : public testing::TestWithParam<std::tuple<Algo, int>> {};
+
+TEST_P(PlansGrid, ValidExportedAndCombinedExactlyOnce) {
+  const auto& [a, p] = GetParam();
+  for (std::int64_t bytes : kBytes) {
+    for (int root : roots_for(p)) {
+      if (std::string(a.op) == "allreduce" && root != 0) continue;  // rootless
+      SCOPED_TRACE(std::string(a.op) + "/" + a.algo + " p=" + std::to_string(p) + " bytes=" + std::to_string(bytes) +
+                   " root=" + std::to_string(root));
+      const Plan plan = build_plan(request(a, p, bytes, root));
+      ASSERT_EQ(validate(plan), std::nullopt);
+      EXPECT_EQ(plan.p, p);
+      const bool postal = std::string(a.algo).rfind("postal", 0) == 0;
+      EXPECT_EQ(plan.needs_commutative, postal);
+      // Everything but the postal combine is safe even with the smallest rings.
+      if (!postal) {
+        EXPECT_EQ(validate_rings(plan, 4096), std::nullopt);
+      }
+      EXPECT_EQ(validate_rings(plan, ring_bytes_needed(plan)), std::nullopt);
+      if (bytes == 8 || (bytes == 0 && p <= 16)) expect_goal_matches(plan);
+      if (bytes == 8 && combines(a.op)) {
+        const auto mem = symbolic_run(plan);
+        if (std::string(a.op) == "reduce") {
+          EXPECT_EQ(mem[static_cast<std::size_t>(root)].at({0, 0}), iota_seq(p));
+        } else {
+          for (int r = 0; r < p; ++r) {
+            const Seq got = mem[static_cast<std::size_t>(r)].at({0, 0});
+            if (postal) {
+              // A cyclic window starting at r: d_r ⊕ … ⊕ d_{p−1} ⊕ d_0 ⊕ … ⊕ d_{r−1}.
+              Seq want(static_cast<std::size_t>(p));
+              for (int k = 0; k < p; ++k) want[static_cast<std::size_t>(k)] = (r + k) % p;
+              EXPECT_EQ(got, want) << "rank " << r;
+            } else {
+              EXPECT_EQ(got, iota_seq(p)) << "rank " << r;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, PlansGrid, testing::Combine(testing::ValuesIn(kAlgos), testing::ValuesIn(kPs)),
+                         [](const testing::TestParamInfo<std::tuple<Algo, int>>& c) {
+                           std::string n = std::string(std::get<0>(c.param).op) + "_" + std::get<0>(c.param).algo + "_p" +
+                                           std::to_string(std::get<1>(c.param));
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+// Bruck §3 for every n up to 300 and L up to 6: N_ε(t) = n with t = T_L(n), and the plan's
+// windows are exactly the cyclic windows (checked symbolically).
+class PostalSchedules : public testing::TestWithParam<int> {};
+
+TEST_P(PostalSchedules, DeficiencyHitsEveryN) {
+  const int L = GetParam();
+  for (std::int64_t n = 1; n <= 300; ++n) {
+    const PostalSchedule s = postal_schedule(n, L);
+    ASSERT_EQ(s.N.back(), n);
+    EXPECT_EQ(Rational(s.t), T_lambda(Rational(L), n)) << "n=" << n << " L=" << L;
+    for (std::size_t r = 1; r < s.N.size(); ++r) EXPECT_GE(s.N[r], s.N[r - 1]);
+    for (int e : s.eps) EXPECT_TRUE(e == 0 || e == 1);
+  }
+}
+
+TEST_P(PostalSchedules, PlanWindowsAreCyclicForEveryN) {
+  const int L = GetParam();
+  for (int n = 1; n <= 70; ++n) {
+    PlanRequest req;
+    req.op = "allreduce";
+    req.algo = "postal";
+    req.p = n;
+    req.bytes = 8;
+    req.lambda = Rational(L);
+    const Plan plan = build_plan(req);
+    ASSERT_EQ(validate(plan), std::nullopt) << "n=" << n;
+    const auto mem = symbolic_run(plan);
+    for (int r = 0; r < n; ++r) {
+      Seq want(static_cast<std::size_t>(n));
+      for (int k = 0; k < n; ++k) want[static_cast<std::size_t>(k)] = (r + k) % n;
+      ASSERT_EQ(mem[static_cast<std::size_t>(r)].at({0, 0}), want) << "n=" << n << " L=" << L << " rank " << r;
+    }
+    // One message per rank per round at most: the postal model's single output port.
+    const PostalSchedule s = postal_schedule(n, L);
+    for (int r = 0; r < n; ++r) {
+      std::size_t sends = 0;
+      for (const Op& op : plan.ranks[static_cast<std::size_t>(r)].ops) sends += op.code == OpCode::send ? 1 : 0;
+      EXPECT_LE(static_cast<std::int64_t>(sends), std::max<std::int64_t>(0, s.t - L + 1));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(L, PostalSchedules, testing::Values(1, 2, 3, 4, 6));
+
+TEST(PostalChoice, IntegerAndBreakEven) {
+  EXPECT_EQ(choose_postal(Rational(3), 100).L, 3);
+  EXPECT_EQ(choose_postal(Rational(3), 100).variant, "integer");
+  for (const Rational lambda : {Rational(11, 10), Rational(13, 10), Rational(3, 2), Rational(19, 10), Rational(5, 2)}) {
+    for (std::int64_t n : {2, 8, 64, 1000}) {
+      const PostalChoice c = choose_postal(lambda, n);
+      const Rational tr = T_delay_receive(lambda, n), ts = T_delay_send(lambda, n);
+      if (ts < tr) {
+        EXPECT_EQ(c.variant, "delay-send");
+        EXPECT_EQ(c.L, lambda.floor());
+      } else {
+        EXPECT_EQ(c.variant, "delay-recv");
+        EXPECT_EQ(c.L, lambda.ceil());
+      }
+    }
+  }
+  // Table 2: below the break-even point (≈1.44 for ⌊λ⌋ = 1) delay-send wins for large n.
+  EXPECT_EQ(choose_postal(Rational(11, 10), 1000).variant, "delay-send");
+  EXPECT_EQ(choose_postal(Rational(19, 10), 1000).variant, "delay-recv");
+}
+
+TEST(PlanRegistry, ListsEveryBuiltIn) {
+  std::set<std::string> have;
+  for (const auto& b : list_plan_builders()) {
+    have.insert(b.op + "/" + b.algo);
+    EXPECT_FALSE(b.description.empty());
+  }
+  for (const Algo& a : kAlgos) {
+    std::string name = std::string(a.op) + "/" + a.algo;
+    if (name == "bcast/kary:3") name = "bcast/kary:K";
+    EXPECT_TRUE(have.contains(name)) << name;
+  }
+}
+
+TEST(PlanRegistry, PluggableBuilders) {
+  register_plan_builder("test-op", "echo:N", "test builder", [](const PlanRequest& r) {
+    Plan plan;
+    plan.op = r.op;
+    plan.algo = r.algo;
+    plan.p = r.p;
+    plan.user_bytes.assign(static_cast<std::size_t>(r.p), 0);
+    plan.scratch_bytes.assign(static_cast<std::size_t>(r.p), 0);
+    plan.ranks.resize(static_cast<std::size_t>(r.p));
+    return plan;
+  });
+  PlanRequest req;
+  req.op = "test-op";
+  req.algo = "echo:7";
+  req.p = 4;
+  EXPECT_EQ(build_plan(req).algo, "echo:7");
+}
+
+struct BadRequest {
+  const char* name;
+  PlanRequest req;
+  const char* expect;
+};
+class PlanRequestBad : public testing::TestWithParam<BadRequest> {};
+TEST_P(PlanRequestBad, IsAnInputError) {
+  try {
+    (void)build_plan(GetParam().req);
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(GetParam().expect), std::string::npos) << e.what();
+  }
+}
+PlanRequest req_of(const char* op, const char* algo, int p, std::int64_t bytes, int root, std::uint32_t elem = 1) {
+  PlanRequest r;
+  r.op = op;
+  r.algo = algo;
+  r.p = p;
+  r.bytes = bytes;
+  r.root = root;
+  r.elem_bytes = elem;
+  return r;
+}
+INSTANTIATE_TEST_SUITE_P(
+    Cases, PlanRequestBad,
+    testing::Values(BadRequest{"unknown_op", req_of("scan", "binomial", 4, 8, 0), "unknown op 'scan'"},
+                    BadRequest{"unknown_algo", req_of("bcast", "spiral", 4, 8, 0), "spiral"},
+                    BadRequest{"unknown_allreduce", req_of("allreduce", "ring", 4, 8, 0), "unknown algorithm 'ring'"},
+                    BadRequest{"p_zero", req_of("bcast", "binomial", 0, 8, 0), "p must be at least 1"},
+                    BadRequest{"root_high", req_of("bcast", "binomial", 4, 8, 4), "root 4 is outside 0..3"},
+                    BadRequest{"root_negative", req_of("reduce", "binomial", 4, 8, -1), "outside"},
+                    BadRequest{"negative_bytes", req_of("gather", "binomial", 4, -8, 0), "must not be negative"},
+                    BadRequest{"not_divisible", req_of("allreduce", "postal", 4, 12, 0, 8), "not a multiple"},
+                    BadRequest{"not_divisible_reduce", req_of("reduce", "binomial", 4, 7, 0, 2), "not a multiple"},
+                    BadRequest{"bad_kary", req_of("bcast", "kary:x", 4, 8, 0), "kary"}),
+    [](const testing::TestParamInfo<BadRequest>& c) { return std::string(c.param.name); });
+
+TEST(PlanCache, RepeatedRequestIsOneBuild) {
+  PlanRequest req = req_of("bcast", "fibo", 13, 64, 3);
+  const auto a = cached_plan(req);
+  const auto b = cached_plan(req);
+  EXPECT_EQ(a.get(), b.get());
+  req.root = 4;
+  EXPECT_NE(cached_plan(req).get(), a.get());
+}
+
+TEST(PlanGather, BlocksLandAtRankOffsets) {
+  const Plan plan = build_plan(req_of("gather", "binomial", 13, 16, 5));
+  EXPECT_EQ(plan.user_bytes[5], 13U * 16U);
+  // Every block reaches the root exactly once: the root receives p−1 blocks' worth of bytes.
+  std::uint64_t at_root = 0;
+  for (const Op& op : plan.ranks[5].ops)
+    if (op.code == OpCode::recv) at_root += op.a.bytes;
+  EXPECT_EQ(at_root, 12U * 16U);
+}
+
+}  // namespace
+}  // namespace postbox

@@ -1,0 +1,75 @@
+#include "postbox/collectives/rational.hpp"
+
+#include <gtest/gtest.h>
+
+#include "postbox/runtime/check.hpp"
+
+namespace postbox {
+namespace {
+
+TEST(Rational, NormalisesSignAndGcd) {
+  const Rational a(6, -4);
+  EXPECT_EQ(a.num(), -3);
+  EXPECT_EQ(a.den(), 2);
+  EXPECT_EQ(a.str(), "-3/2");
+  EXPECT_EQ(Rational(4, 2).str(), "2");
+  EXPECT_TRUE(Rational(4, 2).is_integer());
+}
+
+TEST(Rational, FloorAndCeilRoundTowardsInfinities) {
+  EXPECT_EQ(Rational(7, 2).floor(), 3);
+  EXPECT_EQ(Rational(7, 2).ceil(), 4);
+  EXPECT_EQ(Rational(-7, 2).floor(), -4);
+  EXPECT_EQ(Rational(-7, 2).ceil(), -3);
+  EXPECT_EQ(Rational(3).floor(), 3);
+  EXPECT_EQ(Rational(3).ceil(), 3);
+}
+
+TEST(Rational, ArithmeticAndOrder) {
+  const Rational a(1, 3), b(1, 6);
+  EXPECT_EQ(a + b, Rational(1, 2));
+  EXPECT_EQ(a - b, Rational(1, 6));
+  EXPECT_EQ(a * b, Rational(1, 18));
+  EXPECT_EQ(a / b, Rational(2));
+  EXPECT_LT(b, a);
+  EXPECT_GT(Rational(-1, 2), Rational(-2, 3));
+}
+
+struct ParseCase {
+  const char* text;
+  std::int64_t num, den;
+};
+class RationalParse : public testing::TestWithParam<ParseCase> {};
+TEST_P(RationalParse, ParsesExactly) {
+  const auto& c = GetParam();
+  const Rational r = Rational::parse(c.text);
+  EXPECT_EQ(r.num(), c.num) << c.text;
+  EXPECT_EQ(r.den(), c.den) << c.text;
+}
+INSTANTIATE_TEST_SUITE_P(Texts, RationalParse,
+                         testing::Values(ParseCase{"1.8", 9, 5}, ParseCase{"9/5", 9, 5}, ParseCase{"3", 3, 1},
+                                         ParseCase{"-2", -2, 1}, ParseCase{"0.125", 1, 8}, ParseCase{"-0.5", -1, 2},
+                                         ParseCase{"1.293", 1293, 1000}, ParseCase{".5", 1, 2}));
+
+class RationalParseBad : public testing::TestWithParam<const char*> {};
+TEST_P(RationalParseBad, ThrowsInputError) { EXPECT_THROW((void)Rational::parse(GetParam(), "--x"), InputError); }
+INSTANTIATE_TEST_SUITE_P(Texts, RationalParseBad,
+                         testing::Values("", "abc", "1e-3", "1/0", "nan", "inf", "1.2.3", "1/", "/2", "1.0000000000001",
+                                         "10000000000000"));
+
+TEST(Rational, FromDoubleRefusesNonFinite) {
+  EXPECT_THROW((void)Rational::from_double(std::numeric_limits<double>::quiet_NaN()), InputError);
+  EXPECT_THROW((void)Rational::from_double(std::numeric_limits<double>::infinity()), InputError);
+  EXPECT_EQ(Rational::from_double(1.8), Rational(9, 5));
+}
+
+// Bruck §2.5: lcm(1, 1.8) = 9 and f = lcm/λ = 5.
+TEST(Rational, LcmOfOneAndLambda) {
+  EXPECT_EQ(lcm(Rational(1), Rational(9, 5)), Rational(9));
+  EXPECT_EQ(lcm(Rational(1), Rational(9, 5)) / Rational(9, 5), Rational(5));
+  EXPECT_EQ(lcm(Rational(1), Rational(2)), Rational(2));
+  EXPECT_EQ(lcm(Rational(1, 2), Rational(1, 3)), Rational(1));
+}
+
+}  // namespace
+}  // namespace postbox

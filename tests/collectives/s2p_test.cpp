@@ -1,0 +1,350 @@
+#include "postbox/collectives/s2p.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "postbox/collectives/plans.hpp"
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/executor.hpp"
+#include "postbox/runtime/team.hpp"
+#include "s2p_sim.hpp"
+
+namespace postbox {
+namespace {
+
+std::uint8_t pattern(int source, std::uint64_t t) { return static_cast<std::uint8_t>(source * 131 + t * 7 + 1); }
+
+// Runs the plan on the reference executor and checks every rank ends with all s messages in
+// source order. Returns "" or the first problem.
+std::string run_and_check(const Plan& plan, const std::vector<int>& sources, std::uint64_t bytes, std::uint64_t seed) {
+  const int p = plan.p;
+  const auto s = sources.size();
+  std::vector<std::vector<std::uint8_t>> user(static_cast<std::size_t>(p), std::vector<std::uint8_t>(s * bytes, 0xCD));
+  for (std::size_t k = 0; k < s; ++k) {
+    for (std::uint64_t t = 0; t < bytes; ++t) user[static_cast<std::size_t>(sources[k])][k * bytes + t] = pattern(static_cast<int>(k), t);
+  }
+  auto res = testing::simulate(plan, std::move(user), seed);
+  if (!res.error.empty()) return res.error;
+  for (int r = 0; r < p; ++r) {
+    for (std::size_t k = 0; k < s; ++k) {
+      for (std::uint64_t t = 0; t < bytes; ++t) {
+        if (res.user[static_cast<std::size_t>(r)][k * bytes + t] != pattern(static_cast<int>(k), t)) {
+          return "rank " + std::to_string(r) + " has a wrong byte " + std::to_string(t) + " of source #" + std::to_string(k);
+        }
+      }
+    }
+  }
+  return "";
+}
+
+std::vector<int> counts_of(int p) {
+  std::set<int> c{1, 2, p / 2, p};
+  std::vector<int> out;
+  for (int x : c) {
+    if (x >= 1 && x <= p) out.push_back(x);
+  }
+  return out;
+}
+
+struct MatrixCase {
+  std::string algo;
+  Mesh mesh;
+};
+
+class S2PMatrix : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+// Every algorithm × distribution (+ an explicit, unsorted list) × s ∈ {1, 2, p/2, p} × bytes
+// ∈ {0, 8, 4096} on one mesh: exact result on every rank. Identical source lists are run once.
+TEST_P(S2PMatrix, ExactResultOnEveryRank) {
+  const auto& [algo, mesh_text] = GetParam();
+  const Mesh mesh = Mesh::parse(mesh_text);
+  const int p = mesh.p();
+  std::set<std::vector<int>> seen;
+  for (int s : counts_of(p)) {
+    std::vector<std::vector<int>> lists;
+    for (const auto& d : source_distribution_names()) lists.push_back(source_distribution(d, mesh, s, 42));
+    auto expl = source_distribution("random", mesh, s, 7);
+    std::reverse(expl.begin(), expl.end());  // source order differs from rank order
+    lists.push_back(expl);
+    for (const auto& src : lists) {
+      if (!seen.insert(src).second) continue;
+      for (std::uint64_t bytes : {0ULL, 8ULL, 4096ULL}) {
+        if (bytes == 4096 && p * s > 4096 && src != lists.front()) continue;  // big cases: one list per s
+        const Plan plan = build_s2p_plan(S2PRequest{algo, mesh, src, bytes});
+        ASSERT_EQ(plan.op, "s2p");
+        ASSERT_EQ(plan.p, p);
+        const auto err = run_and_check(plan, src, bytes, bytes + static_cast<std::uint64_t>(s));
+        ASSERT_EQ(err, "") << algo << " on " << mesh_text << ", s = " << s << ", bytes = " << bytes;
+        if (p <= 16 && bytes == 8) {
+          ASSERT_EQ(testing::find_race(plan), "") << algo << " on " << mesh_text << ", s = " << s;
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, S2PMatrix,
+                         ::testing::Combine(::testing::ValuesIn(s2p_algorithm_names()),
+                                            ::testing::Values("1x1", "2x2", "3x5", "4x4", "10x10", "16x16")),
+                         [](const auto& param_info) {
+                           std::string n = std::get<0>(param_info.param) + "_" + std::get<1>(param_info.param);
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+// ---- distributions ----
+
+class Distributions : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Distributions, GiveSDistinctSortedRanks) {
+  for (const char* mt : {"1x1", "2x2", "3x5", "5x3", "4x4", "10x10", "16x16", "1x7", "7x1"}) {
+    const Mesh m = Mesh::parse(mt);
+    for (int s = 1; s <= m.p(); ++s) {
+      const auto v = source_distribution(GetParam(), m, s, 3);
+      ASSERT_EQ(static_cast<int>(v.size()), s) << mt;
+      ASSERT_TRUE(std::is_sorted(v.begin(), v.end()));
+      ASSERT_EQ(std::adjacent_find(v.begin(), v.end()), v.end()) << "duplicate source";
+      ASSERT_GE(v.front(), 0);
+      ASSERT_LT(v.back(), m.p());
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Distributions, ::testing::ValuesIn(source_distribution_names()),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+std::vector<int> rows_hit(const Mesh& m, const std::vector<int>& v) {
+  std::set<int> r;
+  for (int x : v) r.insert(x / m.cols);
+  return {r.begin(), r.end()};
+}
+
+TEST(Distributions, RowOf30On10x10IsThreeEvenlySpacedFullRows) {
+  const Mesh m{10, 10};
+  const auto v = source_distribution("row", m, 30);
+  EXPECT_EQ(rows_hit(m, v), (std::vector<int>{0, 3, 6}));
+}
+
+TEST(Distributions, RowFillsAllButTheLastRow) {
+  const Mesh m{10, 10};
+  const auto v = source_distribution("row", m, 25);
+  EXPECT_EQ(rows_hit(m, v), (std::vector<int>{0, 3, 6}));
+  EXPECT_EQ(std::count_if(v.begin(), v.end(), [](int r) { return r / 10 == 6; }), 5);
+}
+
+TEST(Distributions, ColumnIsTheTransposeOfRow) {
+  const Mesh m{10, 10};
+  const auto v = source_distribution("col", m, 20);
+  std::set<int> cols;
+  for (int x : v) cols.insert(x % 10);
+  EXPECT_EQ(cols, (std::set<int>{0, 5}));
+}
+
+TEST(Distributions, EqualStartsAtTheCornerAndSpacesEvenly) {
+  const Mesh m{4, 4};
+  EXPECT_EQ(source_distribution("equal", m, 4), (std::vector<int>{0, 4, 8, 12}));
+  EXPECT_EQ(source_distribution("equal", m, 3), (std::vector<int>{0, 5, 10}));
+}
+
+TEST(Distributions, DiagonalsIncludeTheMainAndTheAntiDiagonal) {
+  const Mesh m{10, 10};
+  const auto r = source_distribution("diag-right", m, 10);
+  const auto l = source_distribution("diag-left", m, 10);
+  for (int x = 0; x < 10; ++x) {
+    EXPECT_TRUE(std::binary_search(r.begin(), r.end(), m.rank(x, x)));
+    EXPECT_TRUE(std::binary_search(l.begin(), l.end(), m.rank(x, 9 - x)));
+  }
+  // Same number of sources in every row and every column (§4).
+  const auto r30 = source_distribution("diag-right", m, 30);
+  for (int x = 0; x < 10; ++x) {
+    EXPECT_EQ(std::count_if(r30.begin(), r30.end(), [x](int q) { return q / 10 == x; }), 3);
+    EXPECT_EQ(std::count_if(r30.begin(), r30.end(), [x](int q) { return q % 10 == x; }), 3);
+  }
+}
+
+TEST(Distributions, BlockIsASquareAtTheCorner) {
+  const Mesh m{10, 10};
+  const auto v = source_distribution("block", m, 9);
+  EXPECT_EQ(v, (std::vector<int>{0, 1, 2, 10, 11, 12, 20, 21, 22}));
+}
+
+TEST(Distributions, CrossSplitsSourcesBetweenARowAndAColumn) {
+  const Mesh m{10, 10};
+  const auto v = source_distribution("cross", m, 19);
+  EXPECT_EQ(std::count_if(v.begin(), v.end(), [](int q) { return q / 10 == 5; }), 10);
+  EXPECT_EQ(std::count_if(v.begin(), v.end(), [](int q) { return q % 10 == 5; }), 10);
+}
+
+TEST(Distributions, RandomIsSeeded) {
+  const Mesh m{16, 16};
+  EXPECT_EQ(source_distribution("random", m, 40, 9), source_distribution("random", m, 40, 9));
+  EXPECT_NE(source_distribution("random", m, 40, 9), source_distribution("random", m, 40, 10));
+}
+
+// ---- algorithm structure ----
+
+int count_sends(const Plan& plan) {
+  int n = 0;
+  for (const auto& r : plan.ranks) {
+    for (const auto& op : r.ops) n += op.code == OpCode::send;
+  }
+  return n;
+}
+
+TEST(S2PAlgorithms, BrLinFromOneSourceIsABinomialBroadcast) {
+  const Mesh m{4, 4};
+  const Plan plan = build_s2p_plan(S2PRequest{"br-lin", m, {0}, 8});
+  EXPECT_EQ(count_sends(plan), 15);
+  EXPECT_EQ(plan.ranks[0].ops.size(), 4u);  // 4 sends, nothing received
+}
+
+TEST(S2PAlgorithms, XorSendsEverySourceToEveryRank) {
+  const Mesh m{3, 5};
+  const Plan plan = build_s2p_plan(S2PRequest{"xor", m, {1, 7, 9}, 8});
+  EXPECT_EQ(count_sends(plan), 3 * 14);
+}
+
+TEST(S2PAlgorithms, TwoStepFunnelsIntoRankZero) {
+  const Mesh m{4, 4};
+  const Plan plan = build_s2p_plan(S2PRequest{"2-step", m, {3, 5, 10}, 8});
+  int into_zero = 0;
+  for (const auto& op : plan.ranks[0].ops) into_zero += op.code == OpCode::recv;
+  EXPECT_EQ(into_zero, 3);
+}
+
+TEST(S2PAlgorithms, XySourceGoesAlongRowsFirstForAColumnDistribution) {
+  // Sources in one column: every row has 1 source, the column has 4 → rows first, so the
+  // first messages travel inside rows (same row index at both ends).
+  const Mesh m{4, 4};
+  const Plan plan = build_s2p_plan(S2PRequest{"br-xy-source", m, {1, 5, 9, 13}, 8});
+  for (const auto& op : plan.ranks[1].ops) {
+    if (op.code == OpCode::send) {
+      EXPECT_EQ(op.peer / 4, 0);
+      break;
+    }
+  }
+}
+
+TEST(S2PAlgorithms, CombinedMessagesTravelAsOneSend) {
+  // Br_Lin with every rank a source on 2x2: 2 rounds, each rank sends once per round.
+  const Mesh m{2, 2};
+  const Plan plan = build_s2p_plan(S2PRequest{"br-lin", m, {0, 1, 2, 3}, 8});
+  EXPECT_EQ(count_sends(plan), 8);
+  for (const auto& r : plan.ranks) {
+    std::vector<std::uint64_t> sizes;
+    for (const auto& op : r.ops) {
+      if (op.code == OpCode::send) sizes.push_back(op.a.bytes);
+    }
+    EXPECT_EQ(sizes, (std::vector<std::uint64_t>{8, 16}));
+  }
+}
+
+TEST(S2PAlgorithms, RepositioningMovesOnlySourcesOffTheTargets) {
+  // repos-xy-source's targets are the first s ranks (full top rows): sources already there stay.
+  const Mesh m{4, 4};
+  const Plan plan = build_s2p_plan(S2PRequest{"repos-xy-source", m, {0, 1, 2, 3}, 8});
+  const Plan bx = build_s2p_plan(S2PRequest{"br-xy-source", m, {0, 1, 2, 3}, 8});
+  EXPECT_EQ(count_sends(plan), count_sends(bx));
+}
+
+// ---- on threads (oversubscribed: up to 100 ranks on this 2-core box) ----
+
+class S2PThreads : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(S2PThreads, ExactResultOnEveryRank) {
+  register_s2p_plans();
+  for (const char* mt : {"3x5", "4x4", "10x10"}) {
+    const Mesh m = Mesh::parse(mt);
+    for (const char* dist : {"cross", "diag-left", "random"}) {
+      for (int s : {1, m.p() / 2, m.p()}) {
+        const std::uint64_t bytes = 24;
+        PlanRequest req;
+        req.op = "s2p";
+        req.algo = GetParam();
+        req.p = m.p();
+        req.bytes = static_cast<std::int64_t>(bytes);
+        req.params = {{"mesh", mt}, {"sources", std::to_string(s)}, {"dist", dist}, {"seed", "5"}};
+        auto plan = std::make_shared<const Plan>(build_plan(req));  // build_plan also validates
+        const auto src = source_distribution(dist, m, s, 5);
+        std::vector<std::vector<std::byte>> bufs(static_cast<std::size_t>(m.p()), std::vector<std::byte>(static_cast<std::size_t>(s) * bytes));
+        for (int k = 0; k < s; ++k) {
+          for (std::uint64_t t = 0; t < bytes; ++t) bufs[static_cast<std::size_t>(src[static_cast<std::size_t>(k)])][static_cast<std::size_t>(k) * bytes + t] = std::byte{pattern(k, t)};
+        }
+        TeamOptions opt;
+        opt.pin = false;
+        opt.mailbox.ring_bytes = std::max<std::uint64_t>(opt.mailbox.ring_bytes, ring_bytes_needed(*plan));
+        Team team(m.p(), opt);
+        PlanExecutor ex(plan);
+        std::vector<std::span<std::byte>> users;
+        for (auto& b : bufs) users.emplace_back(b);
+        ex.run(team, users, nullptr);
+        for (int r = 0; r < m.p(); ++r) {
+          for (int k = 0; k < s; ++k) {
+            for (std::uint64_t t = 0; t < bytes; ++t) {
+              ASSERT_EQ(bufs[static_cast<std::size_t>(r)][static_cast<std::size_t>(k) * bytes + t], std::byte{pattern(k, t)})
+                  << GetParam() << " " << mt << " " << dist << " s=" << s << " rank " << r;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, S2PThreads, ::testing::ValuesIn(s2p_algorithm_names()),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+TEST(S2PRegistry, RejectsAMeshThatIsNotP) {
+  register_s2p_plans();
+  PlanRequest req;
+  req.op = "s2p";
+  req.algo = "br-lin";
+  req.p = 16;
+  req.params = {{"mesh", "3x5"}};
+  EXPECT_THROW(build_plan(req), InputError);
+  req.params = {{"mesh", "4x4"}, {"source-list", "1,2"}, {"sources", "3"}};
+  EXPECT_THROW(build_plan(req), InputError);
+  req.params = {{"mesh", "4x4"}, {"dist", "nowhere"}};
+  EXPECT_THROW(build_plan(req), InputError);
+}
+
+// ---- bad input ----
+
+TEST(S2PInput, Rejected) {
+  const Mesh m{4, 4};
+  EXPECT_THROW(source_distribution("row", m, 0), InputError);
+  EXPECT_THROW(source_distribution("row", m, 17), InputError);
+  EXPECT_THROW(source_distribution("spiral", m, 3), InputError);
+  EXPECT_THROW(build_s2p_plan(S2PRequest{"br-plane", m, {0}, 8}), InputError);
+  EXPECT_THROW(build_s2p_plan(S2PRequest{"br-lin", m, {0, 3, 0}, 8}), InputError);
+  EXPECT_THROW(build_s2p_plan(S2PRequest{"br-lin", m, {16}, 8}), InputError);
+  EXPECT_THROW(build_s2p_plan(S2PRequest{"br-lin", m, {}, 8}), InputError);
+  EXPECT_THROW(Mesh::parse("4by4"), InputError);
+  EXPECT_THROW(Mesh::parse("0x4"), InputError);
+  EXPECT_THROW(parse_source_list("1,,2"), InputError);
+  EXPECT_EQ(parse_source_list("3,17,4"), (std::vector<int>{3, 17, 4}));
+  EXPECT_EQ(Mesh::parse("3X5").p(), 15);
+}
+
+TEST(S2PMesh, SnakeOrderAlternatesDirection) {
+  EXPECT_EQ(snake_order(Mesh{3, 3}), (std::vector<int>{0, 1, 2, 5, 4, 3, 6, 7, 8}));
+  EXPECT_EQ(near_square_mesh(256).rows, 16);
+  EXPECT_EQ(near_square_mesh(15).rows, 3);
+  EXPECT_EQ(near_square_mesh(7).rows, 1);
+}
+
+}  // namespace
+}  // namespace postbox

@@ -1,0 +1,340 @@
+#include "postbox/runtime/calibrate.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/sim/machine.hpp"
+
+namespace postbox {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Bruck §2.2's two models, generated exactly and fitted back.
+struct LambdaRow {
+  const char* file;
+  int line;
+  double t0;
+  double lambda;
+};
+class BruckFit : public ::testing::TestWithParam<LambdaRow> {};
+
+TEST_P(BruckFit, RecoversT0AndLambdaFromBothExperiments) {
+  const auto& row = GetParam();
+  SCOPED_TRACE(::testing::Message() << row.file << ":" << row.line);
+  std::vector<double> k, t1, t2;
+  for (int i = 1; i <= 8; ++i) {
+    k.push_back(i);
+    t1.push_back(row.t0 * (i - 1 + 2 * row.lambda));  // experiment 1
+    t2.push_back(2 * row.t0 * (i - 1 + row.lambda));  // experiment 2
+  }
+  const auto e1 = lambda_from_exp1(fit_line(k, t1));
+  const auto e2 = lambda_from_exp2(fit_line(k, t2));
+  EXPECT_NEAR(e1.t0_ns, row.t0, 1e-9 * row.t0);
+  EXPECT_NEAR(e1.lambda, row.lambda, 1e-9 * row.lambda);
+  EXPECT_NEAR(e2.t0_ns, row.t0, 1e-9 * row.t0);
+  EXPECT_NEAR(e2.lambda, row.lambda, 1e-9 * row.lambda);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, BruckFit,
+                         ::testing::Values(LambdaRow{__FILE__, __LINE__, 1.0, 1.0},
+                                           LambdaRow{__FILE__, __LINE__, 20.0, 1.8},
+                                           LambdaRow{__FILE__, __LINE__, 27.0, 1.0 + 88.0 / 27.0},
+                                           LambdaRow{__FILE__, __LINE__, 12.5, 9.75}));
+
+TEST(FitLine, LeastSquaresOfNoisyPointsAndResidual) {
+  // y = 3x + 5 plus residuals +1, -1, -1, +1, which are orthogonal to 1 and x: least squares
+  // must return 3x + 5 exactly, with largest residual 1.
+  const std::vector<double> x{1, 2, 3, 4};
+  const std::vector<double> y{9, 10, 13, 18};
+  const auto f = fit_line(x, y);
+  EXPECT_NEAR(f.slope, 3, 1e-12);
+  EXPECT_NEAR(f.intercept, 5, 1e-12);
+  EXPECT_NEAR(f.max_residual, 1, 1e-12);
+}
+
+TEST(FitLine, RejectsDegenerateInput) {
+  EXPECT_THROW(fit_line({1}, {2}), InputError);
+  EXPECT_THROW(fit_line({2, 2, 2}, {1, 2, 3}), InputError);
+  EXPECT_THROW(fit_line({1, 2}, {1}), InputError);
+}
+
+TEST(MedianSpread, OddEvenAndEmpty) {
+  auto a = median_spread({5, 1, 3});
+  EXPECT_DOUBLE_EQ(a.median, 3);
+  EXPECT_DOUBLE_EQ(a.half_range, 2);
+  auto b = median_spread({4, 1, 3, 2});
+  EXPECT_DOUBLE_EQ(b.median, 2.5);
+  EXPECT_DOUBLE_EQ(b.half_range, 1.5);
+  EXPECT_THROW(median_spread({}), InputError);
+}
+
+struct EnvRow {
+  const char* file;
+  int line;
+  const char* name;
+  const char* text;
+  bool allow_zero;
+  std::optional<double> want;  // nullopt: InputError naming the variable
+};
+class LatencyEnv : public ::testing::TestWithParam<EnvRow> {};
+
+TEST_P(LatencyEnv, ParsesOrNamesTheVariable) {
+  const auto& row = GetParam();
+  SCOPED_TRACE(::testing::Message() << row.file << ":" << row.line);
+  if (row.want) {
+    EXPECT_DOUBLE_EQ(parse_latency_ns(row.name, row.text, row.allow_zero), *row.want);
+  } else {
+    try {
+      (void)parse_latency_ns(row.name, row.text, row.allow_zero);
+      ADD_FAILURE() << "no InputError for '" << row.text << "'";
+    } catch (const InputError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(row.name));
+      EXPECT_THAT(e.what(), HasSubstr(std::string("'") + row.text + "'"));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, LatencyEnv,
+    ::testing::Values(EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "12.5", false, 12.5},
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "40", false, 40.0},
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_R_NS", "0", true, 0.0},
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "0", false, std::nullopt},
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_R_NS", "-1", true, std::nullopt},
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "", false, std::nullopt},
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "12ns", false, std::nullopt},
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_R_NS", "nan", true, std::nullopt},
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_R_NS", "inf", true, std::nullopt},
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "abc", false, std::nullopt}));
+
+// A private XDG cache directory and a clean environment for one test.
+class CacheDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("postbox-calibrate-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    Save("XDG_CACHE_HOME");
+    Save("POSTBOX_S_NS");
+    Save("POSTBOX_R_NS");
+    ::setenv("XDG_CACHE_HOME", dir_.c_str(), 1);
+    ::unsetenv("POSTBOX_S_NS");
+    ::unsetenv("POSTBOX_R_NS");
+  }
+  void TearDown() override {
+    for (const auto& [name, value] : saved_) {
+      if (value) ::setenv(name.c_str(), value->c_str(), 1);
+      else ::unsetenv(name.c_str());
+    }
+    std::filesystem::remove_all(dir_);
+  }
+  void Save(const char* name) {
+    const char* v = std::getenv(name);
+    saved_.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
+  }
+  static Calibration Sample() {
+    Calibration c;
+    c.s_ns = 17.25;
+    c.r_ns = 140.5;
+    c.lambda = 1 + 140.5 / 17.25;
+    c.t0_ns = 18;
+    c.lambda_exp1 = 8.5;
+    c.lambda_exp2 = 9.25;
+    c.runs = 5;
+    c.first_notification_ns = 157.75;
+    c.second_notification_ns = 175;
+    c.lambdas_agree = false;
+    c.k_max = 8;
+    c.trials = 200;
+    return c;
+  }
+  void WriteCache(const std::string& text) {
+    std::filesystem::create_directories(dir_ / "postbox");
+    std::ofstream(dir_ / "postbox" / "calibration.json") << text;
+  }
+  std::filesystem::path dir_;
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+TEST_F(CacheDir, PathFollowsXdgCacheHome) {
+  EXPECT_EQ(calibration_cache_path(), dir_ / "postbox" / "calibration.json");
+  EXPECT_EQ(calibration_profile_dir(), dir_ / "postbox" / "profiles");
+  EXPECT_EQ(load_calibration(), std::nullopt);
+}
+
+TEST_F(CacheDir, SaveLoadRoundTrip) {
+  const Calibration c = Sample();
+  EXPECT_EQ(save_calibration(c), dir_ / "postbox" / "calibration.json");
+  const auto back = load_calibration();
+  ASSERT_TRUE(back.has_value());
+  EXPECT_DOUBLE_EQ(back->s_ns, c.s_ns);
+  EXPECT_DOUBLE_EQ(back->r_ns, c.r_ns);
+  EXPECT_DOUBLE_EQ(back->lambda, c.lambda);
+  EXPECT_DOUBLE_EQ(back->t0_ns, c.t0_ns);
+  EXPECT_DOUBLE_EQ(back->lambda_exp1, c.lambda_exp1);
+  EXPECT_DOUBLE_EQ(back->lambda_exp2, c.lambda_exp2);
+  EXPECT_EQ(back->runs, c.runs);
+  EXPECT_DOUBLE_EQ(back->first_notification_ns, c.first_notification_ns);
+  EXPECT_DOUBLE_EQ(back->second_notification_ns, c.second_notification_ns);
+  EXPECT_FALSE(back->lambdas_agree);
+  EXPECT_EQ(back->k_max, 8);
+  EXPECT_EQ(back->source, "file");
+}
+
+struct BadFileRow {
+  const char* file;
+  int line;
+  const char* text;
+  const char* names;  // what the error must mention
+};
+class BadCacheFile : public CacheDir, public ::testing::WithParamInterface<BadFileRow> {};
+
+TEST_P(BadCacheFile, IsAnInputErrorNamingTheFileAndField) {
+  const auto& row = GetParam();
+  SCOPED_TRACE(::testing::Message() << row.file << ":" << row.line);
+  WriteCache(row.text);
+  try {
+    (void)load_calibration();
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("calibration.json"));
+    EXPECT_THAT(e.what(), HasSubstr(row.names));
+  }
+  // The library's resolution reports the same file.
+  EXPECT_THROW((void)resolve_calibration(), InputError);
+}
+
+constexpr const char* kGoodTail = R"("t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1})";
+INSTANTIATE_TEST_SUITE_P(
+    Rows, BadCacheFile,
+    ::testing::Values(
+        BadFileRow{__FILE__, __LINE__, "{ not json", "not valid JSON"},
+        BadFileRow{__FILE__, __LINE__, "[1, 2]", "JSON object"},
+        BadFileRow{__FILE__, __LINE__, R"({"r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1})",
+                   "'s_ns' is missing"},
+        BadFileRow{__FILE__, __LINE__, R"({"s_ns": "fast", "r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1})",
+                   "'s_ns' must be a finite number"},
+        BadFileRow{__FILE__, __LINE__, R"({"s_ns": 0, "r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1})",
+                   "'s_ns' must be positive"},
+        BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": -1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1})",
+                   "'r_ns' must not be negative"},
+        BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1.5})",
+                   "'runs'"},
+        BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": 1, "lambda": 0.5, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1})",
+                   "'lambda' must be at least 1"}));
+
+TEST_F(CacheDir, EnvironmentOverridesBothFigures) {
+  ::setenv("POSTBOX_S_NS", "10", 1);
+  ::setenv("POSTBOX_R_NS", "30", 1);
+  const Calibration c = resolve_calibration();
+  EXPECT_EQ(c.source, "env");
+  EXPECT_DOUBLE_EQ(c.s_ns, 10);
+  EXPECT_DOUBLE_EQ(c.r_ns, 30);
+  EXPECT_DOUBLE_EQ(c.lambda, 4);
+}
+
+TEST_F(CacheDir, OneVariableOverridesOnlyItsFigureOverTheFile) {
+  save_calibration(Sample());
+  ::setenv("POSTBOX_R_NS", "51.75", 1);
+  const Calibration c = resolve_calibration();
+  EXPECT_EQ(c.source, "env+file");
+  EXPECT_DOUBLE_EQ(c.s_ns, 17.25);
+  EXPECT_DOUBLE_EQ(c.r_ns, 51.75);
+  EXPECT_DOUBLE_EQ(c.lambda, 4);
+}
+
+TEST_F(CacheDir, FileIsUsedWithoutEnvironment) {
+  save_calibration(Sample());
+  const Calibration c = resolve_calibration();
+  EXPECT_EQ(c.source, "file");
+  EXPECT_DOUBLE_EQ(c.s_ns, 17.25);
+  EXPECT_DOUBLE_EQ(c.r_ns, 140.5);
+}
+
+TEST_F(CacheDir, MalformedEnvironmentIsAnInputErrorNamingIt) {
+  ::setenv("POSTBOX_S_NS", "fast", 1);
+  ::setenv("POSTBOX_R_NS", "3", 1);
+  try {
+    (void)resolve_calibration();
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("POSTBOX_S_NS"));
+  }
+}
+
+TEST_F(CacheDir, LocalProfileIsAcceptedByTheEmulator) {
+  const auto file = dir_ / "local.toml";
+  std::ofstream(file) << local_profile_toml(Sample());
+  const sim::Machine m = sim::load_machine(file.string());
+  EXPECT_EQ(m.kind, sim::ModelKind::send_recv);
+  EXPECT_NEAR(m.send_us, 0.01725, 1e-6);
+  EXPECT_NEAR(m.recv_us, 0.1405, 1e-6);
+}
+
+TEST_F(CacheDir, WithoutEnvironmentOrFileTheLibraryMeasures) {
+  const Calibration c = resolve_calibration(CalibrateOptions{3, 8, 1, 0});
+  // "assumed" only when the measurement was unusable (s <= 0 or r < 0 on an overloaded box).
+  EXPECT_THAT(c.source, ::testing::AnyOf("measured", "assumed"));
+  EXPECT_GT(c.s_ns, 0);
+  EXPECT_GE(c.lambda, 1);
+}
+
+class Measure : public ::testing::TestWithParam<int> {};
+
+// The real measurement on two threads: positive, finite figures and λ >= 1 (no timing bounds).
+TEST_P(Measure, GivesPositiveFiniteFigures) {
+  const int k_max = GetParam();
+  const Calibration c = calibrate(CalibrateOptions{k_max, 20, 3, 0});
+  EXPECT_EQ(c.source, "measured");
+  EXPECT_GE(c.runs, 1);
+  EXPECT_LE(c.runs, 3);
+  EXPECT_EQ(c.k_max, k_max);
+  for (double v : {c.s_ns, c.first_notification_ns, c.second_notification_ns, c.t0_ns}) {
+    EXPECT_TRUE(std::isfinite(v));
+  }
+  EXPECT_GT(c.s_ns, 0);
+  EXPECT_GE(c.r_ns, 0);
+  EXPECT_GT(c.first_notification_ns, 0);
+  EXPECT_GE(c.lambda, 1);
+  EXPECT_DOUBLE_EQ(c.lambda, 1 + c.r_ns / c.s_ns);
+  EXPECT_TRUE(std::isfinite(c.lambda_exp1));
+  EXPECT_TRUE(std::isfinite(c.lambda_exp2));
+  EXPECT_GE(c.lambda_exp1_spread, 0);
+  EXPECT_GE(c.lambda_exp2_spread, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(KMax, Measure, ::testing::Values(2, 5, 12));
+
+TEST(Calibrate, RejectsBadOptions) {
+  EXPECT_THROW((void)calibrate(CalibrateOptions{1, 10, 1, 0}), InputError);
+  EXPECT_THROW((void)calibrate(CalibrateOptions{4, 0, 1, 0}), InputError);
+  EXPECT_THROW((void)calibrate(CalibrateOptions{4, 10, 0, 0}), InputError);
+  EXPECT_THROW((void)calibrate(CalibrateOptions{4, 10, 1, -1}), InputError);
+}
+
+TEST(Calibrate, DescribeSaysWhenTheLambdasDisagree) {
+  Calibration c;
+  c.s_ns = 10;
+  c.r_ns = 20;
+  c.lambda = 3;
+  c.lambdas_agree = false;
+  EXPECT_THAT(describe(c), HasSubstr("DISAGREE"));
+  c.lambdas_agree = true;
+  EXPECT_THAT(describe(c), ::testing::Not(HasSubstr("DISAGREE")));
+}
+
+}  // namespace
+}  // namespace postbox

@@ -1,0 +1,150 @@
+// The thread executor on hand-built plans: forwarding, exchanges with ordered combines, the
+// user-facing refusals, and a stress run that conserves what went in, oversubscribed.
+#include "postbox/runtime/executor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <vector>
+
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/plan.hpp"
+
+namespace postbox {
+namespace {
+
+Region U(std::uint64_t off, std::uint64_t n) { return {Buffer::user, off, n}; }
+Region S(std::uint64_t off, std::uint64_t n) { return {Buffer::scratch, off, n}; }
+
+TeamOptions unpinned(std::size_t ring = 64 * 1024) {
+  TeamOptions o;
+  o.pin = false;
+  o.mailbox.ring_bytes = ring;
+  return o;
+}
+
+// A ring all-gather-like pass: rank r sends its running sum to r+1 and adds what it receives,
+// p−1 times, then every rank holds Σ. Non-commutative order is irrelevant for +.
+std::shared_ptr<const Plan> ring_sum_plan(int p, std::uint64_t count) {
+  auto plan = std::make_shared<Plan>();
+  plan->op = "test";
+  plan->algo = "ring";
+  plan->p = p;
+  plan->bytes = count * 8;
+  plan->elem_bytes = 8;
+  plan->user_bytes.assign(static_cast<std::size_t>(p), count * 8);
+  plan->scratch_bytes.assign(static_cast<std::size_t>(p), 2 * count * 8);
+  plan->ranks.resize(static_cast<std::size_t>(p));
+  const std::uint64_t b = count * 8;
+  for (int r = 0; r < p; ++r) {
+    auto& ops = plan->ranks[static_cast<std::size_t>(r)].ops;
+    // scratch[0,b): the value being passed on; scratch[b,2b): the incoming one.
+    ops.push_back(Op{OpCode::copy, -1, S(0, b), U(0, b), false, 0, {}});
+    for (int k = 0; k + 1 < p; ++k) {
+      ops.push_back(Op{OpCode::send, (r + 1) % p, S(0, b), {}, false, 0, {}});
+      ops.push_back(Op{OpCode::recv, (r + p - 1) % p, S(b, b), {}, false, 0, {}});
+      ops.push_back(Op{OpCode::reduce, -1, U(0, b), S(b, b), false, 0, {}});
+      ops.push_back(Op{OpCode::copy, -1, S(0, b), S(b, b), false, 0, {}});
+    }
+  }
+  derive_dependencies(*plan);
+  plan->finalize();
+  return plan;
+}
+
+void add_u64(const std::byte* x, const std::byte* y, std::byte* out, std::size_t count, const void*) {
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t a, b;
+    std::memcpy(&a, x + 8 * i, 8);
+    std::memcpy(&b, y + 8 * i, 8);
+    a += b;
+    std::memcpy(out + 8 * i, &a, 8);
+  }
+}
+
+class ExecutorRing : public testing::TestWithParam<int> {};
+
+TEST_P(ExecutorRing, EveryRankGetsTheSumOnce) {
+  const int p = GetParam();
+  Team team(p, unpinned());
+  const std::uint64_t count = 33;
+  PlanExecutor ex(ring_sum_plan(p, count));
+  std::vector<std::vector<std::uint64_t>> data(static_cast<std::size_t>(p), std::vector<std::uint64_t>(count));
+  std::vector<std::span<std::byte>> users;
+  std::uint64_t expect0 = 0;
+  for (int r = 0; r < p; ++r) {
+    for (std::uint64_t i = 0; i < count; ++i) data[static_cast<std::size_t>(r)][i] = (static_cast<std::uint64_t>(r) + 1) * 1000003 + i;
+    expect0 += (static_cast<std::uint64_t>(r) + 1) * 1000003;
+    users.push_back(std::as_writable_bytes(std::span(data[static_cast<std::size_t>(r)])));
+  }
+  const ReduceFn add{&add_u64, nullptr, 8, true};
+  const int iters = 3;
+  for (int it = 0; it < iters; ++it) ex.run(team, users, &add);
+  // After k runs every entry is p^(k-1) · Σ (each run sums the previous results).
+  std::uint64_t scale = 1;
+  for (int it = 1; it < iters; ++it) scale *= static_cast<std::uint64_t>(p);
+  for (int r = 0; r < p; ++r) {
+    for (std::uint64_t i = 0; i < count; ++i) {
+      ASSERT_EQ(data[static_cast<std::size_t>(r)][i], scale * (expect0 + static_cast<std::uint64_t>(p) * i)) << "rank " << r;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, ExecutorRing, testing::Values(1, 2, 3, 7, 16));
+
+TEST(Executor, RefusesNonCommutativeWhereNeeded) {
+  auto plan = std::make_shared<Plan>(*ring_sum_plan(3, 1));
+  plan->needs_commutative = true;
+  PlanExecutor ex(plan);
+  Team team(3, unpinned());
+  std::vector<std::uint64_t> d(3, 1);
+  std::vector<std::span<std::byte>> users;
+  for (auto& x : d) users.push_back(std::as_writable_bytes(std::span(&x, 1)));
+  const ReduceFn nc{&add_u64, nullptr, 8, false};
+  EXPECT_THROW(ex.run(team, users, &nc), InputError);
+  const ReduceFn wrong_elem{&add_u64, nullptr, 4, true};
+  EXPECT_THROW(ex.run(team, users, &wrong_elem), InputError);
+  EXPECT_THROW(ex.run(team, users, nullptr), InputError);
+}
+
+TEST(Executor, RefusesRingsTooSmallForThePlan) {
+  // Both ranks stream 64 KiB at each other first: only rings that hold it are safe.
+  auto plan = std::make_shared<Plan>();
+  plan->op = "test";
+  plan->algo = "swap";
+  plan->p = 2;
+  plan->bytes = 65536;
+  plan->user_bytes = {65536, 65536};
+  plan->scratch_bytes = {65536, 65536};
+  plan->ranks.resize(2);
+  for (int r = 0; r < 2; ++r) {
+    plan->ranks[static_cast<std::size_t>(r)].ops.push_back(Op{OpCode::send, 1 - r, U(0, 65536), {}, false, 0, {}});
+    plan->ranks[static_cast<std::size_t>(r)].ops.push_back(Op{OpCode::recv, 1 - r, S(0, 65536), {}, false, 0, {}});
+  }
+  derive_dependencies(*plan);
+  plan->finalize();
+  PlanExecutor ex(plan);
+  std::vector<std::vector<std::byte>> bufs(2, std::vector<std::byte>(65536, std::byte{7}));
+  std::vector<std::span<std::byte>> users{bufs[0], bufs[1]};
+  {
+    Team small(2, unpinned(4096));
+    EXPECT_THROW(ex.run(small, users, nullptr), InputError);
+  }
+  Team roomy(2, unpinned(ring_bytes_needed(*plan)));
+  EXPECT_NO_THROW(ex.run(roomy, users, nullptr));
+}
+
+TEST(Executor, ShortUserBufferIsAnInputError) {
+  PlanExecutor ex(ring_sum_plan(2, 4));
+  Team team(2, unpinned());
+  std::vector<std::uint64_t> a(4), b(3);
+  std::vector<std::span<std::byte>> users{std::as_writable_bytes(std::span(a)), std::as_writable_bytes(std::span(b))};
+  const ReduceFn add{&add_u64, nullptr, 8, true};
+  EXPECT_THROW(ex.run(team, users, &add), InputError);
+}
+
+}  // namespace
+}  // namespace postbox

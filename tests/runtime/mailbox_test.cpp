@@ -1,0 +1,461 @@
+#include "postbox/runtime/mailbox.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "postbox/runtime/check.hpp"
+
+namespace postbox {
+namespace {
+
+#ifdef POSTBOX_TSAN
+constexpr long kScale = 10;  // ThreadSanitizer runs the same rows with 10x fewer messages
+#else
+constexpr long kScale = 1;
+#endif
+
+constexpr std::uint64_t kSeed = 0x5eed'2024'0002ULL;
+
+std::uint64_t mix(std::uint64_t x) {
+  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t message_key(int src, int dst, long k) {
+  return mix(kSeed ^ (static_cast<std::uint64_t>(src) << 44) ^ (static_cast<std::uint64_t>(dst) << 24) ^
+             static_cast<std::uint64_t>(k));
+}
+
+// Mixed sizes 0 B .. 64 KiB, mostly small: 5% empty, 80% up to 64 B, 13% up to 4 KiB, 2% up to 64 KiB.
+std::size_t message_size(std::uint64_t key) {
+  const std::uint64_t bucket = key % 100;
+  const std::uint64_t r = key >> 16;
+  if (bucket < 5) return 0;
+  if (bucket < 85) return r % 65;
+  if (bucket < 98) return r % 4097;
+  return r % 65537;
+}
+
+// Fills out[0, n) with the content of the message with this key.
+void fill(std::uint64_t key, std::byte* out, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const std::uint64_t w = mix(key + i);
+    std::memcpy(out + i, &w, 8);
+  }
+  if (i < n) {
+    const std::uint64_t w = mix(key + i);
+    std::memcpy(out + i, &w, n - i);
+  }
+}
+
+std::uint64_t checksum(const std::byte* p, std::size_t n) {
+  std::uint64_t h = 1469598103934665603ULL ^ n;
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ static_cast<std::uint64_t>(p[i])) * 1099511628211ULL;
+  return h;
+}
+
+enum class Mode { kRecv, kRecvAny, kTryRecv };
+
+struct StressRow {
+  const char* file;
+  int line;
+  int p;
+  Mode mode;
+  long messages;  // in total over all ordered pairs, before the TSan scale
+  std::size_t ring_bytes;
+  WaitPolicy wait = WaitPolicy{1'000, 10'000};  // short budgets: blocking is the common path
+};
+
+std::ostream& operator<<(std::ostream& os, const StressRow& r) {
+  const char* m = r.mode == Mode::kRecv ? "recv" : r.mode == Mode::kRecvAny ? "recv_any" : "try_recv";
+  return os << r.file << ":" << r.line << " p=" << r.p << " " << m << " messages=" << r.messages
+            << " ring=" << r.ring_bytes << " spin=" << r.wait.spin_ns << " yield=" << r.wait.yield_ns;
+}
+
+class MailboxStress : public testing::TestWithParam<StressRow> {};
+
+// Each rank has a sender thread and a receiver thread (one thread per role, as mailbox.hpp
+// allows), so 2p threads share the 2 cores. Senders follow a diagonal schedule: in round k,
+// step j = 1..p-1, rank s sends its k-th message to s + j. In Mode::kRecv the receivers follow
+// the mirror schedule (rank d receives from d - j), which cannot deadlock: the receiver that is
+// least advanced waits on a sender that is at the same step, sending to it, or ahead.
+TEST_P(MailboxStress, ConservesEveryMessageInPairOrder) {
+  const StressRow row = GetParam();
+  SCOPED_TRACE(testing::PrintToString(row));
+  const int p = row.p;
+  const long per_pair = std::max(1L, row.messages / kScale / (static_cast<long>(p) * (p - 1)));
+  MailboxOptions opt;
+  opt.ring_bytes = row.ring_bytes;
+  opt.wait = row.wait;
+  Mailboxes mb(p, opt);
+
+  std::vector<std::uint64_t> sent_sum(static_cast<std::size_t>(p), 0), recv_sum(static_cast<std::size_t>(p), 0);
+  std::vector<long> sent_count(static_cast<std::size_t>(p), 0), recv_count(static_cast<std::size_t>(p), 0);
+  std::vector<std::string> errors(static_cast<std::size_t>(p));
+
+  auto sender = [&](int s) {
+    std::vector<std::byte> buf(65536);
+    for (long k = 0; k < per_pair; ++k) {
+      for (int j = 1; j < p; ++j) {
+        const int d = (s + j) % p;
+        const std::uint64_t key = message_key(s, d, k);
+        const std::size_t n = message_size(key);
+        fill(key, buf.data(), n);
+        mb.send(s, d, std::span<const std::byte>(buf.data(), n));
+        sent_sum[static_cast<std::size_t>(s)] += checksum(buf.data(), n);
+        ++sent_count[static_cast<std::size_t>(s)];
+      }
+    }
+  };
+
+  auto receiver = [&](int d) {
+    std::vector<std::byte> buf(65536), expect(65536);
+    std::vector<long> next(static_cast<std::size_t>(p), 0);
+    std::string& err = errors[static_cast<std::size_t>(d)];
+    auto check = [&](int s, std::size_t n) {
+      const long k = next[static_cast<std::size_t>(s)]++;
+      const std::uint64_t key = message_key(s, d, k);
+      const std::size_t want = message_size(key);
+      fill(key, expect.data(), want);
+      if (err.empty() && (n != want || std::memcmp(buf.data(), expect.data(), n) != 0)) {
+        err = "rank " + std::to_string(d) + ": message " + std::to_string(k) + " from rank " + std::to_string(s) +
+              " has size " + std::to_string(n) + " (want " + std::to_string(want) + ") or wrong content";
+      }
+      recv_sum[static_cast<std::size_t>(d)] += checksum(buf.data(), n);
+      ++recv_count[static_cast<std::size_t>(d)];
+    };
+    const long want_total = per_pair * (p - 1);
+    switch (row.mode) {
+      case Mode::kRecv:
+        for (long k = 0; k < per_pair; ++k) {
+          for (int j = 1; j < p; ++j) {
+            const int s = (d - j + p) % p;
+            check(s, mb.recv(d, s, buf));
+          }
+        }
+        break;
+      case Mode::kRecvAny:
+        for (long i = 0; i < want_total; ++i) {
+          std::size_t n = 0;
+          const int s = mb.recv_any(d, buf, n);
+          check(s, n);
+        }
+        break;
+      case Mode::kTryRecv: {
+        long got = 0;
+        int s = (d + 1) % p;
+        unsigned idle = 0;
+        while (got < want_total) {
+          std::size_t n = 0;
+          bool progress = false;
+          if (got % 3 == 0) {  // every third attempt goes through try_recv_any
+            const int from = mb.try_recv_any(d, buf, n);
+            if (from >= 0) {
+              check(from, n);
+              progress = true;
+            }
+          } else if (s != d && mb.try_recv(d, s, buf, n)) {
+            check(s, n);
+            progress = true;
+          }
+          s = (s + 1) % p;
+          if (progress) {
+            ++got;
+            idle = 0;
+          } else if (++idle >= static_cast<unsigned>(p)) {
+            std::this_thread::yield();  // a full scan found nothing: give the core to a sender
+            idle = 0;
+          }
+        }
+        break;
+      }
+    }
+  };
+
+  {
+    std::vector<std::jthread> threads;
+    for (int r = 0; r < p; ++r) {
+      threads.emplace_back(receiver, r);
+      threads.emplace_back(sender, r);
+    }
+  }
+
+  std::uint64_t total_sent = 0, total_recv = 0;
+  long n_sent = 0, n_recv = 0;
+  for (int r = 0; r < p; ++r) {
+    EXPECT_EQ(errors[static_cast<std::size_t>(r)], "");
+    EXPECT_EQ(recv_count[static_cast<std::size_t>(r)], per_pair * (p - 1)) << "rank " << r;
+    total_sent += sent_sum[static_cast<std::size_t>(r)];
+    total_recv += recv_sum[static_cast<std::size_t>(r)];
+    n_sent += sent_count[static_cast<std::size_t>(r)];
+    n_recv += recv_count[static_cast<std::size_t>(r)];
+  }
+  EXPECT_EQ(n_sent, n_recv);
+  EXPECT_EQ(total_sent, total_recv);
+  // Nothing left over: every ring is empty.
+  std::byte b[1];
+  std::size_t n = 0;
+  for (int d = 0; d < p; ++d) EXPECT_EQ(mb.try_recv_any(d, b, n), -1) << "rank " << d;
+}
+
+// 10^6 messages over the suite in Release.
+INSTANTIATE_TEST_SUITE_P(
+    Rows, MailboxStress,
+    testing::Values(StressRow{__FILE__, __LINE__, 2, Mode::kRecv, 150'000, 64 * 1024, WaitPolicy{}},
+                    StressRow{__FILE__, __LINE__, 2, Mode::kRecv, 100'000, 4 * 1024},
+                    StressRow{__FILE__, __LINE__, 2, Mode::kRecvAny, 75'000, 64 * 1024},
+                    StressRow{__FILE__, __LINE__, 2, Mode::kTryRecv, 75'000, 64 * 1024},
+                    StressRow{__FILE__, __LINE__, 3, Mode::kRecv, 120'000, 64 * 1024, WaitPolicy{}},
+                    StressRow{__FILE__, __LINE__, 3, Mode::kRecvAny, 90'000, 8 * 1024},
+                    StressRow{__FILE__, __LINE__, 3, Mode::kTryRecv, 90'000, 64 * 1024},
+                    StressRow{__FILE__, __LINE__, 8, Mode::kRecv, 80'000, 16 * 1024},
+                    StressRow{__FILE__, __LINE__, 8, Mode::kRecvAny, 60'000, 64 * 1024, WaitPolicy{0, 0}},
+                    StressRow{__FILE__, __LINE__, 8, Mode::kTryRecv, 60'000, 4 * 1024},
+                    StressRow{__FILE__, __LINE__, 64, Mode::kRecv, 40'000, 4 * 1024},
+                    StressRow{__FILE__, __LINE__, 64, Mode::kRecvAny, 40'000, 4 * 1024},
+                    StressRow{__FILE__, __LINE__, 64, Mode::kTryRecv, 20'000, 4 * 1024}));
+
+// ---------------------------------------------------------------------------------------------
+
+std::vector<std::byte> pattern(std::uint64_t key, std::size_t n) {
+  std::vector<std::byte> v(n);
+  fill(key, v.data(), n);
+  return v;
+}
+
+struct SizeRow {
+  const char* file;
+  int line;
+  std::size_t ring_bytes;
+  std::vector<std::size_t> sizes;  // sent in turn, repeatedly, so records start all over the ring
+};
+
+std::ostream& operator<<(std::ostream& os, const SizeRow& r) {
+  return os << r.file << ":" << r.line << " ring=" << r.ring_bytes << " sizes=" << r.sizes.size();
+}
+
+class MailboxSizes : public testing::TestWithParam<SizeRow> {};
+
+TEST_P(MailboxSizes, StreamsEverySizeThroughASmallRing) {
+  const SizeRow row = GetParam();
+  SCOPED_TRACE(testing::PrintToString(row));
+  MailboxOptions opt;
+  opt.ring_bytes = row.ring_bytes;
+  Mailboxes mb(2, opt);
+  constexpr int kRounds = 7;
+  std::jthread sender([&] {
+    for (int round = 0; round < kRounds; ++round) {
+      for (std::size_t i = 0; i < row.sizes.size(); ++i) {
+        const auto msg = pattern(static_cast<std::uint64_t>(round * 1000) + i, row.sizes[i]);
+        mb.send(0, 1, msg);
+      }
+    }
+  });
+  for (int round = 0; round < kRounds; ++round) {
+    for (std::size_t i = 0; i < row.sizes.size(); ++i) {
+      const auto want = pattern(static_cast<std::uint64_t>(round * 1000) + i, row.sizes[i]);
+      const std::vector<std::byte> got = mb.recv(1, 0);
+      ASSERT_EQ(got.size(), want.size()) << "round " << round << " message " << i;
+      ASSERT_TRUE(got == want) << "round " << round << " message " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, MailboxSizes,
+    testing::Values(SizeRow{__FILE__, __LINE__, 4096, {0, 1, 7, 8, 9, 15, 16, 17, 1000, 1016, 1017, 4088, 4096, 4097}},
+                    SizeRow{__FILE__, __LINE__, 4096, {3, Mailboxes::kMaxMessageBytes >> 10, 5}},  // 1 MiB
+                    SizeRow{__FILE__, __LINE__, 4096, {std::size_t{1} << 20, 0, (std::size_t{1} << 20) + 3}},
+                    SizeRow{__FILE__, __LINE__, 65536, {std::size_t{1} << 20, 65536, 65535, 1}}));
+
+TEST(Mailbox, TinyRingBytesStillHoldAFull4KiBRecord) {
+  MailboxOptions opt;
+  opt.ring_bytes = 100;
+  // A 4 KiB ring takes a 4080-byte message (a 4088-byte record plus the 8-byte end mark)
+  // without a receiver.
+  Mailboxes mb(2, opt);
+  mb.send(0, 1, pattern(1, 4080));
+  EXPECT_EQ(mb.recv(1, 0), pattern(1, 4080));
+}
+
+TEST(Mailbox, ZeroByteNotifyIsDeliveredInOrder) {
+  Mailboxes mb(3);
+  std::byte buf[8];
+  std::size_t n = 99;
+  EXPECT_FALSE(mb.try_recv(1, 0, buf, n));
+  EXPECT_EQ(mb.try_recv_any(1, buf, n), -1);
+  mb.notify(0, 1);
+  mb.notify(2, 1);
+  const std::byte one[1] = {std::byte{42}};
+  mb.send(0, 1, one);
+  ASSERT_TRUE(mb.try_recv(1, 0, buf, n));
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(mb.recv(1, 2, buf), 0u);
+  EXPECT_EQ(mb.recv(1, 0, buf), 1u);
+  EXPECT_EQ(buf[0], std::byte{42});
+  EXPECT_FALSE(mb.try_recv(1, 0, buf, n));
+}
+
+TEST(Mailbox, NotifyWakesABlockedReceiver) {
+  MailboxOptions opt;
+  opt.wait = WaitPolicy{0, 0};  // block at once
+  Mailboxes mb(2, opt);
+  std::atomic<bool> got{false};
+  std::jthread receiver([&] {
+    std::byte b[1];
+    EXPECT_EQ(mb.recv(1, 0, b), 0u);
+    got.store(true);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  mb.notify(0, 1);
+  receiver.join();
+  EXPECT_TRUE(got.load());
+}
+
+TEST(Mailbox, RecvAnyIsRoundRobinOverSources) {
+  Mailboxes mb(4);
+  for (int round = 0; round < 2; ++round) {
+    for (int s : {0, 1, 3}) {
+      const std::byte b[1] = {static_cast<std::byte>(s)};
+      mb.send(s, 2, b);
+    }
+  }
+  std::vector<int> order;
+  std::byte buf[1];
+  std::size_t n = 0;
+  for (int i = 0; i < 6; ++i) order.push_back(mb.recv_any(2, buf, n));
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 3, 0, 1, 3}));
+}
+
+TEST(Mailbox, SendToSelfThatFitsIsDelivered) {
+  Mailboxes mb(1);
+  const auto msg = pattern(7, 100);
+  mb.send(0, 0, msg);
+  EXPECT_EQ(mb.recv(0, 0), msg);
+}
+
+// Abort: each row is one way of being blocked; the blocked call must throw Aborted.
+struct AbortRow {
+  const char* file;
+  int line;
+  const char* name;
+  WaitPolicy wait;
+  std::function<void(Mailboxes&)> blocked_call;
+};
+
+std::ostream& operator<<(std::ostream& os, const AbortRow& r) {
+  return os << r.file << ":" << r.line << " " << r.name << " spin=" << r.wait.spin_ns << " yield=" << r.wait.yield_ns;
+}
+
+class MailboxAbort : public testing::TestWithParam<AbortRow> {};
+
+TEST_P(MailboxAbort, WakesTheBlockedCallWithAborted) {
+  const AbortRow& row = GetParam();
+  SCOPED_TRACE(testing::PrintToString(row));
+  MailboxOptions opt;
+  opt.ring_bytes = 4096;
+  opt.wait = row.wait;
+  Mailboxes mb(3, opt);
+  std::atomic<int> outcome{0};  // 1 = threw Aborted, 2 = returned
+  std::jthread victim([&] {
+    try {
+      row.blocked_call(mb);
+      outcome.store(2);
+    } catch (const Aborted&) {
+      outcome.store(1);
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // usually long enough to reach the block phase
+  EXPECT_EQ(outcome.load(), 0) << "the call should still be blocked";
+  mb.abort();
+  victim.join();
+  EXPECT_EQ(outcome.load(), 1);
+  EXPECT_TRUE(mb.aborted());
+
+  // Every later call throws too, until reset().
+  std::byte b[8];
+  std::size_t n = 0;
+  EXPECT_THROW(mb.notify(1, 2), Aborted);
+  EXPECT_THROW((void)mb.try_recv(2, 1, b, n), Aborted);
+  EXPECT_THROW((void)mb.recv_any(2, b, n), Aborted);
+
+  mb.reset();
+  EXPECT_FALSE(mb.aborted());
+  EXPECT_EQ(mb.try_recv_any(1, b, n), -1) << "reset discards undelivered messages";
+  EXPECT_EQ(mb.try_recv_any(2, b, n), -1);
+  const auto msg = pattern(3, 5000);  // longer than the ring: needs a live receiver
+  std::jthread sender([&] { mb.send(0, 1, msg); });
+  EXPECT_EQ(mb.recv(1, 0), msg);
+}
+
+void fill_then_block(Mailboxes& mb) {
+  mb.send(0, 1, pattern(1, 4000));  // fits
+  mb.send(0, 1, pattern(2, 4000));  // needs 1 KiB more than is free: blocks
+}
+
+const WaitPolicy kBlockAtOnce{0, 0};
+const WaitPolicy kSpinOnly{1'000'000'000'000, 0};
+const WaitPolicy kYieldOnly{0, 1'000'000'000'000};
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, MailboxAbort,
+    testing::Values(
+        AbortRow{__FILE__, __LINE__, "recv", kBlockAtOnce, [](Mailboxes& mb) { (void)mb.recv(1, 0); }},
+        AbortRow{__FILE__, __LINE__, "recv", kSpinOnly, [](Mailboxes& mb) { (void)mb.recv(1, 0); }},
+        AbortRow{__FILE__, __LINE__, "recv", kYieldOnly, [](Mailboxes& mb) { (void)mb.recv(1, 0); }},
+        AbortRow{__FILE__, __LINE__, "recv_any", kBlockAtOnce,
+                 [](Mailboxes& mb) {
+                   std::byte b[8];
+                   std::size_t n = 0;
+                   (void)mb.recv_any(1, b, n);
+                 }},
+        AbortRow{__FILE__, __LINE__, "send_mid_message", kBlockAtOnce,
+                 [](Mailboxes& mb) { mb.send(0, 1, pattern(4, 9000)); }},  // 2x the ring, no receiver
+        AbortRow{__FILE__, __LINE__, "send_full_ring", kBlockAtOnce, fill_then_block},
+        AbortRow{__FILE__, __LINE__, "send_full_ring", kSpinOnly, fill_then_block},
+        AbortRow{__FILE__, __LINE__, "send_full_ring", kYieldOnly, fill_then_block}));
+
+TEST(Mailbox, BadConstructionIsInputError) {
+  EXPECT_THROW(Mailboxes(0), InputError);
+  EXPECT_THROW(Mailboxes(-3), InputError);
+  MailboxOptions big;
+  big.ring_bytes = (std::size_t{1} << 30) + 1;
+  EXPECT_THROW(Mailboxes(2, big), InputError);
+  MailboxOptions neg;
+  neg.wait.spin_ns = -1;
+  EXPECT_THROW(Mailboxes(2, neg), InputError);
+}
+
+TEST(MailboxDeathTest, RankOutsideTheTeamFailsFast) {
+  Mailboxes mb(3);
+  std::byte b[8];
+  EXPECT_DEATH(mb.send(0, 3, {}), "send: destination rank 3 is outside 0..2");
+  EXPECT_DEATH(mb.send(-1, 1, {}), "send: source rank -1 is outside 0..2");
+  EXPECT_DEATH((void)mb.recv(5, 0, b), "recv: destination rank 5");
+  std::size_t n = 0;
+  EXPECT_DEATH((void)mb.try_recv_any(3, b, n), "try_recv_any: destination rank 3");
+}
+
+TEST(MailboxDeathTest, MessageLargerThanTheBufferFailsFast) {
+  Mailboxes mb(2);
+  mb.send(0, 1, pattern(1, 16));
+  std::byte b[8];
+  EXPECT_DEATH((void)mb.recv(1, 0, b), "message of 16 bytes from rank 0 does not fit the 8-byte buffer");
+}
+
+}  // namespace
+}  // namespace postbox

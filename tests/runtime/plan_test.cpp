@@ -1,0 +1,233 @@
+// Plan checks (validate, validate_rings, derive_dependencies, finalize) and the exporters /
+// GOAL reader on hand-built plans. Plans built by collectives/ are covered in plans_test.
+#include "postbox/runtime/plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/goal_parse.hpp"
+#include "postbox/runtime/plan_export.hpp"
+
+namespace postbox {
+namespace {
+
+Region U(std::uint64_t off, std::uint64_t n) { return {Buffer::user, off, n}; }
+Region S(std::uint64_t off, std::uint64_t n) { return {Buffer::scratch, off, n}; }
+
+Plan empty_plan(int p, std::uint64_t bytes) {
+  Plan plan;
+  plan.op = "test";
+  plan.algo = "hand";
+  plan.p = p;
+  plan.root = 0;
+  plan.bytes = bytes;
+  plan.user_bytes.assign(static_cast<std::size_t>(p), bytes);
+  plan.scratch_bytes.assign(static_cast<std::size_t>(p), bytes);
+  plan.ranks.resize(static_cast<std::size_t>(p));
+  return plan;
+}
+
+void add(Plan& plan, int r, Op op) { plan.ranks[static_cast<std::size_t>(r)].ops.push_back(std::move(op)); }
+Op send(int peer, Region a) { return Op{OpCode::send, peer, a, {}, false, 0, {}}; }
+Op recv(int peer, Region a) { return Op{OpCode::recv, peer, a, {}, false, 0, {}}; }
+Op reduce(Region a, Region b) { return Op{OpCode::reduce, -1, a, b, false, 0, {}}; }
+
+// 0 → 1 → 2 chain broadcast of 8 bytes, with deps derived.
+Plan chain() {
+  Plan plan = empty_plan(3, 8);
+  add(plan, 0, send(1, U(0, 8)));
+  add(plan, 1, recv(0, U(0, 8)));
+  add(plan, 1, send(2, U(0, 8)));
+  add(plan, 2, recv(1, U(0, 8)));
+  derive_dependencies(plan);
+  plan.finalize();
+  return plan;
+}
+
+TEST(PlanValidate, SoundChainIsOk) {
+  const Plan plan = chain();
+  EXPECT_EQ(validate(plan), std::nullopt);
+  ASSERT_EQ(plan.ranks[1].ops[1].deps.size(), 1U);  // forward after receive
+  EXPECT_EQ(plan.ranks[1].ops[1].deps[0], 0U);
+}
+
+struct BadCase {
+  const char* name;
+  void (*mutate)(Plan&);
+  const char* expect;  // substring of the message
+};
+
+class PlanValidateBad : public testing::TestWithParam<BadCase> {};
+
+TEST_P(PlanValidateBad, ReportsFirstProblem) {
+  Plan plan = chain();
+  GetParam().mutate(plan);
+  const auto problem = validate(plan);
+  ASSERT_TRUE(problem.has_value()) << GetParam().name;
+  EXPECT_NE(problem->find(GetParam().expect), std::string::npos) << *problem;
+  EXPECT_EQ(problem->find('\n'), std::string::npos) << "one line";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, PlanValidateBad,
+    testing::Values(
+        BadCase{"unmatched_send", [](Plan& p) { p.ranks[2].ops.clear(); }, "unmatched send: rank 1 op 1"},
+        BadCase{"unmatched_recv", [](Plan& p) { p.ranks[0].ops.clear(); }, "unmatched recv: rank 1 op 0"},
+        BadCase{"size_mismatch", [](Plan& p) { p.ranks[2].ops[0].a.bytes = 4; }, "size mismatch"},
+        BadCase{"self_send",
+                [](Plan& p) {
+                  p.ranks[0].ops[0].peer = 0;
+                },
+                "sends to itself"},
+        BadCase{"outside_buffer", [](Plan& p) { p.ranks[1].ops[1].a = U(4, 8); }, "lies outside its buffer"},
+        BadCase{"scratch_outside", [](Plan& p) { p.scratch_bytes[2] = 0; p.ranks[2].ops[0].a = S(0, 8); },
+                "lies outside its buffer"},
+        BadCase{"forward_dep", [](Plan& p) { p.ranks[1].ops[0].deps = {1}; }, "does not point backwards"},
+        BadCase{"bad_tag", [](Plan& p) { p.ranks[0].ops[0].tag = 3; }, "call finalize()"},
+        BadCase{"missing_dep", [](Plan& p) { p.ranks[1].ops[1].deps.clear(); }, "without a dependency"},
+        BadCase{"peer_range", [](Plan& p) { p.ranks[0].ops[0].peer = 7; }, "outside 0..p-1"},
+        BadCase{"reduce_partial_element",
+                [](Plan& p) {
+                  p.elem_bytes = 3;
+                  p.ranks[2].ops.push_back(reduce(U(0, 8), S(0, 8)));
+                  derive_dependencies(p);
+                },
+                "whole number"},
+        BadCase{"deadlock",
+                [](Plan& p) {
+                  // Rank 0 first waits for a message that rank 2 sends only after hearing from 0.
+                  p.ranks[0].ops.insert(p.ranks[0].ops.begin(), recv(2, S(0, 8)));
+                  p.ranks[2].ops.push_back(send(0, U(0, 8)));
+                  derive_dependencies(p);
+                  p.finalize();
+                },
+                "deadlock: rank 0 op 0 (recv)"}),
+    [](const testing::TestParamInfo<BadCase>& c) { return std::string(c.param.name); });
+
+TEST(PlanValidate, ExchangeIsDeadlockFreeOnlyWithRoomyRings) {
+  // Both ranks send 64 KiB first, then receive: fine with buffering, stuck with small rings.
+  Plan plan = empty_plan(2, 65536);
+  for (int r = 0; r < 2; ++r) {
+    add(plan, r, send(1 - r, U(0, 65536)));
+    add(plan, r, recv(1 - r, S(0, 65536)));
+  }
+  derive_dependencies(plan);
+  plan.finalize();
+  EXPECT_EQ(validate(plan), std::nullopt);
+  const auto small = validate_rings(plan, 4096);
+  ASSERT_TRUE(small.has_value());
+  EXPECT_NE(small->find("deadlock"), std::string::npos);
+  const std::uint64_t need = ring_bytes_needed(plan);
+  EXPECT_GE(need, 65536U + 8U);
+  EXPECT_EQ(validate_rings(plan, need), std::nullopt);
+}
+
+TEST(PlanDeps, IndependentReceivesAreUnordered) {
+  Plan plan = empty_plan(3, 16);
+  add(plan, 0, recv(1, U(0, 8)));
+  add(plan, 0, recv(2, U(8, 8)));
+  add(plan, 0, reduce(U(0, 8), U(8, 8)));
+  add(plan, 1, send(0, U(0, 8)));
+  add(plan, 2, send(0, U(0, 8)));
+  derive_dependencies(plan);
+  plan.finalize();
+  EXPECT_TRUE(plan.ranks[0].ops[1].deps.empty());
+  EXPECT_EQ(plan.ranks[0].ops[2].deps, (std::vector<std::uint32_t>{0, 1}));
+  EXPECT_EQ(validate(plan), std::nullopt);
+  EXPECT_EQ(message_count(plan), 2U);
+  EXPECT_EQ(total_message_bytes(plan), 16U);
+}
+
+TEST(PlanDeps, TransitivelyImpliedEdgesAreDropped) {
+  Plan plan = empty_plan(2, 8);
+  add(plan, 0, recv(1, U(0, 8)));     // 0 writes
+  add(plan, 0, reduce(U(0, 8), S(0, 8)));  // 1 reads+writes: dep 0
+  add(plan, 0, send(1, U(0, 8)));     // 2 reads: dep 1 only (0 implied)
+  add(plan, 1, send(0, U(0, 8)));
+  add(plan, 1, recv(0, U(0, 8)));
+  derive_dependencies(plan);
+  plan.finalize();
+  EXPECT_EQ(plan.ranks[0].ops[2].deps, (std::vector<std::uint32_t>{1}));
+  EXPECT_EQ(validate(plan), std::nullopt);
+}
+
+TEST(PlanExport, JsonRoundTripIsLossless) {
+  Plan plan = chain();
+  plan.ranks[2].ops.push_back(Op{OpCode::reduce, -1, U(0, 8), S(0, 8), true, 0, {}});
+  derive_dependencies(plan);
+  plan.finalize();
+  const Plan back = plan_from_json(plan_to_json(plan));
+  EXPECT_EQ(plan_to_json(back), plan_to_json(plan));
+  EXPECT_EQ(back.ranks[2].ops[1].src_first, true);
+  EXPECT_EQ(back.ranks[2].ops[1].b, S(0, 8));
+}
+
+TEST(PlanExport, JsonErrorsAreInputErrors) {
+  EXPECT_THROW((void)plan_from_json("{"), InputError);
+  EXPECT_THROW((void)plan_from_json("{\"op\": 3}"), InputError);
+  EXPECT_THROW((void)plan_from_json("[]"), InputError);
+}
+
+TEST(PlanExport, GoalMatchesThePlan) {
+  const Plan plan = chain();
+  const std::string text = plan_to_goal(plan);
+  EXPECT_NE(text.find("num_ranks 3\n"), std::string::npos);
+  EXPECT_NE(text.find("l0: send 8b to 1 tag 0\n"), std::string::npos);
+  EXPECT_NE(text.find("l1 requires l0\n"), std::string::npos);
+  const GoalSchedule g = parse_goal(text);
+  ASSERT_EQ(g.num_ranks, 3);
+  ASSERT_EQ(g.ranks.size(), 3U);
+  EXPECT_EQ(g.ranks[1].ops[0], (GoalOp{GoalOp::Kind::recv, "l0", 8, 0, 0, 0, 0}));
+  EXPECT_EQ(g.ranks[1].ops[1], (GoalOp{GoalOp::Kind::send, "l1", 8, 2, 0, 0, 0}));
+  ASSERT_EQ(g.ranks[1].deps.size(), 1U);
+  EXPECT_EQ(g.ranks[1].deps[0], (GoalDep{"l1", "l0", false}));
+}
+
+TEST(PlanExport, DotNamesEveryOpAndMessage) {
+  const std::string dot = plan_to_dot(chain());
+  EXPECT_EQ(dot.rfind("digraph plan {", 0), 0U);
+  EXPECT_NE(dot.find("r1_1 -> r2_0 [style=dashed"), std::string::npos);
+  EXPECT_NE(dot.find("r1_0 -> r1_1;"), std::string::npos);
+}
+
+TEST(GoalParse, AcceptsTheTxt2binGrammar) {
+  const GoalSchedule g = parse_goal(
+      "// comment\nnum_ranks 2\n/* block\n comment */\nrank 0 {\n  l1: send 8b to 1 tag 5 cpu 1 nic 0\n"
+      "  calc 100 cpu 0\n  l2: calc 7\n  l2 irequires l1\n}\nrank 1 {\nl1: recv 8 b from -1 tag -1\n}\n");
+  ASSERT_EQ(g.ranks.size(), 2U);
+  EXPECT_EQ(g.ranks[0].ops.size(), 3U);
+  EXPECT_EQ(g.ranks[0].ops[0].tag, 5);
+  EXPECT_EQ(g.ranks[0].ops[0].cpu, 1);
+  EXPECT_EQ(g.ranks[0].ops[1].label, "");
+  EXPECT_TRUE(g.ranks[0].deps[0].immediate);
+  EXPECT_EQ(g.ranks[1].ops[0].peer, -1);
+  EXPECT_EQ(g.ranks[1].ops[0].tag, -1);
+}
+
+struct GoalBad {
+  const char* text;
+  const char* expect;
+};
+class GoalParseBad : public testing::TestWithParam<GoalBad> {};
+TEST_P(GoalParseBad, Rejects) {
+  try {
+    (void)parse_goal(GetParam().text);
+    FAIL() << "accepted: " << GetParam().text;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(GetParam().expect), std::string::npos) << e.what();
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Cases, GoalParseBad,
+                         testing::Values(GoalBad{"rank 0 {\n}\n", "before num_ranks"},
+                                         GoalBad{"num_ranks 2\nrank 0 {\nl1: send 8 to 1\n}\n", "'b'"},
+                                         GoalBad{"num_ranks 2\nrank 0 {\nl2 requires l1\n}\n", "undefined label"},
+                                         GoalBad{"num_ranks 2\nrank 0 {\nl1: send 8b to 1\n", "not closed"},
+                                         GoalBad{"num_ranks 2\nrank 0 {\nl1: send 8b from 1\n}\n", "'to'"},
+                                         GoalBad{"num_ranks 2\nrank 0 {\nl1: send 8b to 5\n}\n", "outside"},
+                                         GoalBad{"num_ranks 2\nrank 0 {\nl1: jump\n}\n", "expected"},
+                                         GoalBad{"", "no num_ranks"}));
+
+}  // namespace
+}  // namespace postbox

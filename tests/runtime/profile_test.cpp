@@ -1,0 +1,146 @@
+// Machine profiles and model strings: the shipped profiles load; bad input names the field.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/sim/machine.hpp"
+
+namespace postbox::sim {
+namespace {
+
+const char* kGoodMesh = R"(
+name = "tiny"
+[model]
+kind = "mesh"
+[mesh]
+dims = [2, 3]
+wrap = false
+switching = "wormhole"
+packet_bytes = 512
+header_bytes = 32
+link_mb_per_s = 25
+router_delay_us = 0.1
+send_buffer_packets = 1
+[host]
+send = "blocking"
+send_overhead = { base_us = 35 }
+isend_overhead = { base_us = 35, per_byte_us = 0.0 }
+recv_overhead = { base_us = 30, per_packet_us = 1.5 }
+[placement]
+kind = "snake"
+)";
+
+TEST(Profile, ParsesAMeshProfile) {
+  const Machine m = parse_profile(kGoodMesh, "tiny.toml");
+  EXPECT_EQ(m.name, "tiny");
+  EXPECT_EQ(m.kind, ModelKind::mesh);
+  EXPECT_EQ(m.mesh.dims, (std::vector<int>{2, 3}));
+  EXPECT_EQ(m.mesh.nodes(), 6);
+  EXPECT_EQ(m.mesh.packet_bytes, 512U);
+  EXPECT_DOUBLE_EQ(m.mesh.link_bytes_per_us, 25);
+  EXPECT_EQ(m.send_mode, SendMode::blocking);
+  EXPECT_DOUBLE_EQ(m.recv_overhead.at(1000, 2), 33);
+  EXPECT_EQ(m.placement.kind, PlacementKind::snake);
+  EXPECT_EQ(place_ranks(m.mesh, m.placement, 6), (std::vector<std::int64_t>{0, 1, 2, 5, 4, 3}));
+}
+
+struct BadProfile {
+  const char* file;
+  int line;
+  std::string from;  // text replaced in kGoodMesh
+  std::string to;
+  std::string expect;  // must appear in the message
+};
+
+class BadProfiles : public ::testing::TestWithParam<BadProfile> {};
+
+TEST_P(BadProfiles, NameTheField) {
+  const BadProfile& c = GetParam();
+  SCOPED_TRACE(std::string(c.file) + ":" + std::to_string(c.line));
+  std::string text = kGoodMesh;
+  const auto pos = text.find(c.from);
+  ASSERT_NE(pos, std::string::npos);
+  text.replace(pos, c.from.size(), c.to);
+  try {
+    (void)parse_profile(text, "bad.toml");
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(c.expect), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, BadProfiles,
+    ::testing::Values(
+        BadProfile{__FILE__, __LINE__, "packet_bytes = 512\n", "", "missing field 'mesh.packet_bytes'"},
+        BadProfile{__FILE__, __LINE__, "link_mb_per_s = 25", "link_mb_per_s = -25", "'mesh.link_mb_per_s' must not be negative"},
+        BadProfile{__FILE__, __LINE__, "router_delay_us = 0.1", "router_delay_us = \"fast\"", "'mesh.router_delay_us' must be a number"},
+        BadProfile{__FILE__, __LINE__, "send_overhead = { base_us = 35 }", "send_overhead = { base_us = -1 }", "'host.send_overhead.base_us' must not be negative"},
+        BadProfile{__FILE__, __LINE__, "recv_overhead = { base_us = 30, per_packet_us = 1.5 }", "", "missing table 'host.recv_overhead'"},
+        BadProfile{__FILE__, __LINE__, "wrap = false", "wrap = false\nbandwidth = 3", "unknown field 'mesh.bandwidth'"},
+        BadProfile{__FILE__, __LINE__, "wrap = false", "wrap = 0", "'mesh.wrap' must be true or false"},
+        BadProfile{__FILE__, __LINE__, "dims = [2, 3]", "dims = [2, 0]", "'mesh.dims'"},
+        BadProfile{__FILE__, __LINE__, "dims = [2, 3]", "dims = 6", "'mesh.dims' must be an array"},
+        BadProfile{__FILE__, __LINE__, "switching = \"wormhole\"", "switching = \"cut-through\"", "'mesh.switching'"},
+        BadProfile{__FILE__, __LINE__, "kind = \"mesh\"", "kind = \"hypercube\"", "'model.kind'"},
+        BadProfile{__FILE__, __LINE__, "send = \"blocking\"", "send = \"sometimes\"", "'host.send'"},
+        BadProfile{__FILE__, __LINE__, "kind = \"snake\"", "kind = \"spiral\"", "'placement.kind'"},
+        BadProfile{__FILE__, __LINE__, "name = \"tiny\"", "", "missing field 'name'"},
+        BadProfile{__FILE__, __LINE__, "[model]", "[model", "TOML syntax error"}));
+
+TEST(Profile, ModelStrings) {
+  EXPECT_EQ(load_machine("postal:1.8").kind, ModelKind::postal);
+  EXPECT_DOUBLE_EQ(load_machine("postal:1.8").lambda, 1.8);
+  const Machine sr = load_machine("sr:27:88");
+  EXPECT_DOUBLE_EQ(nominal_lambda(sr, 1), 1 + 88.0 / 27);
+  const Machine lg = load_machine("logp:5:2:3:0.5");
+  EXPECT_DOUBLE_EQ(lg.L, 5);
+  EXPECT_DOUBLE_EQ(lg.G, 0.5);
+  for (const char* bad : {"postal:0.5", "postal:x", "postal", "sr:0:3", "sr:1", "logp:1:2:3", "logp:1:2:3:-4",
+                          "no-such-machine", "/no/such/file.toml", ""}) {
+    EXPECT_THROW((void)load_machine(bad), InputError) << bad;
+  }
+}
+
+TEST(Profile, ShippedProfilesLoadByName) {
+  for (const char* name : {"delta", "paragon", "t3d", "manna"}) {
+    const Machine m = load_machine(name);
+    EXPECT_EQ(m.name, name);
+  }
+  EXPECT_EQ(load_machine("delta").mesh.dims, (std::vector<int>{16, 32}));
+  EXPECT_EQ(load_machine("delta").mesh.packet_bytes, 512U);
+  EXPECT_EQ(load_machine("delta").mesh.header_bytes, 32U);
+  EXPECT_TRUE(load_machine("t3d").mesh.wrap);
+  EXPECT_EQ(load_machine("t3d").mesh.dims.size(), 3U);
+  EXPECT_DOUBLE_EQ(load_machine("manna").send_us, 27);
+  EXPECT_DOUBLE_EQ(load_machine("manna").recv_us, 88);
+}
+
+TEST(Placement, RandomIsASeededPermutation) {
+  MeshSpec mesh;
+  mesh.dims = {8, 8};
+  const auto a = place_ranks(mesh, parse_placement("random", 7), 64);
+  EXPECT_EQ(a, place_ranks(mesh, parse_placement("random", 7), 64));
+  EXPECT_NE(a, place_ranks(mesh, parse_placement("random", 8), 64));
+  std::vector<bool> seen(64, false);
+  for (auto n : a) seen[static_cast<std::size_t>(n)] = true;
+  for (bool s : seen) EXPECT_TRUE(s);
+}
+
+TEST(Placement, ListAndErrors) {
+  MeshSpec mesh;
+  mesh.dims = {2, 2};
+  EXPECT_EQ(place_ranks(mesh, parse_placement("list:3,1,0", 1), 3), (std::vector<std::int64_t>{3, 1, 0}));
+  EXPECT_THROW((void)place_ranks(mesh, parse_placement("list:3,3", 1), 2), InputError);
+  EXPECT_THROW((void)place_ranks(mesh, parse_placement("list:4", 1), 1), InputError);
+  EXPECT_THROW((void)place_ranks(mesh, parse_placement("row-major", 1), 5), InputError);
+  EXPECT_THROW((void)parse_placement("diagonal", 1), InputError);
+  EXPECT_EQ(parse_dims("16x32", "--mesh"), (std::vector<int>{16, 32}));
+  EXPECT_THROW((void)parse_dims("16by32", "--mesh"), InputError);
+}
+
+}  // namespace
+}  // namespace postbox::sim

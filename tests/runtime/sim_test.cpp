@@ -1,0 +1,304 @@
+// The emulator against hand-computed cases, LogGOPSim's rules, T_λ, and itself (determinism).
+#include "postbox/runtime/sim/simulator.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <deque>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "postbox/collectives/postal.hpp"
+#include "postbox/collectives/rational.hpp"
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/sim/calibrate.hpp"
+#include "postbox/runtime/sim/machine.hpp"
+
+namespace postbox::sim {
+namespace {
+
+Op op(OpCode code, int peer, std::uint64_t bytes, std::vector<std::uint32_t> deps = {}) {
+  Op o;
+  o.code = code;
+  o.peer = peer;
+  o.a = Region{Buffer::user, 0, bytes};
+  o.deps = std::move(deps);
+  return o;
+}
+
+Plan empty_plan(int p, std::uint64_t bytes) {
+  Plan plan;
+  plan.op = "test";
+  plan.algo = "hand";
+  plan.p = p;
+  plan.bytes = bytes;
+  plan.user_bytes.assign(static_cast<std::size_t>(p), bytes);
+  plan.scratch_bytes.assign(static_cast<std::size_t>(p), 0);
+  plan.ranks.resize(static_cast<std::size_t>(p));
+  return plan;
+}
+
+// Broadcast plan from a parent array with children in send order: recv, then sends in order.
+Plan tree_plan(const std::vector<std::vector<int>>& children, int root, std::uint64_t bytes) {
+  const int p = static_cast<int>(children.size());
+  Plan plan = empty_plan(p, bytes);
+  plan.root = root;
+  std::vector<int> parent(static_cast<std::size_t>(p), -1);
+  for (int v = 0; v < p; ++v)
+    for (int c : children[v]) parent[c] = v;
+  for (int v = 0; v < p; ++v) {
+    auto& ops = plan.ranks[v].ops;
+    if (v != root) ops.push_back(op(OpCode::recv, parent[v], bytes));
+    for (int c : children[v]) {
+      std::vector<std::uint32_t> deps;
+      if (!ops.empty()) deps.push_back(static_cast<std::uint32_t>(ops.size() - 1));
+      ops.push_back(op(OpCode::send, c, bytes, deps));
+    }
+  }
+  return plan;
+}
+
+// Bruck §2.3's greedy λ-tree (two queues, ties to the old queue), built here independently of
+// collectives/ so the emulator is checked against T_λ, not against itself.
+std::vector<std::vector<int>> greedy_lambda_tree(int n, const Rational& lambda) {
+  std::vector<std::vector<int>> children(static_cast<std::size_t>(n));
+  std::deque<std::pair<Rational, int>> old_q, new_q;
+  new_q.emplace_back(Rational(0), 0);
+  for (int s = 1; s < n; ++s) {
+    const bool take_old = !old_q.empty() && (new_q.empty() || !(new_q.front().first < old_q.front().first));
+    auto [t, i] = take_old ? old_q.front() : new_q.front();
+    (take_old ? old_q : new_q).pop_front();
+    children[i].push_back(s);
+    new_q.emplace_back(t + lambda, s);
+    old_q.emplace_back(t + Rational(1), i);
+  }
+  return children;
+}
+
+Machine mesh_machine(std::vector<int> dims, Switching sw) {
+  Machine m;
+  m.name = "test-mesh";
+  m.kind = ModelKind::mesh;
+  m.mesh.dims = std::move(dims);
+  m.mesh.switching = sw;
+  m.mesh.packet_bytes = 0;
+  m.mesh.header_bytes = 0;
+  m.mesh.link_bytes_per_us = 1;
+  m.mesh.router_delay_us = 1;
+  m.mesh.send_buffer_packets = 1;
+  m.send_mode = SendMode::nonblocking;
+  return m;
+}
+
+// ---- complete-graph models, one row per hand-computed case ----
+struct Case {
+  const char* file;
+  int line;
+  const char* machine;
+  int shape;  // 0 single message, 1 chain of 4, 2 flat to 3 (11 B), 3 two senders to one
+  double time;
+  std::vector<double> per_rank;
+};
+
+Plan case_plan(int shape) {
+  switch (shape) {
+    case 0: return tree_plan({{1}, {}}, 0, 11);
+    case 1: return tree_plan({{1}, {2}, {3}, {}}, 0, 11);
+    case 2: return tree_plan({{1, 2}, {}, {}}, 0, 11);
+    default: {
+      Plan plan = empty_plan(3, 1);
+      plan.ranks[0].ops = {op(OpCode::recv, 1, 1), op(OpCode::recv, 2, 1)};
+      plan.ranks[1].ops = {op(OpCode::send, 0, 1)};
+      plan.ranks[2].ops = {op(OpCode::send, 0, 1)};
+      return plan;
+    }
+  }
+}
+
+class HandCase : public ::testing::TestWithParam<Case> {};
+
+TEST_P(HandCase, MatchesHandComputation) {
+  const Case& c = GetParam();
+  SCOPED_TRACE(std::string(c.file) + ":" + std::to_string(c.line));
+  const SimResult r = simulate(case_plan(c.shape), load_machine(c.machine));
+  EXPECT_DOUBLE_EQ(r.time_us, c.time);
+  ASSERT_EQ(r.per_rank_us.size(), c.per_rank.size());
+  for (std::size_t i = 0; i < c.per_rank.size(); ++i) EXPECT_DOUBLE_EQ(r.per_rank_us[i], c.per_rank[i]) << "rank " << i;
+}
+
+// LogGP rows follow LogGOPSim.cpp: a send keeps the CPU o and the NIC g + (s−1)G and arrives at
+// t + o + L; acceptance keeps the CPU o + (s−1)G and the receive NIC g + (s−1)G.
+// logp:5:2:3:0.5, 11 bytes: (s−1)G = 5.
+INSTANTIATE_TEST_SUITE_P(
+    Models, HandCase,
+    ::testing::Values(
+        Case{__FILE__, __LINE__, "postal:2.5", 0, 2.5, {1, 2.5}},
+        Case{__FILE__, __LINE__, "postal:2.5", 1, 7.5, {1, 3.5, 6, 7.5}},
+        Case{__FILE__, __LINE__, "postal:2.5", 2, 3.5, {2, 2.5, 3.5}},
+        Case{__FILE__, __LINE__, "sr:27:88", 0, 115, {27, 115}},
+        Case{__FILE__, __LINE__, "sr:27:88", 2, 142, {54, 115, 142}},
+        Case{__FILE__, __LINE__, "sr:27:88", 1, 345, {27, 142, 257, 345}},
+        // single: arrive 0+2+5 = 7, accept 7 + 2 + 5 = 14
+        Case{__FILE__, __LINE__, "logp:5:2:3:0.5", 0, 14, {2, 14}},
+        // flat: second send waits for the gap 3 + 5 = 8; arrives 15, done 22
+        Case{__FILE__, __LINE__, "logp:5:2:3:0.5", 2, 22, {10, 14, 22}},
+        // chain: 14, then rank 1 sends at 14 (CPU free at 14): 28, 42
+        Case{__FILE__, __LINE__, "logp:5:2:3:0.5", 1, 42, {2, 16, 30, 42}},
+        // two 1-byte messages arrive at 7; the second waits for the receive gap (7 + 3 = 10)
+        Case{__FILE__, __LINE__, "logp:5:2:3:0", 3, 12, {12, 2, 2}}));
+
+TEST(Postal, OptimalTreeFinishesAtTLambda) {
+  for (const Rational lambda : {Rational(1), Rational(3, 2), Rational(2), Rational(5, 2), Rational(9, 5), Rational(7, 2)}) {
+    for (int n : {2, 3, 5, 8, 13, 14, 21, 50, 100, 257}) {
+      const Plan plan = tree_plan(greedy_lambda_tree(n, lambda), 0, 8);
+      Machine m = load_machine("postal:" + std::to_string(lambda.to_double()));
+      m.lambda = lambda.to_double();
+      const SimResult r = simulate(plan, m);
+      EXPECT_NEAR(r.time_us, T_lambda(lambda, n).to_double(), 1e-9) << "λ=" << lambda.to_double() << " n=" << n;
+    }
+  }
+}
+
+TEST(SendRecv, FlatDistributionOfCordsen) {
+  // Cordsen §5: the i-th child of a sequential distribution is activated at i·s + r.
+  std::vector<std::vector<int>> flat(19);
+  for (int c = 1; c < 19; ++c) flat[0].push_back(c);
+  const SimResult r = simulate(tree_plan(flat, 0, 4), load_machine("sr:27:88"));
+  for (int c = 1; c < 19; ++c) EXPECT_DOUBLE_EQ(r.per_rank_us[c], c * 27 + 88);
+  EXPECT_DOUBLE_EQ(r.time_us, 18 * 27 + 88);
+}
+
+TEST(LogGP, ReduceCostsComputationPerByte) {
+  Machine m = load_machine("logp:5:2:3:0");
+  m.reduce_us_per_byte = 0.25;
+  Plan plan = empty_plan(2, 8);
+  plan.ranks[1].ops = {op(OpCode::send, 0, 8)};
+  Op red = op(OpCode::reduce, -1, 8, {0});
+  red.b = Region{Buffer::scratch, 0, 8};
+  plan.ranks[0].ops = {op(OpCode::recv, 1, 8), red};
+  const SimResult r = simulate(plan, m);
+  // accept at 7 for o = 2 (G = 0): 9, then 8 bytes × 0.25 = 2
+  EXPECT_DOUBLE_EQ(r.per_rank_us[0], 11);
+}
+
+// ---- mesh ----
+Plan one_message(int p, int from, int to, std::uint64_t bytes) {
+  Plan plan = empty_plan(p, bytes);
+  plan.ranks[from].ops = {op(OpCode::send, to, bytes)};
+  plan.ranks[to].ops = {op(OpCode::recv, from, bytes)};
+  return plan;
+}
+
+TEST(Mesh, WormholeThreeHops) {
+  // header: 3 router delays of 1 µs; body: 10 bytes at 1 byte/µs → 13
+  const SimResult r = simulate(one_message(4, 0, 3, 10), mesh_machine({1, 4}, Switching::wormhole));
+  EXPECT_DOUBLE_EQ(r.time_us, 13);
+}
+
+TEST(Mesh, StoreAndForwardThreeHops) {
+  // inject 10, three links of 1 + 10, eject 10 → 53
+  const SimResult r = simulate(one_message(4, 0, 3, 10), mesh_machine({1, 4}, Switching::store_and_forward));
+  EXPECT_DOUBLE_EQ(r.time_us, 53);
+}
+
+TEST(Mesh, TwoWormsCrossingOneLink) {
+  // 0→2 and 1→3 on a 1×4 line share link 1→2. The 1→3 worm takes it at t = 0 and finishes at
+  // 2 + 10 = 12; the 0→2 worm arrives there at 1, waits holding 0→1 until 12, then 13 + 10 = 23.
+  Plan plan = empty_plan(4, 10);
+  plan.ranks[0].ops = {op(OpCode::send, 2, 10)};
+  plan.ranks[1].ops = {op(OpCode::send, 3, 10)};
+  plan.ranks[2].ops = {op(OpCode::recv, 0, 10)};
+  plan.ranks[3].ops = {op(OpCode::recv, 1, 10)};
+  const SimResult r = simulate(plan, mesh_machine({1, 4}, Switching::wormhole));
+  EXPECT_DOUBLE_EQ(r.per_rank_us[3], 12);
+  EXPECT_DOUBLE_EQ(r.per_rank_us[2], 23);
+}
+
+TEST(Mesh, BlockingSendWaitsForInjectionNonblockingDoesNot) {
+  // 10 bytes in 4-byte packets (4, 4, 2), one-packet send buffer, overhead 5, one hop:
+  // packets finish at 10, 15, 18; csend returns when the last packet fits the buffer (15).
+  Machine m = mesh_machine({1, 2}, Switching::wormhole);
+  m.mesh.packet_bytes = 4;
+  m.send_overhead = Cost{5, 0, 0};
+  m.isend_overhead = Cost{5, 0, 0};
+  m.send_mode = SendMode::blocking;
+  const SimResult blocking = simulate(one_message(2, 0, 1, 10), m);
+  EXPECT_DOUBLE_EQ(blocking.per_rank_us[0], 15);
+  EXPECT_DOUBLE_EQ(blocking.per_rank_us[1], 18);
+  m.send_mode = SendMode::nonblocking;
+  const SimResult nonblocking = simulate(one_message(2, 0, 1, 10), m);
+  EXPECT_DOUBLE_EQ(nonblocking.per_rank_us[0], 5);
+  EXPECT_DOUBLE_EQ(nonblocking.per_rank_us[1], 18);
+  EXPECT_EQ(nonblocking.packets, 3U);
+}
+
+TEST(Mesh, TorusTakesTheShortWayRound) {
+  Machine m = mesh_machine({1, 8}, Switching::wormhole);
+  m.mesh.wrap = true;
+  const SimResult r = simulate(one_message(8, 0, 7, 10), m);  // one hop backwards over the wrap
+  EXPECT_DOUBLE_EQ(r.time_us, 11);
+  m.mesh.wrap = false;
+  EXPECT_DOUBLE_EQ(simulate(one_message(8, 0, 7, 10), m).time_us, 17);
+}
+
+TEST(Mesh, SmallerThanPIsAnInputError) {
+  EXPECT_THROW((void)simulate(one_message(5, 0, 4, 1), mesh_machine({2, 2}, Switching::wormhole)), InputError);
+}
+
+TEST(Plan, MissingReceiveIsAnInputError) {
+  Plan plan = empty_plan(2, 4);
+  plan.ranks[0].ops = {op(OpCode::send, 1, 4)};
+  EXPECT_THROW((void)simulate(plan, load_machine("postal:2")), InputError);
+}
+
+TEST(Plan, DeadlockIsAnInputError) {
+  Plan plan = empty_plan(2, 4);
+  plan.ranks[0].ops = {op(OpCode::recv, 1, 4), op(OpCode::send, 1, 4, {0})};
+  plan.ranks[1].ops = {op(OpCode::recv, 0, 4), op(OpCode::send, 0, 4, {0})};
+  EXPECT_THROW((void)simulate(plan, load_machine("postal:2")), InputError);
+}
+
+// ---- determinism ----
+std::string traced(const Machine& m, const Plan& plan) {
+  SimOptions opt;
+  opt.trace = true;
+  const SimResult r = simulate(plan, m, opt);
+  std::ostringstream out;
+  write_chrome_trace(out, r, plan, m);
+  for (double t : r.per_rank_us) out << t << ' ';
+  out << r.events;
+  return out.str();
+}
+
+TEST(Determinism, SameInputsSameBytes) {
+  Machine m = mesh_machine({8, 8}, Switching::wormhole);
+  m.mesh.packet_bytes = 64;
+  m.mesh.header_bytes = 8;
+  m.placement = parse_placement("random", 42);
+  std::vector<std::vector<int>> children = greedy_lambda_tree(64, Rational(9, 5));
+  const Plan plan = tree_plan(children, 0, 300);
+  const std::string a = traced(m, plan);
+  const std::string b = traced(m, plan);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a.find("\"pid\":2"), std::string::npos);  // link tracks present
+  m.placement = parse_placement("random", 43);
+  EXPECT_NE(traced(m, plan), a);  // the seed matters
+}
+
+// ---- Bruck's λ experiments ----
+TEST(Calibrate, RecoversTheModelsLambda) {
+  for (const char* spec : {"postal:1.8", "postal:3", "sr:27:88", "logp:5:2:3:0.01"}) {
+    const Machine m = load_machine(spec);
+    const LambdaFit f = measure_lambda(m, 100);
+    EXPECT_NEAR(f.lambda_exp1, nominal_lambda(m, 100), 1e-9) << spec;
+    EXPECT_NEAR(f.lambda_exp2, nominal_lambda(m, 100), 1e-9) << spec;
+    EXPECT_LT(f.max_residual_us, 1e-9) << spec;
+  }
+}
+
+TEST(Calibrate, RejectsTooFewK) { EXPECT_THROW((void)measure_lambda(load_machine("postal:2"), 8, 3, 3), InputError); }
+
+}  // namespace
+}  // namespace postbox::sim

@@ -1,0 +1,337 @@
+#include "postbox/runtime/team.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/wait.hpp"
+
+namespace postbox {
+namespace {
+
+int thread_count() {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    (void)entry;
+    ++n;
+  }
+  return n;
+}
+
+std::shared_ptr<const Topology> synthetic(const char* desc) {
+  return std::make_shared<const Topology>(Topology::synthetic(desc));
+}
+
+TEST(Team, RejectsFewerThanOneRank) {
+  EXPECT_THROW(Team(0), InputError);
+  EXPECT_THROW(Team(-4), InputError);
+}
+
+TEST(Team, RejectsAListNamingAMissingPu) {
+  TeamOptions o;
+  o.topology = synthetic("pack:1 core:2 pu:1");
+  o.placement = Placement::parse("0,2");
+  EXPECT_THROW(Team(2, o), InputError);
+}
+
+TEST(Team, SingleRankRunsOnItsOwnThreadPinned) {
+  Team team(1);
+  EXPECT_EQ(team.size(), 1);
+  ASSERT_EQ(team.placement().size(), 1U);
+  EXPECT_EQ(team.placement()[0], 0);
+  EXPECT_EQ(team.pinned(), team.topology().can_bind());
+  EXPECT_FALSE(team.wrapped());
+  int seen_rank = -1;
+  int seen_size = -1;
+  std::thread::id who;
+  team.run([&](RankContext& ctx) {
+    seen_rank = ctx.rank();
+    seen_size = ctx.size();
+    who = std::this_thread::get_id();
+  });
+  EXPECT_EQ(seen_rank, 0);
+  EXPECT_EQ(seen_size, 1);
+  EXPECT_NE(who, std::this_thread::get_id());
+}
+
+TEST(Team, WritesBeforeRunReachRanksAndRankWritesReachTheCaller) {
+  constexpr int p = 256;  // far more ranks than this box's cores
+  Team team(p);
+  EXPECT_EQ(team.wrapped(), p > team.topology().pus());
+  std::vector<std::uint64_t> input(p);
+  std::vector<std::uint64_t> output(p, 0);
+  std::vector<int> ranks(p, -1);
+  for (int round = 0; round < 3; ++round) {
+    for (int r = 0; r < p; ++r) input[static_cast<std::size_t>(r)] = static_cast<std::uint64_t>(r * 1000 + round);
+    team.run([&](RankContext& ctx) {
+      const auto r = static_cast<std::size_t>(ctx.rank());
+      output[r] = input[r] * 2;  // plain accesses: run() orders them (TSan checks)
+      ranks[r] = ctx.rank();
+    });
+    for (int r = 0; r < p; ++r) {
+      ASSERT_EQ(output[static_cast<std::size_t>(r)], static_cast<std::uint64_t>(r * 1000 + round) * 2);
+      ASSERT_EQ(ranks[static_cast<std::size_t>(r)], r);
+    }
+  }
+}
+
+TEST(Team, PlacementFollowsTheOptionsAndSyntheticTopologiesAreNotPinned) {
+  TeamOptions o;
+  o.topology = synthetic("pack:2 core:4 pu:2");
+  o.placement = Placement::scatter();
+  Team team(4, o);
+  EXPECT_EQ(team.placement(), (std::vector<int>{0, 8, 2, 10}));
+  EXPECT_FALSE(team.pinned());
+  EXPECT_STREQ(team.topology().source_name(), "synthetic");
+  std::atomic<int> sum{0};
+  team.run([&](RankContext& ctx) { sum.fetch_add(ctx.rank() + 1, std::memory_order_relaxed); });
+  EXPECT_EQ(sum.load(), 10);
+}
+
+TEST(Team, PinCanBeSwitchedOff) {
+  TeamOptions o;
+  o.pin = false;
+  Team team(2, o);
+  EXPECT_FALSE(team.pinned());
+}
+
+TEST(Team, WrappingIsSaidOnceOnStderr) {
+  const int pus = Topology::machine().pus();
+  testing::internal::CaptureStderr();
+  {
+    Team team(pus + 1);
+    team.run([](RankContext&) {});
+    team.run([](RankContext&) {});
+  }
+  const std::string wrapped = testing::internal::GetCapturedStderr();
+  testing::internal::CaptureStderr();
+  { Team team(pus); }
+  const std::string fits = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(std::count(wrapped.begin(), wrapped.end(), '\n'), 1) << wrapped;
+  EXPECT_NE(wrapped.find("wrapping"), std::string::npos) << wrapped;
+  EXPECT_EQ(fits, "");
+}
+
+// ---- failures ----------------------------------------------------------------------------
+
+struct FailCase {
+  int p;
+  int failing_rank;
+};
+
+class TeamFailure : public testing::TestWithParam<FailCase> {};
+
+TEST_P(TeamFailure, OneRankThrowsRunRethrowsAfterAllReturnedAndTheTeamIsReusable) {
+  const FailCase c = GetParam();
+  Team team(c.p);
+  std::atomic<int> returned{0};
+  try {
+    team.run([&](RankContext& ctx) {
+      if (ctx.rank() == c.failing_rank) throw std::runtime_error("rank " + std::to_string(ctx.rank()) + " failed");
+      returned.fetch_add(1, std::memory_order_relaxed);
+    });
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "rank " + std::to_string(c.failing_rank) + " failed");
+  }
+  EXPECT_EQ(returned.load(), c.p - 1);
+  EXPECT_FALSE(team.aborted());
+  std::atomic<int> ran{0};
+  team.run([&](RankContext&) { ran.fetch_add(1, std::memory_order_relaxed); });
+  EXPECT_EQ(ran.load(), c.p);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, TeamFailure,
+                         testing::Values(FailCase{1, 0}, FailCase{8, 0}, FailCase{8, 5}, FailCase{8, 7},
+                                         FailCase{64, 63}));
+
+TEST(Team, EveryRankThrowsRunRethrowsOneOfThem) {
+  constexpr int p = 16;
+  Team team(p);
+  for (int round = 0; round < 20; ++round) {
+    try {
+      team.run([](RankContext& ctx) { throw std::invalid_argument("rank " + std::to_string(ctx.rank())); });
+      FAIL() << "no exception";
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      ASSERT_EQ(what.rfind("rank ", 0), 0U) << what;
+      const int r = std::stoi(what.substr(5));
+      EXPECT_GE(r, 0);
+      EXPECT_LT(r, p);
+    }
+  }
+  team.run([](RankContext&) {});
+}
+
+TEST(Team, AbortListenerReleasesARankBlockedOnItsOwnWord) {
+  constexpr int p = 4;
+  Team team(p);
+  std::atomic<std::uint32_t> word{0};
+  std::atomic<bool> never{false};
+  const Team::ListenerId id = team.add_abort_listener([&] { wake(word); });
+  bool released = false;
+  try {
+    team.run([&](RankContext& ctx) {
+      if (ctx.rank() == 2) throw std::runtime_error("root cause");
+      if (ctx.rank() == 0) {
+        wait_until(word, [&] { return never.load(std::memory_order_acquire) || ctx.aborted(); });
+        released = true;
+        throw Aborted();
+      }
+    });
+    FAIL() << "no exception";
+  } catch (const Aborted&) {
+    FAIL() << "Aborted reported instead of the root cause";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "root cause");
+  }
+  EXPECT_TRUE(released);
+  team.remove_abort_listener(id);
+}
+
+TEST(Team, AbortWithoutAnyFailureMakesRunThrowAborted) {
+  Team team(3);
+  EXPECT_THROW(team.run([](RankContext& ctx) {
+    if (ctx.rank() == 1) ctx.team().abort();
+  }),
+               Aborted);
+  EXPECT_FALSE(team.aborted());
+  team.run([](RankContext&) {});
+}
+
+// ---- lifetime ----------------------------------------------------------------------------
+
+TEST(Team, ThreadsArePersistentAndNeverLeak) {
+  const int before = thread_count();
+  constexpr int p = 8;
+  {
+    Team team(p);
+    EXPECT_EQ(thread_count(), before + p);
+    std::vector<int> count(p, 0);
+    for (int i = 0; i < 1000; ++i) {
+      team.run([&](RankContext& ctx) { ++count[static_cast<std::size_t>(ctx.rank())]; });
+    }
+    EXPECT_EQ(thread_count(), before + p);
+    for (int r = 0; r < p; ++r) EXPECT_EQ(count[static_cast<std::size_t>(r)], 1000);
+  }
+  EXPECT_EQ(thread_count(), before);
+  TeamOptions quiet;  // four PUs: no wrap-around line per team
+  quiet.topology = synthetic("core:4 pu:1");
+  for (int i = 0; i < 50; ++i) {
+    Team team(4, quiet);
+    team.run([](RankContext&) {});
+  }
+  EXPECT_EQ(thread_count(), before);
+}
+
+TEST(TeamDeathTest, RunFromInsideARankIsAProgrammingError) {
+  EXPECT_DEATH(
+      {
+        Team team(2);
+        team.run([](RankContext& ctx) { ctx.team().run([](RankContext&) {}); });
+      },
+      "while the team is running");
+}
+
+// ---- mailbox traffic ---------------------------------------------------------------------
+
+TEST(Team, RankBlockedInRecvIsReleasedByAnotherRanksException) {
+  constexpr int p = 4;
+  Team team(p);
+  std::atomic<int> aborted_receivers{0};
+  try {
+    team.run([&](RankContext& ctx) {
+      if (ctx.rank() == 3) throw std::logic_error("rank 3 gave up");
+      try {
+        (void)ctx.recv((ctx.rank() + 1) % p);  // nobody sends
+      } catch (const Aborted&) {
+        aborted_receivers.fetch_add(1, std::memory_order_relaxed);
+        throw;
+      }
+    });
+    FAIL() << "no exception";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "rank 3 gave up");
+  }
+  EXPECT_EQ(aborted_receivers.load(), p - 1);
+  // Reusable, and nothing from the failed run lingers.
+  team.run([&](RankContext& ctx) {
+    const int next = (ctx.rank() + 1) % p;
+    const int prev = (ctx.rank() + p - 1) % p;
+    const auto v = static_cast<std::uint32_t>(ctx.rank());
+    ctx.send(next, std::as_bytes(std::span(&v, 1)));
+    const std::vector<std::byte> got = ctx.recv(prev);
+    ASSERT_EQ(got.size(), sizeof(std::uint32_t));
+    std::uint32_t w = 0;
+    std::memcpy(&w, got.data(), sizeof w);
+    EXPECT_EQ(w, static_cast<std::uint32_t>(prev));
+  });
+}
+
+class TeamRing : public testing::TestWithParam<int> {};
+
+TEST_P(TeamRing, TokenCirclesAndEveryRankAddsToIt) {
+  const int p = GetParam();
+  Team team(p);
+  constexpr int rounds = 40;
+  std::uint64_t final_value = 0;
+  team.run([&](RankContext& ctx) {
+    const int r = ctx.rank();
+    const int next = (r + 1) % p;
+    const int prev = (r + p - 1) % p;
+    std::uint64_t token = 0;
+    std::size_t size = 0;
+    for (int k = 0; k < rounds; ++k) {
+      if (r == 0) {
+        token += 1;
+        if (p > 1) {
+          ctx.send(next, std::as_bytes(std::span(&token, 1)));
+          size = ctx.recv(prev, std::as_writable_bytes(std::span(&token, 1)));
+          ASSERT_EQ(size, sizeof token);
+        }
+      } else {
+        size = ctx.recv(prev, std::as_writable_bytes(std::span(&token, 1)));
+        ASSERT_EQ(size, sizeof token);
+        token += static_cast<std::uint64_t>(r) + 1;
+        ctx.send(next, std::as_bytes(std::span(&token, 1)));
+      }
+    }
+    if (r == 0) final_value = token;
+  });
+  EXPECT_EQ(final_value, static_cast<std::uint64_t>(rounds) * static_cast<std::uint64_t>(p) * (p + 1) / 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, TeamRing, testing::Values(1, 2, 3, 8, 64));
+
+TEST(Team, NotifyAndRecvAnyCountEveryRank) {
+  constexpr int p = 16;
+  Team team(p);
+  std::vector<int> from(p, 0);
+  team.run([&](RankContext& ctx) {
+    if (ctx.rank() != 0) {
+      ctx.notify(0);
+      return;
+    }
+    for (int i = 0; i < p - 1; ++i) {
+      std::size_t size = 99;
+      const int src = ctx.recv_any({}, size);
+      EXPECT_EQ(size, 0U);
+      ++from[static_cast<std::size_t>(src)];
+    }
+  });
+  EXPECT_EQ(from[0], 0);
+  for (int r = 1; r < p; ++r) EXPECT_EQ(from[static_cast<std::size_t>(r)], 1) << r;
+}
+
+}  // namespace
+}  // namespace postbox

@@ -1,0 +1,279 @@
+#include "postbox/runtime/wait.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "postbox/runtime/check.hpp"
+
+namespace postbox {
+namespace {
+
+constexpr std::int64_t kForever = 1'000'000'000'000;  // 1000 s: a budget no test outlives
+
+// The scheduler state of a thread of this process ('R' running, 'S' sleeping in the kernel).
+char thread_state(pid_t tid) {
+  std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string line;
+  std::getline(f, line);
+  const auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() ? '?' : line[close + 2];
+}
+
+struct PhaseRow {
+  const char* file;
+  int line;
+  const char* name;
+  WaitPolicy policy;
+  int want_phase;
+  long min_calls;  // the waker makes the condition true only after this many predicate calls
+  bool wait_for_sleep;
+};
+
+std::ostream& operator<<(std::ostream& os, const PhaseRow& r) {
+  return os << r.file << ":" << r.line << " " << r.name;
+}
+
+class WaitPhase : public testing::TestWithParam<PhaseRow> {};
+
+TEST_P(WaitPhase, ReturnsWhenWokenInThatPhase) {
+  const PhaseRow& row = GetParam();
+  SCOPED_TRACE(testing::PrintToString(row));
+  std::atomic<std::uint32_t> word{0};
+  std::atomic<bool> cond{false};
+  std::atomic<long> calls{0};
+  std::atomic<pid_t> waiter_tid{0};
+  int phase = -1;
+  std::jthread waiter([&] {
+    waiter_tid.store(static_cast<pid_t>(::syscall(SYS_gettid)));
+    phase = wait_until(row.policy, word, [&] {
+      const bool c = cond.load(std::memory_order_acquire);  // read before counting: see below
+      calls.fetch_add(1, std::memory_order_release);
+      return c;
+    });
+  });
+  // Once `calls` reaches min_calls, every call so far read cond == false, so the waiter is in
+  // the phase the budgets force (the spin phase checks the clock every 64 calls, so with a
+  // zero spin budget call 66 is the block phase's first).
+  while (calls.load(std::memory_order_acquire) < row.min_calls) std::this_thread::yield();
+  if (row.wait_for_sleep) {
+    while (thread_state(waiter_tid.load()) != 'S') std::this_thread::yield();
+  }
+  cond.store(true, std::memory_order_release);
+  wake(word);
+  waiter.join();
+  EXPECT_EQ(phase, row.want_phase);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, WaitPhase,
+                         testing::Values(PhaseRow{__FILE__, __LINE__, "spin", {kForever, 0}, 0, 2000, false},
+                                         PhaseRow{__FILE__, __LINE__, "yield", {0, kForever}, 1, 2000, false},
+                                         PhaseRow{__FILE__, __LINE__, "block", {0, 0}, 2, 66, true}));
+
+TEST(Wait, ReturnsAtOnceWhenTheConditionHolds) {
+  std::atomic<std::uint32_t> word{0};
+  EXPECT_EQ(wait_until(WaitPolicy{0, 0}, word, [] { return true; }), 0);
+}
+
+// Lost-wakeup stress: pairs of threads ping-pong through wait_until/wake many times. A lost
+// wakeup leaves a pair blocked forever, which the watchdog reports.
+struct PairsRow {
+  const char* file;
+  int line;
+  WaitPolicy policy;
+  int pairs;
+  int rounds;
+};
+
+std::ostream& operator<<(std::ostream& os, const PairsRow& r) {
+  return os << r.file << ":" << r.line << " spin=" << r.policy.spin_ns << " yield=" << r.policy.yield_ns
+            << " pairs=" << r.pairs;
+}
+
+class WaitStress : public testing::TestWithParam<PairsRow> {};
+
+TEST_P(WaitStress, NoLostWakeupBetweenManyPairs) {
+  const PairsRow& row = GetParam();
+  SCOPED_TRACE(testing::PrintToString(row));
+  struct alignas(64) Pair {
+    std::atomic<std::uint64_t> ping{0}, pong{0};
+    std::atomic<std::uint32_t> ping_word{0}, pong_word{0};
+  };
+  std::vector<Pair> pairs(static_cast<std::size_t>(row.pairs));
+  std::vector<int> blocked(static_cast<std::size_t>(row.pairs) * 2, 0);
+  {
+    std::vector<std::jthread> threads;
+    for (int i = 0; i < row.pairs; ++i) {
+      Pair& pr = pairs[static_cast<std::size_t>(i)];
+      int& a_blocked = blocked[static_cast<std::size_t>(2 * i)];
+      int& b_blocked = blocked[static_cast<std::size_t>(2 * i + 1)];
+      threads.emplace_back([&pr, &row, &a_blocked] {
+        for (std::uint64_t k = 1; k <= static_cast<std::uint64_t>(row.rounds); ++k) {
+          pr.ping.store(k, std::memory_order_release);
+          wake(pr.ping_word);
+          a_blocked += wait_until(row.policy, pr.pong_word, [&] { return pr.pong.load(std::memory_order_acquire) >= k; }) == 2;
+        }
+      });
+      threads.emplace_back([&pr, &row, &b_blocked] {
+        for (std::uint64_t k = 1; k <= static_cast<std::uint64_t>(row.rounds); ++k) {
+          b_blocked += wait_until(row.policy, pr.ping_word, [&] { return pr.ping.load(std::memory_order_acquire) >= k; }) == 2;
+          pr.pong.store(k, std::memory_order_release);
+          wake(pr.pong_word);
+        }
+      });
+    }
+  }
+  int total_blocked = 0;
+  for (const Pair& pr : pairs) {
+    EXPECT_EQ(pr.ping.load(), static_cast<std::uint64_t>(row.rounds));
+    EXPECT_EQ(pr.pong.load(), static_cast<std::uint64_t>(row.rounds));
+  }
+  for (int b : blocked) total_blocked += b;
+  if (row.policy.spin_ns == 0 && row.policy.yield_ns == 0) {
+    EXPECT_GT(total_blocked, 0) << "a zero budget must reach the block phase";
+  }
+}
+
+#ifdef POSTBOX_TSAN
+constexpr int kRounds = 300;
+#else
+constexpr int kRounds = 3000;
+#endif
+
+INSTANTIATE_TEST_SUITE_P(Rows, WaitStress,
+                         testing::Values(PairsRow{__FILE__, __LINE__, {0, 0}, 8, kRounds},
+                                         PairsRow{__FILE__, __LINE__, {0, 0}, 1, kRounds * 4},
+                                         PairsRow{__FILE__, __LINE__, {500, 2'000}, 8, kRounds},
+                                         PairsRow{__FILE__, __LINE__, {20'000, 0}, 4, kRounds}));
+
+// Many waiters on one word, released generation by generation by one waker.
+TEST(Wait, OneWakeReleasesEveryWaiterOnTheWord) {
+  constexpr int kWaiters = 12;
+  constexpr std::uint64_t kGenerations = 200;
+  std::atomic<std::uint32_t> word{0}, ack_word{0};
+  std::atomic<std::uint64_t> generation{0};
+  std::atomic<int> acks{0};
+  {
+    std::vector<std::jthread> waiters;
+    for (int w = 0; w < kWaiters; ++w) {
+      waiters.emplace_back([&] {
+        for (std::uint64_t g = 1; g <= kGenerations; ++g) {
+          (void)wait_until(WaitPolicy{0, 0}, word, [&] { return generation.load(std::memory_order_acquire) >= g; });
+          acks.fetch_add(1, std::memory_order_acq_rel);
+          wake(ack_word);
+        }
+      });
+    }
+    for (std::uint64_t g = 1; g <= kGenerations; ++g) {
+      generation.store(g, std::memory_order_release);
+      wake(word);
+      const int want = static_cast<int>(g) * kWaiters;
+      (void)wait_until(WaitPolicy{0, 0}, ack_word, [&] { return acks.load(std::memory_order_acquire) >= want; });
+    }
+  }
+  EXPECT_EQ(acks.load(), static_cast<int>(kGenerations) * kWaiters);
+}
+
+// ---------------------------------------------------------------------------------------------
+// WaitPolicy::from_env
+
+struct EnvRow {
+  const char* file;
+  int line;
+  const char* spin;   // nullptr: unset
+  const char* yield;  // nullptr: unset
+  std::optional<WaitPolicy> want;  // nullopt: InputError
+  const char* error_names;         // the variable the error message must name
+};
+
+std::ostream& operator<<(std::ostream& os, const EnvRow& r) {
+  return os << r.file << ":" << r.line << " SPIN=" << (r.spin ? r.spin : "(unset)")
+            << " YIELD=" << (r.yield ? r.yield : "(unset)");
+}
+
+class WaitPolicyEnv : public testing::TestWithParam<EnvRow> {
+ protected:
+  void TearDown() override {
+    ::unsetenv("POSTBOX_SPIN_NS");
+    ::unsetenv("POSTBOX_YIELD_NS");
+  }
+};
+
+void set_or_unset(const char* name, const char* value) {
+  if (value == nullptr) {
+    ::unsetenv(name);
+  } else {
+    ::setenv(name, value, 1);
+  }
+}
+
+TEST_P(WaitPolicyEnv, ParsesOrRejects) {
+  const EnvRow& row = GetParam();
+  SCOPED_TRACE(testing::PrintToString(row));
+  set_or_unset("POSTBOX_SPIN_NS", row.spin);
+  set_or_unset("POSTBOX_YIELD_NS", row.yield);
+  const WaitPolicy defaults{111, 222};
+  if (row.want) {
+    const WaitPolicy got = WaitPolicy::from_env(defaults);
+    EXPECT_EQ(got.spin_ns, row.want->spin_ns);
+    EXPECT_EQ(got.yield_ns, row.want->yield_ns);
+  } else {
+    try {
+      (void)WaitPolicy::from_env(defaults);
+      ADD_FAILURE() << "expected InputError";
+    } catch (const InputError& e) {
+      EXPECT_THAT(e.what(), testing::HasSubstr(row.error_names));
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, WaitPolicyEnv,
+    testing::Values(EnvRow{__FILE__, __LINE__, nullptr, nullptr, WaitPolicy{111, 222}, ""},
+                    EnvRow{__FILE__, __LINE__, "123", nullptr, WaitPolicy{123, 222}, ""},
+                    EnvRow{__FILE__, __LINE__, nullptr, "456", WaitPolicy{111, 456}, ""},
+                    EnvRow{__FILE__, __LINE__, "0", "0", WaitPolicy{0, 0}, ""},
+                    EnvRow{__FILE__, __LINE__, "5000000000", "7", WaitPolicy{5'000'000'000, 7}, ""},
+                    EnvRow{__FILE__, __LINE__, "", "", WaitPolicy{111, 222}, ""},  // empty means unset
+                    EnvRow{__FILE__, __LINE__, "-1", nullptr, std::nullopt, "POSTBOX_SPIN_NS"},
+                    EnvRow{__FILE__, __LINE__, nullptr, "-20", std::nullopt, "POSTBOX_YIELD_NS"},
+                    EnvRow{__FILE__, __LINE__, "12x", nullptr, std::nullopt, "POSTBOX_SPIN_NS"},
+                    EnvRow{__FILE__, __LINE__, "abc", nullptr, std::nullopt, "POSTBOX_SPIN_NS"},
+                    EnvRow{__FILE__, __LINE__, "1e3", nullptr, std::nullopt, "POSTBOX_SPIN_NS"},
+                    EnvRow{__FILE__, __LINE__, nullptr, "2.5", std::nullopt, "POSTBOX_YIELD_NS"},
+                    EnvRow{__FILE__, __LINE__, "99999999999999999999", nullptr, std::nullopt, "POSTBOX_SPIN_NS"}));
+
+TEST(WaitPolicyEnvDefaults, NoArgumentMeansTheBuiltInDefaults) {
+  ::unsetenv("POSTBOX_SPIN_NS");
+  ::unsetenv("POSTBOX_YIELD_NS");
+  const WaitPolicy got = WaitPolicy::from_env();
+  EXPECT_EQ(got.spin_ns, WaitPolicy{}.spin_ns);
+  EXPECT_EQ(got.yield_ns, WaitPolicy{}.yield_ns);
+}
+
+TEST(WaitPolicyDefault, SetDefaultIsReadBack) {
+  const WaitPolicy saved = default_wait_policy();
+  set_default_wait_policy(WaitPolicy{7, 9});
+  EXPECT_EQ(default_wait_policy().spin_ns, 7);
+  EXPECT_EQ(default_wait_policy().yield_ns, 9);
+  set_default_wait_policy(saved);
+}
+
+TEST(WaitPolicyDeathTest, NegativeDefaultFailsFast) {
+  EXPECT_DEATH(set_default_wait_policy(WaitPolicy{-1, 0}), "wait budgets must be non-negative");
+}
+
+}  // namespace
+}  // namespace postbox

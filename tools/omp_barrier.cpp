@@ -1,0 +1,87 @@
+// postbox-omp-gomp / postbox-omp-llvm: `#pragma omp barrier` measured with the EPCC syncbench
+// method (syncbench.hpp), one executable per OpenMP runtime because libgomp and LLVM libomp
+// cannot share a process. `postbox bench barrier` runs them as child processes.
+//
+// Usage: postbox-omp-X --impl NAME --p 2,4,8 --outer N --target-ns T
+// Prints {"rows": [{"p": .., "impl": NAME, "median_ns": .., "mean_ns": .., "sd_ns": ..}, ...]}.
+#include <omp.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "syncbench.hpp"
+
+namespace {
+
+[[noreturn]] void usage(const char* what) {
+  std::fprintf(stderr, "postbox-omp: error: %s (usage: --impl NAME --p LIST --outer N --target-ns T)\n", what);
+  std::exit(2);
+}
+
+long parse_long(const char* text, const char* what) {
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || v < 1) usage(what);
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string impl = "omp";
+  std::vector<int> ps;
+  postbox::syncbench::Params prm;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) usage("missing value");
+    const char* v = argv[++i];
+    if (a == "--impl") {
+      impl = v;
+    } else if (a == "--p") {
+      std::string list = v;
+      std::size_t pos = 0;
+      while (pos <= list.size()) {
+        const auto comma = list.find(',', pos);
+        const std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        ps.push_back(static_cast<int>(parse_long(item.c_str(), "--p needs positive integers")));
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+      }
+    } else if (a == "--outer") {
+      prm.outer = static_cast<int>(parse_long(v, "--outer must be a positive integer"));
+    } else if (a == "--target-ns") {
+      prm.target_ns = parse_long(v, "--target-ns must be a positive integer");
+    } else {
+      usage("unknown option");
+    }
+  }
+  if (ps.empty()) usage("--p is required");
+  omp_set_dynamic(0);
+  std::printf("{\"rows\": [");
+  bool first = true;
+  for (int p : ps) {
+    postbox::syncbench::Shared sh;
+    int got = 0;
+#pragma omp parallel num_threads(p)
+    {
+#pragma omp single
+      got = omp_get_num_threads();
+      postbox::syncbench::body(omp_get_thread_num(), sh, prm, [](int) {
+#pragma omp barrier
+      });
+    }
+    if (got != p) {
+      std::fprintf(stderr, "postbox-omp: error: asked for %d threads, the runtime gave %d\n", p, got);
+      return 1;
+    }
+    const auto s = postbox::syncbench::summarize(sh.per_barrier_ns, sh.inner_used);
+    std::printf("%s{\"p\": %d, \"impl\": \"%s\", \"median_ns\": %.3f, \"mean_ns\": %.3f, \"sd_ns\": %.3f}",
+                first ? "" : ", ", p, impl.c_str(), s.median_ns, s.mean_ns, s.sd_ns);
+    first = false;
+  }
+  std::printf("]}\n");
+  return 0;
+}

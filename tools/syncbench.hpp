@@ -1,0 +1,121 @@
+// The EPCC syncbench method (Bull, "Measuring synchronisation and scheduling overheads in
+// OpenMP", EWOMP 1999), header-only so that the postbox tool and the OpenMP helper executables
+// (compiled against libgomp or LLVM libomp, which cannot share a process) measure the same way:
+//  * reference: `inner` iterations of delay() on one thread, timed `outer` times (median kept);
+//  * test: every thread runs `inner` iterations of { delay(); barrier(); }, rank 0 times the
+//    loop between two barriers, `outer` times;
+//  * overhead per barrier = (test − reference) / inner; mean, standard deviation and median over
+//    the outer repetitions.
+// `inner` is chosen by a pilot repetition so that one repetition lasts about target_ns.
+// Standard C++ only: no postbox headers.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace postbox::syncbench {
+
+struct Params {
+  int outer = 20;                          // repetitions (statistics are over these)
+  std::int64_t target_ns = 20'000'000;     // wall time of one repetition
+  int delay_iters = 32;                    // EPCC's delay(): work between two barriers
+  std::int64_t max_inner = 1'000'000;
+};
+
+struct Stats {
+  double median_ns = 0;
+  double mean_ns = 0;
+  double sd_ns = 0;
+  std::int64_t inner = 0;
+  int outer = 0;
+};
+
+inline std::int64_t now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// A fixed amount of work the compiler cannot remove.
+inline void delay(int iters) noexcept {
+  for (int i = 0; i < iters; ++i) asm volatile("" ::: "memory");
+}
+
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+inline Stats summarize(const std::vector<double>& per_barrier_ns, std::int64_t inner) {
+  Stats s;
+  s.outer = static_cast<int>(per_barrier_ns.size());
+  s.inner = inner;
+  if (per_barrier_ns.empty()) return s;
+  double sum = 0;
+  for (double x : per_barrier_ns) sum += x;
+  s.mean_ns = sum / static_cast<double>(per_barrier_ns.size());
+  double var = 0;
+  for (double x : per_barrier_ns) var += (x - s.mean_ns) * (x - s.mean_ns);
+  s.sd_ns = per_barrier_ns.size() > 1 ? std::sqrt(var / static_cast<double>(per_barrier_ns.size() - 1)) : 0;
+  s.median_ns = median(per_barrier_ns);
+  return s;
+}
+
+// Median time of `inner` delays on this thread.
+inline double reference_ns(const Params& prm, std::int64_t inner) {
+  std::vector<double> t;
+  for (int o = 0; o < prm.outer; ++o) {
+    const auto a = now_ns();
+    for (std::int64_t i = 0; i < inner; ++i) delay(prm.delay_iters);
+    t.push_back(static_cast<double>(now_ns() - a));
+  }
+  return median(t);
+}
+
+// State shared by the threads of one measurement. Rank 0 writes; the barrier under test
+// publishes (and the atomics keep a broken barrier from becoming a data race).
+struct Shared {
+  std::atomic<std::int64_t> inner{0};
+  std::vector<double> per_barrier_ns;
+  std::int64_t inner_used = 0;
+};
+
+// Run by every thread, rank 0..p-1, SPMD. barrier(rank) is the barrier under test.
+template <class BarrierFn>
+void body(int rank, Shared& sh, const Params& prm, BarrierFn&& barrier) {
+  constexpr std::int64_t kPilot = 64;
+  // Pilot: estimate the cost of one iteration, then size inner to about target_ns.
+  barrier(rank);
+  const auto p0 = now_ns();
+  for (std::int64_t i = 0; i < kPilot; ++i) {
+    delay(prm.delay_iters);
+    barrier(rank);
+  }
+  if (rank == 0) {
+    const double per = std::max(1.0, static_cast<double>(now_ns() - p0) / kPilot);
+    const auto inner = static_cast<std::int64_t>(static_cast<double>(prm.target_ns) / per);
+    // relaxed: the barrier below orders it for the other ranks.
+    sh.inner.store(std::clamp<std::int64_t>(inner, 16, prm.max_inner), std::memory_order_relaxed);
+  }
+  barrier(rank);
+  const std::int64_t inner = sh.inner.load(std::memory_order_relaxed);
+  double ref = 0;
+  if (rank == 0) ref = reference_ns(prm, inner);
+  for (int o = 0; o < prm.outer; ++o) {
+    barrier(rank);
+    const auto t0 = now_ns();
+    for (std::int64_t i = 0; i < inner; ++i) {
+      delay(prm.delay_iters);
+      barrier(rank);
+    }
+    if (rank == 0) sh.per_barrier_ns.push_back((static_cast<double>(now_ns() - t0) - ref) / static_cast<double>(inner));
+  }
+  if (rank == 0) sh.inner_used = inner;
+}
+
+}  // namespace postbox::syncbench
