@@ -102,9 +102,8 @@ void calibrate_here(const CalibrateArgs& a) {
     std::ofstream out(profile);
     if (!out || !(out << local_profile_toml(c))) throw InputError("cannot write " + profile.string());
     // On stderr, so --json --save still prints only JSON on stdout.
-    std::fprintf(stderr, "postbox: wrote %s (the library's calibration) and %s (the emulator's 'local' profile;\n"
-                 "postbox: use it as --machine %s, or add %s to POSTBOX_PROFILE_PATH for --machine local)\n",
-                 file.c_str(), profile.c_str(), profile.c_str(), dir->c_str());
+    std::fprintf(stderr, "postbox: wrote %s (the library's calibration) and %s (the emulator's profile: --machine local)\n",
+                 file.c_str(), profile.c_str());
   }
 }
 }  // namespace

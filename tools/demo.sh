@@ -6,9 +6,43 @@ PB=${1:?usage: demo.sh PATH/TO/postbox}
 
 section() { printf '\n== %s\n' "$1"; }
 show() { printf '$ postbox %s\n' "$*"; "$PB" "$@"; }
+# A field of postbox's JSON output (flat objects only), without a JSON tool.
+field() { sed -n "s/^ *\"$1\": *\\([^,]*\\),\\{0,1\\}\$/\\1/p" | head -1; }
 
 section "This machine's topology (hwloc) and where 8 ranks would be placed"
 show topo --p 8
 
-section "A mailbox round trip between two ranks"
+section "A mailbox round trip between two ranks (runtime/ unicast service)"
 show ping --p 2 --bytes 8 --iters 20000
+
+section "Calibration: send latency s, receive latency r and lambda = 1 + r/s on this machine"
+cal=$("$PB" calibrate --quick --json)
+show calibrate --quick
+s_ns=$(printf '%s\n' "$cal" | field s_ns)
+r_ns=$(printf '%s\n' "$cal" | field r_ns)
+s_int=$(printf '%.0f' "$s_ns"); r_int=$(printf '%.0f' "$r_ns")
+[ "$s_int" -ge 1 ] || s_int=1
+[ "$r_int" -ge 0 ] || r_int=0
+cores=$(nproc)
+
+section "Tree shapes: the Fibo-tree for this machine's $cores cores from the measured s and r (in ns)"
+show tree --shape fibo --p "$cores" --s "$s_int" --r "$r_int" --format ascii
+echo
+echo "Completion times (in units of s) for 64 processes with s = 1, r = 3 (Cordsen Fig. 9, §4.3):"
+show tree --compare --p 64 --s 1 --r 3
+
+section "Collectives on threads: a verified broadcast and allreduce (8 ranks on $cores cores)"
+show run --op bcast --algo fibo --p 8 --bytes 4096 --iters 200 --verify
+show run --op allreduce --algo postal --p 8 --bytes 4096 --lambda 2.5 --iters 200 --verify
+
+section "s-to-p broadcast on threads: 4 sources on the diagonal of a 4x4 mesh, verified"
+show run --op s2p --algo br-xy-source --p 16 --mesh 4x4 --sources 4 --dist diag-right --bytes 64 --iters 50 --verify
+
+section "The emulated MANNA (s = 27 us, r = 88 us): Cordsen §5's 19-process broadcast"
+echo "Cordsen measured sequential 569 us, binomial 451 us, Fibo-tree 318 us on the real machine."
+for algo in flat binomial fibo; do
+  show sim --machine manna --op bcast --algo "$algo" --p 19 --bytes 4 | sed -n '1,2p'
+done
+
+section "Barriers for parallel loops: overhead per barrier (EPCC syncbench), every competitor in one run"
+show bench barrier --quick --p 2,8

@@ -9,8 +9,10 @@
 #include <utility>
 
 #include "plans_internal.hpp"
+#include "postbox/collectives/c3.hpp"
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/postal.hpp"
+#include "postbox/collectives/s2p.hpp"
 #include "postbox/runtime/check.hpp"
 
 namespace postbox {
@@ -38,6 +40,8 @@ void ensure_builtins() {
   std::call_once(once, [] {
     internal::register_tree_plans();
     internal::register_allreduce_plans();
+    register_s2p_plans();
+    register_c3_plans();
   });
 }
 

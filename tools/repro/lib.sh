@@ -1,10 +1,11 @@
 # Helpers for tools/repro.sh (sourced). CSV files have a header row; columns are named.
 
-# pivot_md CSV XCOL SERIESCOL VALCOL SCALE DECIMALS [FILTERCOL FILTERVAL]
+# pivot_md CSV XCOL SERIESCOL VALCOL SCALE DECIMALS [FILTERCOL FILTERVAL [nobest]]
 # A markdown table: a row per value of XCOL, a column per value of SERIESCOL (first-appearance
-# order), VALCOL·SCALE with DECIMALS decimals, and the series with the smallest value ("best").
+# order), VALCOL·SCALE with DECIMALS decimals, and the series with the smallest value ("best")
+# unless the ninth argument is "nobest".
 pivot_md() {
-  awk -F, -v xc="$2" -v sc="$3" -v vc="$4" -v k="$5" -v d="$6" -v fc="${7:-}" -v fv="${8:-}" '
+  awk -F, -v xc="$2" -v sc="$3" -v vc="$4" -v k="$5" -v d="$6" -v fc="${7:-}" -v fv="${8:-}" -v nb="${9:-}" '
     NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
     fc != "" && $(col[fc]) != fv { next }
     { x = $(col[xc]); s = $(col[sc]); v = $(col[vc]) * k
@@ -14,7 +15,8 @@ pivot_md() {
     END {
       h = "| " xc " |"; sep = "|---|"
       for (j = 1; j <= ns; j++) { h = h " " so[j] " |"; sep = sep "---:|" }
-      print h " best |"; print sep "---|"
+      if (nb == "") { h = h " best |"; sep = sep "---|" }
+      print h; print sep
       for (i = 1; i <= nx; i++) {
         x = xo[i]; r = "| " x " |"; b = ""
         for (j = 1; j <= ns; j++) {
@@ -22,7 +24,7 @@ pivot_md() {
           if ((x, s) in val) { v = val[x, s]; r = r " " sprintf("%." d "f", v) " |"; if (b == "" || v < bv) { b = s; bv = v } }
           else r = r " |"
         }
-        print r " " b " |"
+        print r (nb == "" ? " " b " |" : "")
       }
     }' "$1"
 }

@@ -1,6 +1,8 @@
 // Machine descriptions: model strings, TOML profiles, placements. Field reference: docs/emulator.md.
 #include "postbox/runtime/sim/machine.hpp"
 
+#include "postbox/runtime/calibrate.hpp"
+
 #include <toml++/toml.h>  // header-only mode (TOML_HEADER_ONLY defaults to 1)
 
 #include <algorithm>
@@ -161,6 +163,8 @@ std::vector<std::string> profile_dirs() {
   if (const char* env = std::getenv("POSTBOX_PROFILE_PATH"); env != nullptr && *env != '\0')
     for (auto part : split(env, ':'))
       if (!part.empty()) dirs.emplace_back(part);
+  // `postbox calibrate --save` writes the `local` profile here.
+  if (const auto cal = calibration_profile_dir()) dirs.push_back(cal->string());
 #ifdef POSTBOX_SOURCE_PROFILE_DIR
   dirs.emplace_back(POSTBOX_SOURCE_PROFILE_DIR);
 #endif

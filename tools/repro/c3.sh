@@ -1,0 +1,154 @@
+# Hambrusch & Khokhar, C³ paper, Figs. 3-7: one-to-all and all-to-all on a 256-processor Delta.
+# Sourced by tools/repro.sh: uses $pb, $rp, $tmp, $img and lib.sh; writes markdown to stdout.
+
+o2a_algos=1-lev-dir,1-lev-our-br,2-lev-rec,3-lev-sq,logp-lev-sq,logp-lev-rec:0.75
+o2a_L=16,32,64,128,256,512,1024,2048,4096,6144,8192,12288,16384
+a2a_algos=1-lev-dir,1-lev-perm:linear,1-lev-perm:xor,1-lev-perm:balanced,2-lev-sq,2-lev-rc,logp-lev-bfly
+a2a_L=16,32,64,128,256,512,1024,4096,16384
+"$rp" c3 --op one-to-all --algos "$o2a_algos" --L "$o2a_L" --p 256 --mesh 16x16 --machine delta --sends nb > "$tmp/c3-o2a.csv"
+"$rp" c3 --op all-to-all --algos "$a2a_algos" --L "$a2a_L" --p 256 --mesh 16x16 --machine delta --sends nb > "$tmp/c3-a2a.csv"
+"$pb" c3 --table --op one-to-all --p 256 --machine delta > "$tmp/c3-o2a-table.txt"
+"$pb" c3 --table --op all-to-all --p 256 --machine delta > "$tmp/c3-a2a-table.txt"
+
+# The paper's Fig. 3 closed forms with s = 8 (its last column), at our message sizes.
+{
+  echo "algo,L,comm_units"
+  for L in ${o2a_L//,/ }; do
+    awk -v L="$L" 'BEGIN {
+      printf "1-lev-dir,%d,%.1f\n", L, 2048 + 0.55 * L; printf "1-lev-our-br,%d,%.1f\n", L, 64 + 27 * L
+      printf "2-lev-rec,%d,%.1f\n", L, 256 + 1.23 * L; printf "3-lev-sq,%d,%.1f\n", L, 192 + 0.93 * L
+      printf "logp-lev-sq,%d,%.1f\n", L, 64 + 5.29 * L }'
+  done
+} > "$tmp/c3-o2a-paper.csv"
+
+for op in o2a a2a; do
+  ratio_csv "$tmp/c3-$op.csv" L algo comm_units > "$tmp/c3-$op-units-ratio.csv"
+  ratio_csv "$tmp/c3-$op.csv" L algo time_us > "$tmp/c3-$op-time-ratio.csv"
+done
+"$rp" plot --csv "$tmp/c3-o2a-units-ratio.csv" --x L --y ratio --series algo --log2x --ymin 1 \
+  --title "C3 Fig. 4: one-to-all, p = 256, units relative to the best at each L" \
+  --xlabel "log2 of message size L (bytes)" --ylabel "units / best units" --out "$img/repro-c3-one-to-all-units.svg"
+"$rp" plot --csv "$tmp/c3-o2a-time-ratio.csv" --x L --y ratio --series algo --log2x --ymin 1 \
+  --title "C3 Fig. 5: one-to-all on the emulated Delta (16x16), time relative to the best" \
+  --xlabel "log2 of message size L (bytes)" --ylabel "time / best time" --out "$img/repro-c3-one-to-all-time.svg"
+"$rp" plot --csv "$tmp/c3-a2a-units-ratio.csv" --x L --y ratio --series algo --log2x --ymin 1 \
+  --title "C3 Fig. 6: all-to-all, p = 256, units relative to the best at each L" \
+  --xlabel "log2 of message size L (bytes)" --ylabel "units / best units" --out "$img/repro-c3-all-to-all-units.svg"
+"$rp" plot --csv "$tmp/c3-a2a-time-ratio.csv" --x L --y ratio --series algo --log2x --ymin 1 \
+  --title "C3 Fig. 7: all-to-all on the emulated Delta (16x16), time relative to the best" \
+  --xlabel "log2 of message size L (bytes)" --ylabel "time / best time" --out "$img/repro-c3-all-to-all-time.svg"
+"$rp" plot --csv "$tmp/c3-o2a.csv" --x L --y time_us --series algo --yscale 0.001 --ymin 0 \
+  --title "C3 Fig. 5: one-to-all on the emulated Delta (16x16, isend)" \
+  --xlabel "message size L (bytes)" --ylabel "time (ms)" --out "$img/repro-c3-one-to-all-time-abs.svg"
+"$rp" plot --csv "$tmp/c3-a2a.csv" --x L --y time_us --series algo --yscale 0.001 --ymin 0 \
+  --title "C3 Fig. 7: all-to-all on the emulated Delta (16x16, isend)" \
+  --xlabel "message size L (bytes)" --ylabel "time (ms)" --out "$img/repro-c3-all-to-all-time-abs.svg"
+
+spread16k=$(awk -F, 'NR > 1 && $2 == "16384" && $1 != "1-lev-our-br" {
+  if (lo == "" || $5 < lo) lo = $5; if ($5 > hi) hi = $5 } END {printf "%.0f", 100 * (hi - lo) / lo}' "$tmp/c3-o2a.csv")
+o2a_units_win=$(winners "$tmp/c3-o2a.csv" L algo comm_units)
+o2a_paper_win=$(winners "$tmp/c3-o2a-paper.csv" L algo comm_units)
+o2a_time_win=$(winners "$tmp/c3-o2a.csv" L algo time_us)
+a2a_units_win=$(winners "$tmp/c3-a2a.csv" L algo comm_units)
+a2a_time_win=$(winners "$tmp/c3-a2a.csv" L algo time_us)
+# How far logp-lev-rec:0.75 is from the best emulated time, at worst over all L.
+rec_gap=$(ratio_csv "$tmp/c3-o2a.csv" L algo time_us |
+  awk -F, '$2 == "logp-lev-rec:0.75" && $3 > m {m = $3} END {printf "%.1f", 100 * (m - 1)}')
+br_over=$(ratio_csv "$tmp/c3-o2a.csv" L algo time_us |
+  awk -F, '$2 == "1-lev-our-br" && $1 >= 256 && (m == "" || $3 < m) {m = $3} END {printf "%.1f", m}')
+
+echo "## Hambrusch & Khokhar (C³) Figs. 3-7: one-to-all and all-to-all on a 256-node Delta"
+echo
+echo "The paper's Figs. 4-7 are plots whose curves did not survive the text extraction (only their"
+echo "captions did); what survives is Fig. 3 (the unit formulas) and the text's statements of which"
+echo "algorithm wins where. So each figure below is compared with those statements. Setting, as in"
+echo "§4: p = 256 on a 16×16 mesh (the paper says \"256-processor Delta\"; we take the square"
+echo "submesh of the 16×32 profile, row-major ranks, root 0), messages of 16 B to 16 KB,"
+echo "non-blocking sends and receives. Units come from the unit calculator applied to the plans"
+echo "(\`postbox c3\`, docs/c3.md: h = 10, l = 512, b = 16, s = 8 units); times from running the same"
+echo "plans on the \`delta\` profile with isend (\`tools/repro/repro_driver.cpp\`)."
+echo
+echo "### Fig. 3: units of the one-to-all algorithms"
+echo
+echo '```'
+cat "$tmp/c3-o2a-table.txt"
+echo '```'
+echo
+echo "Paper (Fig. 3, with s = 8): 1-lev-dir 2048 + 0.55L, 1-lev-our-br 64 + 27L, 2-lev-rec 256 + 1.23L,"
+echo "3-lev-sq 192 + 0.93L, logp-lev-sq 64 + 5.29L. The set-up counts agree once p − 1 is written for"
+echo "p (the paper's stated simplification); the slopes of the non-binomial algorithms agree within"
+echo "6%; the two binomial ones differ (22L vs 27L, 4.2L vs 5.3L) for the reason given in docs/c3.md"
+echo "(the paper charges a forwarding processor both its receive and its send in a step)."
+echo
+echo "### Figs. 4 and 5: one-to-all, units and emulated time against L"
+echo
+echo "Communication units (ours):"
+echo
+pivot_md "$tmp/c3-o2a.csv" L algo comm_units 1 0
+echo
+echo "Emulated time (ms) on the Delta profile:"
+echo
+pivot_md "$tmp/c3-o2a.csv" L algo time_us 0.001 2
+echo
+echo "![units](img/repro-c3-one-to-all-units.svg) ![time](img/repro-c3-one-to-all-time.svg)"
+echo
+echo "![time, absolute](img/repro-c3-one-to-all-time-abs.svg)"
+echo
+echo "| who wins | by L |"
+echo "|---|---|"
+echo "| paper's Fig. 3 formulas (s = 8) | $o2a_paper_win |"
+echo "| paper's text on its units | 3-lev-sq up to 6 KB, 1-lev-dir above |"
+echo "| our units | $o2a_units_win |"
+echo "| paper's measurements (Fig. 5, text) | 2-lev-rec and 3-lev-sq consistently better than the rest; logp-lev-rec(0.75) optimal or near optimal at every size; the broadcasts worst; 1-lev-dir reasonable only for large L |"
+echo "| emulated | $o2a_time_win |"
+echo
+echo "The units reproduce the paper's prediction: 3-lev-sq best up to a few KB, then 1-lev-dir"
+echo "(the Fig. 3 formulas themselves cross at about 4.9 KB, and put logp-lev-sq first at 16 B; the"
+echo "text's \"6 Kbytes\" is a round figure). The emulated times reproduce the paper's *measured*"
+echo "ranking rather than its prediction, as the real Delta did: logp-lev-rec(0.75) is never more"
+echo "than $rec_gap% above the best emulated time at any L, 2-lev-rec and 3-lev-sq stay close to the"
+echo "best, the binomial broadcast of the long message is the worst from 256 B up (at least"
+echo "${br_over}× the best), and 1-lev-dir pays 255 set-ups of 35 µs (9 ms) until L is large. Where we"
+echo "differ: the emulated 1-lev-dir never becomes the outright winner, because above one packet every"
+echo "algorithm is limited by the same bottleneck — the root's injection channel must carry all"
+echo "255·L bytes at 25 MB/s — so the times converge (all but the binomial broadcast within $spread16k% of each other at 16 KB) and the order among them"
+echo "at large L is decided by small pipelining effects. The units have no such common bottleneck"
+echo "term; that is the part of the model the paper says \"does not attempt to evaluate\"."
+echo
+echo "### Figs. 6 and 7: all-to-all, units and emulated time against L"
+echo
+echo '```'
+cat "$tmp/c3-a2a-table.txt"
+echo '```'
+echo
+echo "Communication units (ours):"
+echo
+pivot_md "$tmp/c3-a2a.csv" L algo comm_units 1 0
+echo
+echo "Emulated time (ms) on the Delta profile:"
+echo
+pivot_md "$tmp/c3-a2a.csv" L algo time_us 0.001 2
+echo
+echo "![units](img/repro-c3-all-to-all-units.svg) ![time](img/repro-c3-all-to-all-time.svg)"
+echo
+echo "![time, absolute](img/repro-c3-all-to-all-time-abs.svg)"
+echo
+echo "| who wins | by L |"
+echo "|---|---|"
+echo "| paper's measurements (Fig. 7, text) | 2-lev-r,c best for L ≤ 256 B, 2-lev-sq second; 1-lev-perm with exclusive-or best for larger L; logp-lev-bfly expensive for large L |"
+echo "| paper's units (Fig. 6, text) | all 1-level algorithms charged the same; no numbers survive |"
+echo "| our units | $a2a_units_win |"
+echo "| emulated | $a2a_time_win |"
+echo
+echo "The emulated Delta reproduces the paper's measured picture: combining algorithms (2-lev-rc,"
+echo "the butterfly, 2-lev-sq) win while set-ups dominate, the exclusive-or permutations win for long"
+echo "messages, and the butterfly and 2-lev-sq, which send every byte log p or 3 times, are the most"
+echo "expensive there. Differences: (1) the switch-over to 1-level algorithms comes at a smaller L"
+echo "than the paper's 256 B, and in between 1-lev-dir (unsynchronised flooding) is best rather than"
+echo "a permutation algorithm — the emulator's links have no buffering limits and no software"
+echo "flow control, so flooding costs less than on the real machine; (2) at 16 B the butterfly ties"
+echo "2-lev-rc (the paper found 2-lev-r,c best), because our 35 µs set-up at both ends makes the"
+echo "number of messages per node (8 vs 30) decisive; (3) unlike the paper's metric, our unit"
+echo "calculator separates the 1-level algorithms a little through its submachine rule (docs/c3.md),"
+echo "and like the emulator it ranks XOR first among them."
+echo

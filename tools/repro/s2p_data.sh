@@ -1,0 +1,78 @@
+# s-to-p paper (Hambrusch et al.), Figs. 2-9 on the Paragon profile: the emulated data and plots.
+# Sourced by tools/repro.sh (then tools/repro/s2p.sh writes the text): uses $rp, $tmp, $img, lib.sh.
+# Parameters the text extraction lost are chosen here and listed in the report (s2p.sh).
+
+s2p_five=br-lin,br-xy-source,br-xy-dim,xor,2-step
+s2p_three=br-lin,br-xy-source,br-xy-dim
+s2p_L=4096  # L for Figs. 2, 4, 5 (lost in the extraction); Fig. 7 states 4K
+
+# Fig. 2: s = 1..100, equal distribution, 10x10.
+"$rp" s2p --machine paragon --mesh 10x10 --algos "$s2p_five" --dists equal \
+  --sources 1,2,4,8,10,20,30,40,50,60,70,80,90,100 --bytes "$s2p_L" > "$tmp/s2p-fig2.csv"
+# Fig. 3: L = 32 B..16 KB, s = 30, right diagonal, 10x10.
+"$rp" s2p --machine paragon --mesh 10x10 --algos "$s2p_five" --dists diag-right --sources 30 \
+  --bytes 32,64,128,256,512,1024,2048,4096,8192,16384 > "$tmp/s2p-fig3.csv"
+# Fig. 4: p = 4..256 (square meshes), s = p/4 (rounded, at least 1), right diagonal.
+echo "mesh,algo,dist,s,bytes,time_us,p" > "$tmp/s2p-fig4.csv"
+for n in 2 4 6 8 10 12 14 16; do
+  p=$((n * n)); s=$(((p + 2) / 4)); ((s >= 1)) || s=1
+  "$rp" s2p --machine paragon --mesh "${n}x${n}" --algos "$s2p_five" --dists diag-right --sources "$s" \
+    --bytes "$s2p_L" > "$tmp/s2p-fig4-$n.csv"
+  csv_body "$tmp/s2p-fig4-$n.csv" | awk -v p="$p" '{print $0 "," p}' >> "$tmp/s2p-fig4.csv"
+done
+# Fig. 5: 10x10, s = 30, every distribution, the three broadcast algorithms.
+s2p_dists=row,col,equal,diag-right,diag-left,band,block,cross
+"$rp" s2p --machine paragon --mesh 10x10 --algos "$s2p_three" --dists "$s2p_dists" --sources 30 \
+  --bytes "$s2p_L" > "$tmp/s2p-fig5.csv"
+awk -F, -v list="$s2p_dists" 'BEGIN {n = split(list, d, ","); for (i = 1; i <= n; i++) idx[d[i]] = i}
+  NR == 1 {print $0 ",dist_index"; next} {print $0 "," idx[$3]}' "$tmp/s2p-fig5.csv" > "$tmp/s2p-fig5i.csv"
+# Fig. 6: 10x10, right diagonal, total message size s·L = 80 KB.
+echo "mesh,algo,dist,s,bytes,time_us" > "$tmp/s2p-fig6.csv"
+for s in 5 8 10 16 20 32 40; do
+  "$rp" s2p --machine paragon --mesh 10x10 --algos "$s2p_three" --dists diag-right --sources "$s" \
+    --bytes $((81920 / s)) > "$tmp/s2p-fig6-$s.csv"
+  csv_body "$tmp/s2p-fig6-$s.csv" >> "$tmp/s2p-fig6.csv"
+done
+# Fig. 7: Br_Lin, p = 120 with the dimensions varying, equal distribution, L = 4K, three s.
+"$rp" s2p --machine paragon --mesh 2x60,3x40,4x30,5x24,6x20,8x15,10x12 --algos br-lin --dists equal \
+  --sources 10,30,60 --bytes 4096 > "$tmp/s2p-fig7.csv"
+awk -F, 'NR == 1 {print $0 ",rows"; next} {split($1, d, "x"); print $0 "," d[1]}' "$tmp/s2p-fig7.csv" > "$tmp/s2p-fig7r.csv"
+# Fig. 8: 16x16, L = 6K, s = 16..192; Repos_xy_source (and Part_xy_source) against Br_xy_source.
+s2p_rdists=equal,cross,band,block
+"$rp" s2p --machine paragon --mesh 16x16 --algos br-xy-source,repos-xy-source,part-xy-source --dists "$s2p_rdists" \
+  --sources 16,32,48,64,80,96,112,128,144,160,176,192 --bytes 6144 > "$tmp/s2p-fig8.csv"
+pct_csv "$tmp/s2p-fig8.csv" dist,s br-xy-source repos-xy-source > "$tmp/s2p-fig8-pct.csv"
+pct_csv "$tmp/s2p-fig8.csv" dist,s br-xy-source part-xy-source > "$tmp/s2p-fig8-part.csv"
+# Fig. 9: 16x16, s = 75, L varies.
+"$rp" s2p --machine paragon --mesh 16x16 --algos br-xy-source,repos-xy-source --dists "$s2p_rdists" --sources 75 \
+  --bytes 128,256,512,1024,2048,4096,6144,8192,12288,16384 > "$tmp/s2p-fig9.csv"
+pct_csv "$tmp/s2p-fig9.csv" dist,bytes br-xy-source repos-xy-source > "$tmp/s2p-fig9-pct.csv"
+
+ms=(--yscale 0.001 --ylabel "time (ms)")
+"$rp" plot --csv "$tmp/s2p-fig2.csv" --x s --y time_us --series algo "${ms[@]}" --ymin 0 \
+  --title "s-to-p Fig. 2: 10x10 Paragon, equal distribution, L = 4 KB" --xlabel "number of sources s" \
+  --out "$img/repro-s2p-fig2.svg"
+"$rp" plot --csv "$tmp/s2p-fig3.csv" --x bytes --y time_us --series algo "${ms[@]}" --ymin 0 \
+  --title "s-to-p Fig. 3: 10x10 Paragon, s = 30, right diagonal" --xlabel "message length L (bytes)" \
+  --out "$img/repro-s2p-fig3.svg"
+"$rp" plot --csv "$tmp/s2p-fig4.csv" --x p --y time_us --series algo "${ms[@]}" --ymin 0 \
+  --title "s-to-p Fig. 4: machine size p (square meshes), s = p/4, right diagonal, L = 4 KB" \
+  --xlabel "machine size p" --out "$img/repro-s2p-fig4.svg"
+"$rp" plot --csv "$tmp/s2p-fig5i.csv" --x dist_index --y time_us --series algo "${ms[@]}" --ymin 0 \
+  --title "s-to-p Fig. 5: 10x10, s = 30, L = 4 KB, by source distribution" \
+  --xlabel "1 row, 2 col, 3 equal, 4 diag-right, 5 diag-left, 6 band, 7 block, 8 cross" \
+  --out "$img/repro-s2p-fig5.svg"
+"$rp" plot --csv "$tmp/s2p-fig6.csv" --x s --y time_us --series algo "${ms[@]}" --ymin 0 \
+  --title "s-to-p Fig. 6: 10x10, right diagonal, s·L = 80 KB" --xlabel "number of sources s" \
+  --out "$img/repro-s2p-fig6.svg"
+"$rp" plot --csv "$tmp/s2p-fig7r.csv" --x rows --y time_us --series s "${ms[@]}" --ymin 0 \
+  --title "s-to-p Fig. 7: Br_Lin, p = 120 as r x 120/r, equal distribution, L = 4 KB (series: s)" \
+  --xlabel "rows r of the r x (120/r) mesh" --out "$img/repro-s2p-fig7.svg"
+"$rp" plot --csv "$tmp/s2p-fig8-pct.csv" --x s --y pct --series dist \
+  --title "s-to-p Fig. 8: gain of Repos_xy_source over Br_xy_source, 16x16, L = 6 KB" \
+  --xlabel "number of sources s" --ylabel "percentage difference (positive: repositioning pays)" \
+  --out "$img/repro-s2p-fig8.svg"
+"$rp" plot --csv "$tmp/s2p-fig9-pct.csv" --x bytes --y pct --series dist --log2x \
+  --title "s-to-p Fig. 9: gain of Repos_xy_source over Br_xy_source, 16x16, s = 75" \
+  --xlabel "log2 of message length L (bytes)" --ylabel "percentage difference (positive: repositioning pays)" \
+  --out "$img/repro-s2p-fig9.svg"
