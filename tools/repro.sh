@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Regenerates docs/reproduction.md and docs/img/repro-*.svg: the papers' figures re-run on the
 # emulated machines (docs/emulator.md). Usage: tools/repro.sh [path/to/postbox]
-# Deterministic: the same binary and profiles give the same files.
+# The C³ and s-to-p sections use postbox-repro (tools/repro/repro_driver.cpp), found next to the
+# postbox binary or in $POSTBOX_REPRO. Deterministic: the same binaries and profiles give the
+# same files. The sections live in tools/repro/*.sh (sourced; helpers in tools/repro/lib.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 pb=${1:-${POSTBOX:-$here/build/bin/postbox}}
 [[ -x $pb ]] || { echo "repro.sh: no postbox binary at $pb (build first or pass its path)" >&2; exit 2; }
+rp=${POSTBOX_REPRO:-$(dirname "$pb")/postbox-repro}
+[[ -x $rp ]] || { echo "repro.sh: no postbox-repro at $rp (build target postbox_repro)" >&2; exit 2; }
 out=$here/docs/reproduction.md
 img=$here/docs/img
 mkdir -p "$img"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+. "$here/tools/repro/lib.sh"
 
 # min row of "x,time,events" CSV (header skipped): prints "x time"
 csv_min() { awk -F, 'NR>1 && (m=="" || $2<m) {m=$2; x=$1} END {print x, m}' "$1"; }
@@ -131,9 +136,11 @@ echo "land within about 2% of the measurements and in the same order (Fibo < bin
 echo "the remaining differences (sequential +5 µs, binomial +9 µs, Fibo −7 µs) are what MANNA's barrier"
 echo "server and VOTE do beyond the pure s/r model, which the paper does not break down."
 echo
-echo "## Not yet reproduced"
-echo
-echo "Bruck Tables 1-2 (γ and break-even λ: analytic, see postbox model), Hambrusch & Khokhar"
-echo "Figs. 3-7 and the s-to-p Figs. 2-9 come later (issue 6 assigns them to another engineer)."
+
+# ---------------- Bruck Tables 1-2, C³ Figs. 3-7, s-to-p Figs. 2-9 ----------------
+. "$here/tools/repro/bruck_tables.sh"
+. "$here/tools/repro/c3.sh"
+. "$here/tools/repro/s2p_data.sh"
+. "$here/tools/repro/s2p.sh"
 } > "$out"
 echo "wrote $out"

@@ -17,10 +17,10 @@ paper_be=(1.440 2.518 3.558 4.584 5.604 6.618 7.630 8.640 9.649)
   awk -F, '$1 <= 9 {printf "%d,postbox,%.4f\n", $1, $3 - $1}' "$tmp/breakeven.rows"
   for i in "${!paper_be[@]}"; do awk -v f=$((i + 1)) -v b="${paper_be[$i]}" 'BEGIN {printf "%d,paper,%.4f\n", f, b - f}'; done
 } > "$tmp/table2.csv"
-"$rp" plot --csv "$tmp/table1.csv" --x lambda --y gamma --series source --ymin 1 \
+"$rp" plot --csv "$tmp/table1.csv" --x lambda --y gamma --series source --points paper --xmin 0.5 --xmax 10.5 --ymin 1 --ymax 2.1 \
   --title "Bruck Table 1 / Fig. 17: growth rate gamma(lambda)" --xlabel "lambda" --ylabel "gamma(lambda)" \
   --out "$img/repro-bruck-table1.svg"
-"$rp" plot --csv "$tmp/table2.csv" --x floor --y break_even_minus_floor --series source --ymin 0.4 \
+"$rp" plot --csv "$tmp/table2.csv" --x floor --y break_even_minus_floor --series source --points paper --xmin 0.5 --xmax 9.5 --ymin 0.4 --ymax 0.7 \
   --title "Bruck Table 2 / Fig. 18: break-even lambda minus floor(lambda)" --xlabel "floor(lambda)" \
   --ylabel "break-even lambda - floor(lambda)" --out "$img/repro-bruck-table2.svg"
 

@@ -11,7 +11,8 @@
 //                     --bytes 32,... [--seed S]
 //       CSV: mesh,algo,dist,s,bytes,time_us
 //   postbox-repro plot --csv FILE --x COL --y COL [--series COL,...] [--log2x] [--yscale K] [--title T]
-//                     [--xlabel T] [--ylabel T] [--ymin Y] --out FILE.svg
+//                     [--xlabel T] [--ylabel T] [--xmin X] [--xmax X] [--ymin Y] [--ymax Y]
+//                     [--points SERIES,...] --out FILE.svg
 #include <tbb/parallel_for.h>
 
 #include <CLI/CLI.hpp>
@@ -177,7 +178,8 @@ struct PlotArgs {
   std::string csv, x, y, series, title, xlabel, ylabel, out;
   bool log2x = false;
   double yscale = 1;
-  std::optional<double> ymin;
+  std::optional<double> xmin, xmax, ymin, ymax;
+  std::string points;  // series drawn as markers only
 };
 
 void run_plot(const PlotArgs& a) {
@@ -199,6 +201,10 @@ void run_plot(const PlotArgs& a) {
   plot.x_label = a.xlabel.empty() ? a.x : a.xlabel;
   plot.y_label = a.ylabel.empty() ? a.y : a.ylabel;
   plot.y_min = a.ymin;
+  plot.y_max = a.ymax;
+  plot.x_min = a.xmin;
+  plot.x_max = a.xmax;
+  const auto marker_only = split(a.points, ',');
   std::map<std::string, std::size_t> index;  // series key → position in plot.series (first appearance)
   while (std::getline(in, line)) {
     if (line.empty()) continue;
@@ -214,6 +220,11 @@ void run_plot(const PlotArgs& a) {
       svg::Series s;
       s.label = key;
       s.style = svg::Series::Style::line_points;
+      for (const auto& m : marker_only)
+        if (m == key) {
+          s.style = svg::Series::Style::points;
+          s.point_radius = 4.5;
+        }
       plot.series.push_back(s);
     }
     double x = std::strtod(cells[xc].c_str(), nullptr);
@@ -256,7 +267,11 @@ int main_impl(int argc, char** argv) {
   plc->add_option("--title", pl.title, "plot title");
   plc->add_option("--xlabel", pl.xlabel, "x axis label (default: the column name)");
   plc->add_option("--ylabel", pl.ylabel, "y axis label (default: the column name)");
+  plc->add_option("--xmin", pl.xmin, "left end of the x axis (default: from the data)");
+  plc->add_option("--xmax", pl.xmax, "right end of the x axis (default: from the data)");
+  plc->add_option("--points", pl.points, "comma-separated series drawn as markers only (e.g. a paper's values)");
   plc->add_option("--ymin", pl.ymin, "lower end of the y axis (default: from the data)");
+  plc->add_option("--ymax", pl.ymax, "upper end of the y axis; lines above it are clipped (default: from the data)");
   plc->add_option("--out", pl.out, "output SVG file")->required();
   try {
     app.parse(argc, argv);

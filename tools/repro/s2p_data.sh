@@ -36,7 +36,7 @@ done
 # Fig. 7: Br_Lin, p = 120 with the dimensions varying, equal distribution, L = 4K, three s.
 "$rp" s2p --machine paragon --mesh 2x60,3x40,4x30,5x24,6x20,8x15,10x12 --algos br-lin --dists equal \
   --sources 10,30,60 --bytes 4096 > "$tmp/s2p-fig7.csv"
-awk -F, 'NR == 1 {print $0 ",rows"; next} {split($1, d, "x"); print $0 "," d[1]}' "$tmp/s2p-fig7.csv" > "$tmp/s2p-fig7r.csv"
+awk -F, 'NR == 1 {print $0 ",rows,sources"; next} {split($1, d, "x"); print $0 "," d[1] ",s = " $4}' "$tmp/s2p-fig7.csv" > "$tmp/s2p-fig7r.csv"
 # Fig. 8: 16x16, L = 6K, s = 16..192; Repos_xy_source (and Part_xy_source) against Br_xy_source.
 s2p_rdists=equal,cross,band,block
 "$rp" s2p --machine paragon --mesh 16x16 --algos br-xy-source,repos-xy-source,part-xy-source --dists "$s2p_rdists" \
@@ -58,15 +58,15 @@ ms=(--yscale 0.001 --ylabel "time (ms)")
 "$rp" plot --csv "$tmp/s2p-fig4.csv" --x p --y time_us --series algo "${ms[@]}" --ymin 0 \
   --title "s-to-p Fig. 4: machine size p (square meshes), s = p/4, right diagonal, L = 4 KB" \
   --xlabel "machine size p" --out "$img/repro-s2p-fig4.svg"
-"$rp" plot --csv "$tmp/s2p-fig5i.csv" --x dist_index --y time_us --series algo "${ms[@]}" --ymin 0 \
+"$rp" plot --csv "$tmp/s2p-fig5i.csv" --x dist_index --y time_us --series algo "${ms[@]}" --ymin 0 --xmin 0.5 --xmax 8.5 \
   --title "s-to-p Fig. 5: 10x10, s = 30, L = 4 KB, by source distribution" \
   --xlabel "1 row, 2 col, 3 equal, 4 diag-right, 5 diag-left, 6 band, 7 block, 8 cross" \
   --out "$img/repro-s2p-fig5.svg"
 "$rp" plot --csv "$tmp/s2p-fig6.csv" --x s --y time_us --series algo "${ms[@]}" --ymin 0 \
   --title "s-to-p Fig. 6: 10x10, right diagonal, s·L = 80 KB" --xlabel "number of sources s" \
   --out "$img/repro-s2p-fig6.svg"
-"$rp" plot --csv "$tmp/s2p-fig7r.csv" --x rows --y time_us --series s "${ms[@]}" --ymin 0 \
-  --title "s-to-p Fig. 7: Br_Lin, p = 120 as r x 120/r, equal distribution, L = 4 KB (series: s)" \
+"$rp" plot --csv "$tmp/s2p-fig7r.csv" --x rows --y time_us --series sources "${ms[@]}" --ymin 0 --xmin 1.5 --xmax 10.5 \
+  --title "s-to-p Fig. 7: Br_Lin, p = 120 as r x 120/r, equal distribution, L = 4 KB" \
   --xlabel "rows r of the r x (120/r) mesh" --out "$img/repro-s2p-fig7.svg"
 "$rp" plot --csv "$tmp/s2p-fig8-pct.csv" --x s --y pct --series dist \
   --title "s-to-p Fig. 8: gain of Repos_xy_source over Br_xy_source, 16x16, L = 6 KB" \
