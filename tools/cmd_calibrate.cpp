@@ -1,6 +1,7 @@
 // postbox calibrate: measure s, r and λ. On this machine (runtime/calibrate.hpp: Cordsen's
 // notification times, Bruck's two experiments) or, with --machine, inside the emulator
 // (cmd_calibrate_sim.cpp).
+#include <iostream>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -31,29 +32,6 @@ struct CalibrateArgs {
   int k_max = CalibrateOptions{}.k_max;
 };
 
-nlohmann::json calibration_json(const Calibration& c) {
-  nlohmann::json j;
-  j["s_ns"] = c.s_ns;
-  j["r_ns"] = c.r_ns;
-  j["lambda"] = c.lambda;
-  j["t0_ns"] = c.t0_ns;
-  j["lambda_exp1"] = c.lambda_exp1;
-  j["lambda_exp2"] = c.lambda_exp2;
-  j["runs"] = c.runs;
-  j["t0_exp2_ns"] = c.t0_exp2_ns;
-  j["first_notification_ns"] = c.first_notification_ns;
-  j["second_notification_ns"] = c.second_notification_ns;
-  j["s_spread_ns"] = c.s_spread_ns;
-  j["r_spread_ns"] = c.r_spread_ns;
-  j["lambda_exp1_spread"] = c.lambda_exp1_spread;
-  j["lambda_exp2_spread"] = c.lambda_exp2_spread;
-  j["lambdas_agree"] = c.lambdas_agree;
-  j["k_max"] = c.k_max;
-  j["trials"] = c.trials;
-  j["elapsed_ms"] = c.elapsed_ms;
-  return j;
-}
-
 void calibrate_here(const CalibrateArgs& a) {
   CalibrateOptions o;
   if (a.quick) o = CalibrateOptions::quick();
@@ -74,7 +52,7 @@ void calibrate_here(const CalibrateArgs& a) {
     return;
   }
   if (a.json) {
-    print_json(calibration_json(c));
+    std::cout << calibration_json(c) << '\n';
   } else {
     std::printf("Measured with postbox mailboxes (notify/recv) between two threads, k = 1..%d, %d trials per k,\n"
                 "median of %d runs (± half the range over runs), %.0f ms:\n",

@@ -1,6 +1,9 @@
 // postbox run: one collective on threads (a cached plan on the thread executor), timed over
-// --iters runs, optionally verified byte for byte on every rank; postbox run --list.
+// --iters runs, optionally verified byte for byte on every rank; postbox run --list. The s2p and
+// C³ ops take their extra options (--mesh, --sources, --dist, --seed, --source-list) as the
+// registry's PlanRequest::params.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -9,11 +12,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli.hpp"
+#include "postbox/collectives/c3.hpp"
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/rational.hpp"
+#include "postbox/collectives/s2p.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/executor.hpp"
 #include "postbox/runtime/team.hpp"
@@ -30,18 +36,61 @@ struct PlanSelection {
   int root = 0;
   std::string lambda, s, r;
   int elem_bytes = 0;  // 0: 8 for combining ops, 1 otherwise
+  // s2p and C³ parameters (PlanRequest::params); each counts as given when its option was.
+  std::string mesh, dist, source_list;
+  int sources = 0;
+  std::string seed;
+  CLI::Option *mesh_opt = nullptr, *sources_opt = nullptr, *dist_opt = nullptr, *seed_opt = nullptr,
+              *source_list_opt = nullptr;
 };
+
+namespace {
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+bool is_c3_op(const std::string& op) {
+  const auto& ops = c3_ops();
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+// The ops whose builders read a PlanRequest::params key: s2p all of them, the C³ ops "mesh".
+bool op_takes(const std::string& op, const std::string& key) { return op == "s2p" || (key == "mesh" && is_c3_op(op)); }
+
+}  // namespace
 
 std::shared_ptr<PlanSelection> add_plan_selection(CLI::App* cmd) {
   auto sel = std::make_shared<PlanSelection>();
-  cmd->add_option("--op", sel->op, "Operation: bcast, reduce, gather, allreduce (or any registered op; see run --list)");
+  cmd->add_option("--op", sel->op,
+                  "Operation: bcast, reduce, gather, allreduce, s2p, one-to-all, all-to-one, all-to-all (every "
+                  "registered op; see run --list)");
   cmd->add_option("--algo", sel->algo,
                   "Algorithm: bcast takes a tree shape (flat, binary, kary:K, binomial, lambda, greedy, fibo, hier); "
                   "reduce and gather binomial; allreduce postal, postal-delay-recv, postal-delay-send, "
-                  "recursive-doubling, reduce-bcast");
+                  "recursive-doubling, reduce-bcast; s2p " + joined(s2p_algorithm_names()) + "; one-to-all " +
+                      joined(c3_algorithm_names("one-to-all")) + " (logp-lev-rec:G, G in (0, 1)); all-to-one " +
+                      joined(c3_algorithm_names("all-to-one")) + "; all-to-all " + joined(c3_algorithm_names("all-to-all")));
   cmd->add_option("--p", sel->p, "Number of ranks (threads), at least 1; may exceed the cores");
-  cmd->add_option("--bytes", sel->bytes, "Bytes per rank (gather: per block), 0 to 1073741824");
-  cmd->add_option("--root", sel->root, "Root rank, 0 to p-1 (ignored by allreduce)")->capture_default_str();
+  cmd->add_option("--bytes", sel->bytes,
+                  "Bytes per rank (gather: per block; s2p: each source's message, every rank holding sources*bytes; "
+                  "one-to-all, all-to-one, all-to-all: the block L for one destination), 0 to 1073741824");
+  cmd->add_option("--root", sel->root, "Root rank, 0 to p-1 (ignored by allreduce, s2p and all-to-all)")
+      ->capture_default_str();
+  sel->mesh_opt = cmd->add_option("--mesh", sel->mesh,
+                                  "s2p, one-to-all, all-to-one, all-to-all: the ranks as an RxC mesh, row-major, R*C = p "
+                                  "(default: the closest to square with R <= C)");
+  sel->sources_opt = cmd->add_option("--sources", sel->sources,
+                                     "s2p: number of sources S, 1 to p (default 1; with --source-list, must match its length)");
+  sel->dist_opt = cmd->add_option("--dist", sel->dist,
+                                  "s2p: where the S sources sit: " + joined(source_distribution_names()) +
+                                      " (default equal; docs/s-to-p.md)");
+  sel->seed_opt = cmd->add_option("--seed", sel->seed, "s2p with --dist random: the seed of the distribution, an unsigned integer (default 1)");
+  sel->source_list_opt = cmd->add_option("--source-list", sel->source_list,
+                                         "s2p: the source ranks in source order, comma-separated, each once (instead of "
+                                         "--dist)");
   cmd->add_option("--lambda", sel->lambda, "Postal latency lambda >= 1 (e.g. 2.5 or 5/2), for lambda-dependent algorithms");
   cmd->add_option("--s", sel->s, "Send latency s > 0 (with --r; lambda = 1 + r/s)");
   cmd->add_option("--r", sel->r, "Receive latency r >= 0 (with --s)");
@@ -73,6 +122,60 @@ PlanRequest selection_request(const PlanSelection& sel) {
   if (sel.s.empty() != sel.r.empty()) throw InputError("--s and --r go together");
   if (!sel.lambda.empty()) req.lambda = Rational::parse(sel.lambda, "--lambda");
   if (!sel.s.empty()) req.model = SendRecv{Rational::parse(sel.s, "--s"), Rational::parse(sel.r, "--r")};
+
+  const std::pair<std::string, const CLI::Option*> given[] = {{"mesh", sel.mesh_opt},
+                                                              {"sources", sel.sources_opt},
+                                                              {"dist", sel.dist_opt},
+                                                              {"seed", sel.seed_opt},
+                                                              {"source-list", sel.source_list_opt}};
+  for (const auto& [key, opt] : given) {
+    if (opt == nullptr || opt->count() == 0) continue;
+    if (!op_takes(sel.op, key)) {
+      throw InputError("--" + key + " does not apply to --op " + sel.op +
+                       (is_c3_op(sel.op) ? " (the C3 ops take --mesh only)"
+                                          : " (only s2p takes it; s2p and the C3 ops take --mesh)"));
+    }
+  }
+  auto has = [](const CLI::Option* o) { return o != nullptr && o->count() > 0; };
+  if (has(sel.mesh_opt)) {
+    const Mesh m = Mesh::parse(sel.mesh);
+    if (static_cast<long long>(m.rows) * m.cols != sel.p) {
+      throw InputError("--mesh " + sel.mesh + " has " + std::to_string(m.p()) + " ranks, but --p is " + std::to_string(sel.p));
+    }
+    req.params["mesh"] = sel.mesh;
+  }
+  if (has(sel.sources_opt)) {
+    if (sel.sources < 1 || sel.sources > sel.p) {
+      throw InputError("--sources " + std::to_string(sel.sources) + " is outside 1.." + std::to_string(sel.p));
+    }
+    req.params["sources"] = std::to_string(sel.sources);
+  }
+  if (has(sel.dist_opt) && has(sel.source_list_opt)) throw InputError("give either --dist or --source-list, not both");
+  if (has(sel.seed_opt) && sel.dist != "random") throw InputError("--seed applies to --dist random only");
+  if (has(sel.dist_opt)) {
+    const auto& names = source_distribution_names();
+    if (std::find(names.begin(), names.end(), sel.dist) == names.end()) {
+      throw InputError("unknown distribution '" + sel.dist + "' (one of: " + joined(names) + ")");
+    }
+    req.params["dist"] = sel.dist;
+  }
+  if (has(sel.seed_opt)) {
+    std::uint64_t seed = 0;
+    const auto [end, ec] = std::from_chars(sel.seed.data(), sel.seed.data() + sel.seed.size(), seed);
+    if (ec != std::errc() || end != sel.seed.data() + sel.seed.size() || sel.seed.empty()) {
+      throw InputError("--seed must be an unsigned integer, got '" + sel.seed + "'");
+    }
+    req.params["seed"] = sel.seed;
+  }
+  if (has(sel.source_list_opt)) {
+    const std::vector<int> list = parse_source_list(sel.source_list);
+    std::vector<int> sorted = list;
+    std::sort(sorted.begin(), sorted.end());
+    if (const auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
+      throw InputError("--source-list gives source " + std::to_string(*dup) + " twice");
+    }
+    req.params["source-list"] = sel.source_list;
+  }
   return req;
 }
 
@@ -170,6 +273,97 @@ std::optional<Mismatch> verify(const Plan& plan, const std::vector<std::vector<s
   return std::nullopt;
 }
 
+// s2p and C³ buffers (s2p.hpp, c3.hpp) as blocks of `bytes` bytes. Block byte t is
+// block_byte(from, to, t); a block not `given` before the run holds its complement then, so a
+// missed receive shows in every byte. `result` blocks are what the op promises afterwards.
+struct Block {
+  int rank;
+  std::uint64_t offset;
+  int from, to;
+  bool given, result;
+};
+
+std::uint8_t block_byte(int from, int to, std::uint64_t t) {
+  return static_cast<std::uint8_t>((from * 131 + to * 71 + static_cast<int>(t % 256) * 29 + 17) & 0xff);
+}
+
+// The sources the s2p builder (register_s2p_plans) picks for this request, in source order.
+std::vector<int> s2p_sources(const PlanRequest& req) {
+  auto param = [&](const char* key) -> const std::string* {
+    const auto it = req.params.find(key);
+    return it == req.params.end() ? nullptr : &it->second;
+  };
+  if (const std::string* list = param("source-list")) return parse_source_list(*list);
+  const Mesh mesh = param("mesh") ? Mesh::parse(*param("mesh")) : near_square_mesh(req.p);
+  const int s = param("sources") ? std::stoi(*param("sources")) : 1;
+  const std::uint64_t seed = param("seed") ? std::stoull(*param("seed")) : 1;
+  return source_distribution(param("dist") ? *param("dist") : "equal", mesh, s, seed);
+}
+
+std::vector<Block> blocks_of(const Plan& plan, const PlanRequest& req) {
+  std::vector<Block> out;
+  const int p = plan.p;
+  const std::uint64_t L = plan.bytes;
+  if (plan.op == "s2p") {
+    const std::vector<int> src = s2p_sources(req);
+    PB_CHECK(plan.user_bytes[0] == src.size() * L, "s2p plan's buffer is not sources*bytes");
+    for (int r = 0; r < p; ++r) {
+      for (std::size_t k = 0; k < src.size(); ++k) out.push_back({r, k * L, src[k], static_cast<int>(k), src[k] == r, true});
+    }
+  } else if (plan.op == "one-to-all") {
+    const int root = plan.root;
+    for (int j = 0; j < p; ++j) {
+      out.push_back({root, static_cast<std::uint64_t>(j) * L, root, j, true, j == root});
+      if (j != root) out.push_back({j, 0, root, j, false, true});
+    }
+  } else if (plan.op == "all-to-one") {
+    const int root = plan.root;
+    for (int j = 0; j < p; ++j) {
+      if (j != root) out.push_back({j, 0, j, root, true, false});
+      out.push_back({root, static_cast<std::uint64_t>(j) * L, j, root, j == root, true});
+    }
+  } else {  // all-to-all
+    const auto P = static_cast<std::uint64_t>(p);
+    for (int i = 0; i < p; ++i) {
+      for (int j = 0; j < p; ++j) {
+        out.push_back({i, static_cast<std::uint64_t>(j) * L, i, j, true, false});
+        out.push_back({j, P * L + static_cast<std::uint64_t>(i) * L, i, j, false, true});
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Block& a, const Block& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.offset < b.offset;
+  });
+  return out;
+}
+
+void fill_blocks(const Plan& plan, const std::vector<Block>& blocks, std::vector<std::vector<std::byte>>& bufs) {
+  for (auto& buf : bufs) std::fill(buf.begin(), buf.end(), std::byte{0xEE});
+  for (const Block& b : blocks) {
+    auto& buf = bufs[static_cast<std::size_t>(b.rank)];
+    for (std::uint64_t t = 0; t < plan.bytes; ++t) {
+      const std::uint8_t v = block_byte(b.from, b.to, t);
+      buf[b.offset + t] = static_cast<std::byte>(b.given ? v : static_cast<std::uint8_t>(~v));
+    }
+  }
+}
+
+std::optional<Mismatch> verify_blocks(const Plan& plan, const std::vector<Block>& blocks,
+                                      const std::vector<std::vector<std::byte>>& bufs) {
+  for (const Block& b : blocks) {
+    if (!b.result) continue;
+    const auto& buf = bufs[static_cast<std::size_t>(b.rank)];
+    for (std::uint64_t t = 0; t < plan.bytes; ++t) {
+      const std::uint8_t want = block_byte(b.from, b.to, t);
+      const auto got = static_cast<std::uint8_t>(buf[b.offset + t]);
+      if (got != want) return Mismatch{b.rank, static_cast<std::size_t>(b.offset + t), want, got};
+    }
+  }
+  return std::nullopt;
+}
+
+bool uses_blocks(const std::string& op) { return op == "s2p" || is_c3_op(op); }
+
 void list_algorithms() {
   for (const auto& b : list_plan_builders()) std::cout << b.op << " " << b.algo << "  " << b.description << "\n";
 }
@@ -182,9 +376,13 @@ void run_collective(const RunArgs& args) {
   if (args.iters < 1) throw InputError("--iters must be at least 1, got " + std::to_string(args.iters));
   const PlanRequest req = selection_request(*args.sel);
   const std::shared_ptr<const Plan> plan = cached_plan(req);
-  if (plan->op != "bcast" && plan->op != "reduce" && plan->op != "gather" && plan->op != "allreduce" && args.verify) {
-    throw InputError("--verify knows bcast, reduce, gather and allreduce, not " + plan->op);
+  const bool known = plan->op == "bcast" || plan->op == "reduce" || plan->op == "gather" || plan->op == "allreduce" ||
+                     uses_blocks(plan->op);
+  if (!known && args.verify) {
+    throw InputError("--verify knows bcast, reduce, gather, allreduce, s2p, one-to-all, all-to-one and all-to-all, not " +
+                     plan->op);
   }
+  const std::vector<Block> blocks = uses_blocks(plan->op) ? blocks_of(*plan, req) : std::vector<Block>{};
   PlanExecutor exec(plan);
   TeamOptions opts;
   // Rings that hold whatever the plan needs to be deadlock-free in program order.
@@ -200,7 +398,8 @@ void run_collective(const RunArgs& args) {
   const ReduceFn sum = sum_of(plan->elem_bytes);
   std::vector<double> ns;
   for (int it = -1; it < args.iters; ++it) {  // iteration -1: untimed warm-up
-    fill(*plan, bufs);
+    if (uses_blocks(plan->op)) fill_blocks(*plan, blocks, bufs);
+    else fill(*plan, bufs);
     const auto t0 = std::chrono::steady_clock::now();
     exec.run(team, users, &sum);
     const auto t1 = std::chrono::steady_clock::now();
@@ -211,7 +410,7 @@ void run_collective(const RunArgs& args) {
   const double p90 = ns[std::min(ns.size() - 1, static_cast<std::size_t>(0.9 * static_cast<double>(ns.size() - 1) + 0.5))];
   std::optional<bool> verified;
   if (args.verify) {
-    const auto bad = verify(*plan, bufs);
+    const auto bad = uses_blocks(plan->op) ? verify_blocks(*plan, blocks, bufs) : verify(*plan, bufs);
     verified = !bad;
     if (bad) {
       std::fprintf(stderr, "postbox: verify failed: rank %d byte %zu: expected 0x%02x, got 0x%02x\n", bad->rank, bad->byte,
@@ -242,8 +441,9 @@ void register_run(CLI::App& app) {
   args->sel = add_plan_selection(cmd);
   cmd->add_option("--iters", args->iters, "Timed runs, at least 1 (after one untimed warm-up run)")->capture_default_str();
   cmd->add_flag("--verify", args->verify,
-                "Check every rank's result byte for byte (reduce/allreduce: unsigned sums of --elem-bytes); exit 1 "
-                "naming the first wrong rank");
+                "Fill every rank's input per the op's buffer layout (docs/plans.md, s2p.hpp, c3.hpp) and check every "
+                "rank's result byte for byte (reduce/allreduce: unsigned sums of --elem-bytes); exit 1 naming the "
+                "first wrong rank");
   cmd->add_flag("--json", args->json, R"(Print {"op","algo","p","bytes","iters","median_ns","p90_ns","verified"})");
   cmd->add_flag("--list", args->list, "List every registered op and algorithm, one per line, and exit");
   cmd->callback([args] { run_collective(*args); });

@@ -246,6 +246,52 @@ class Builder {
   Plan plan_;
 };
 
+// A 0-byte plan has every region at offset 0, and a 0-byte region still orders (it is the byte
+// at its offset: a relay must not forward a notification before it arrived, runtime/plan.cpp).
+// Copies move nothing and go (a dep on one becomes a dep on what it waited for); every send and
+// receive then names user[0, +0), and the accesses that conflict there are ordered: a receive
+// after the rank's previous receive and the sends since, a send after the rank's latest receive.
+// Sends stay unordered among themselves, so the superstep structure (C³) is unchanged: a send's
+// latest earlier receive is already implied by its superstep deps.
+void order_zero_byte(Plan& plan) {
+  for (RankProgram& prog : plan.ranks) {
+    std::vector<Op>& ops = prog.ops;
+    std::vector<std::vector<std::uint32_t>> via(ops.size());  // a kept op's new id, or a copy's kept deps
+    std::vector<Op> out;
+    int last_recv = -1;
+    std::vector<std::uint32_t> sends_since;
+    for (std::size_t j = 0; j < ops.size(); ++j) {
+      std::vector<std::uint32_t> deps;
+      for (std::uint32_t d : ops[j].deps) deps.insert(deps.end(), via[d].begin(), via[d].end());
+      if (ops[j].code == OpCode::copy) {
+        std::sort(deps.begin(), deps.end());
+        deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+        via[j] = std::move(deps);
+        continue;
+      }
+      PB_CHECK(ops[j].code == OpCode::send || ops[j].code == OpCode::recv, "s2p/C3 plans have no reduce ops");
+      const auto id = static_cast<std::uint32_t>(out.size());
+      if (last_recv >= 0) deps.push_back(static_cast<std::uint32_t>(last_recv));
+      if (ops[j].code == OpCode::recv) {
+        deps.insert(deps.end(), sends_since.begin(), sends_since.end());
+        sends_since.clear();
+        last_recv = static_cast<int>(id);
+      } else {
+        sends_since.push_back(id);
+      }
+      std::sort(deps.begin(), deps.end());
+      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+      Op op = ops[j];
+      op.a = Region{Buffer::user, 0, 0};
+      op.deps = std::move(deps);
+      out.push_back(std::move(op));
+      via[j] = {id};
+    }
+    ops = std::move(out);
+  }
+  std::fill(plan.scratch_bytes.begin(), plan.scratch_bytes.end(), 0);
+}
+
 }  // namespace
 
 void fill_tags(Plan& plan) {
@@ -266,6 +312,7 @@ Plan plan_from_rounds(std::string op, std::string algo, const BlockLayout& layou
   Builder b(layout, superstep_sync);
   for (const auto& rd : rounds) b.round(rd);
   Plan plan = b.finish();
+  if (layout.bytes == 0) order_zero_byte(plan);
   plan.op = std::move(op);
   plan.algo = std::move(algo);
   return plan;

@@ -446,7 +446,7 @@ void save_calibration(const Calibration& c, const std::filesystem::path& file) {
   {
     std::ofstream out(tmp);
     if (!out) throw InputError("cannot write calibration file " + file.string());
-    out << to_json(c).dump(2) << '\n';
+    out << calibration_json(c) << '\n';
     if (!out) throw InputError("cannot write calibration file " + file.string());
   }
   std::filesystem::rename(tmp, file, ec);
@@ -556,5 +556,7 @@ const Calibration& calibrated_latency() {
   static const Calibration c = resolve_calibration();
   return c;
 }
+
+std::string calibration_json(const Calibration& c) { return to_json(c).dump(2); }
 
 }  // namespace postbox

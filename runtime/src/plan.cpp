@@ -20,18 +20,9 @@ namespace {
 
 std::uint64_t pair_key(int a, int b) { return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b); }
 
-const char* code_name(OpCode c) {
-  switch (c) {
-    case OpCode::send: return "send";
-    case OpCode::recv: return "recv";
-    case OpCode::reduce: return "reduce";
-    case OpCode::copy: return "copy";
-  }
-  return "?";
-}
 
 std::string where(int rank, std::size_t j, const Op& op) {
-  return "rank " + std::to_string(rank) + " op " + std::to_string(j) + " (" + code_name(op.code) + ")";
+  return "rank " + std::to_string(rank) + " op " + std::to_string(j) + " (" + to_string(op.code) + ")";
 }
 
 bool overlaps(const Region& x, const Region& y) {
@@ -314,8 +305,8 @@ std::optional<std::string> validate(const Plan& plan) {
     for (std::size_t j = 0; j < prog.ops.size(); ++j) {
       for (std::size_t i = 0; i < j; ++i) {
         if (conflicts(prog.ops[i], prog.ops[j]) && !has_bit(reach[j], i)) {
-          return "rank " + std::to_string(r) + ": ops " + std::to_string(i) + " (" + code_name(prog.ops[i].code) +
-                 ") and " + std::to_string(j) + " (" + code_name(prog.ops[j].code) +
+          return "rank " + std::to_string(r) + ": ops " + std::to_string(i) + " (" + to_string(prog.ops[i].code) +
+                 ") and " + std::to_string(j) + " (" + to_string(prog.ops[j].code) +
                  ") touch the same bytes without a dependency between them";
         }
       }
@@ -358,6 +349,16 @@ std::uint64_t message_count(const Plan& plan) {
     for (const Op& op : prog.ops)
       if (op.code == OpCode::send) ++n;
   return n;
+}
+
+const char* to_string(OpCode code) noexcept {
+  switch (code) {
+    case OpCode::send: return "send";
+    case OpCode::recv: return "recv";
+    case OpCode::reduce: return "reduce";
+    case OpCode::copy: return "copy";
+  }
+  return "?";
 }
 
 }  // namespace postbox

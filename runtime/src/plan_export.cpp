@@ -14,15 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-const char* code_name(OpCode c) {
-  switch (c) {
-    case OpCode::send: return "send";
-    case OpCode::recv: return "recv";
-    case OpCode::reduce: return "reduce";
-    case OpCode::copy: return "copy";
-  }
-  return "?";
-}
 
 json region_json(const Region& g) {
   return json{{"buffer", g.buffer == Buffer::user ? "user" : "scratch"}, {"offset", g.offset}, {"bytes", g.bytes}};
@@ -61,7 +52,7 @@ std::string plan_to_json(const Plan& plan) {
   for (const RankProgram& prog : plan.ranks) {
     json ops = json::array();
     for (const Op& op : prog.ops) {
-      json o{{"code", code_name(op.code)}, {"peer", op.peer}, {"a", region_json(op.a)}, {"tag", op.tag}, {"deps", op.deps}};
+      json o{{"code", to_string(op.code)}, {"peer", op.peer}, {"a", region_json(op.a)}, {"tag", op.tag}, {"deps", op.deps}};
       if (op.code == OpCode::reduce || op.code == OpCode::copy) o["b"] = region_json(op.b);
       if (op.code == OpCode::reduce) o["src_first"] = op.src_first;
       ops.push_back(std::move(o));
@@ -135,7 +126,7 @@ std::string plan_to_dot(const Plan& plan) {
     out << "  subgraph cluster_r" << r << " {\n    label=\"rank " << r << "\";\n";
     for (std::size_t j = 0; j < ops.size(); ++j) {
       const Op& op = ops[j];
-      out << "    r" << r << "_" << j << " [label=\"" << j << ": " << code_name(op.code);
+      out << "    r" << r << "_" << j << " [label=\"" << j << ": " << to_string(op.code);
       if (op.code == OpCode::send) out << " " << region_str(op.a) << " to " << op.peer << " #" << op.tag;
       if (op.code == OpCode::recv) out << " " << region_str(op.a) << " from " << op.peer << " #" << op.tag;
       if (op.code == OpCode::reduce || op.code == OpCode::copy) {

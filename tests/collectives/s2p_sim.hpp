@@ -35,14 +35,14 @@ inline SimResult simulate(const Plan& plan, std::vector<std::vector<std::uint8_t
     }
     scratch[static_cast<std::size_t>(r)].assign(plan.scratch_bytes[static_cast<std::size_t>(r)], 0xEE);
   }
-  // Global op ids.
+  // Global op ids; the edges in compressed rows (succ of id = succ[first[id] .. first[id + 1])).
   std::vector<std::size_t> base(static_cast<std::size_t>(p) + 1, 0);
   for (int r = 0; r < p; ++r) base[static_cast<std::size_t>(r) + 1] = base[static_cast<std::size_t>(r)] + plan.ranks[static_cast<std::size_t>(r)].ops.size();
   const std::size_t n = base.back();
-  std::vector<std::vector<std::size_t>> succ(n);
+  std::vector<std::pair<std::size_t, std::size_t>> edges;
   std::vector<int> indeg(n, 0);
   auto edge = [&](std::size_t a, std::size_t b) {
-    succ[a].push_back(b);
+    edges.emplace_back(a, b);
     ++indeg[b];
   };
   std::map<std::pair<int, int>, std::vector<std::size_t>> sends, recvs;  // (from, to) → ops in program order
@@ -81,6 +81,15 @@ inline SimResult simulate(const Plan& plan, std::vector<std::vector<std::uint8_t
     }
     for (std::size_t k = 1; k < v.size(); ++k) edge(v[k - 1], v[k]);
   }
+  std::vector<std::size_t> first(n + 1, 0);
+  for (const auto& e : edges) ++first[e.first + 1];
+  for (std::size_t i = 0; i < n; ++i) first[i + 1] += first[i];
+  std::vector<std::size_t> succ(edges.size());
+  {
+    std::vector<std::size_t> fill(first.begin(), first.end() - 1);
+    for (const auto& e : edges) succ[fill[e.first]++] = e.second;
+  }
+  edges = {};
   auto rank_of = [&](std::size_t id) {
     return static_cast<int>(std::upper_bound(base.begin(), base.end(), id) - base.begin()) - 1;
   };
@@ -89,7 +98,7 @@ inline SimResult simulate(const Plan& plan, std::vector<std::vector<std::uint8_t
     if (g.offset + g.bytes > buf.size()) return nullptr;
     return buf.data() + g.offset;
   };
-  std::map<std::size_t, std::vector<std::uint8_t>> in_flight;  // send id → payload
+  std::vector<std::vector<std::uint8_t>> in_flight(n);  // send id → payload
   std::vector<std::size_t> ready;
   for (std::size_t i = 0; i < n; ++i) {
     if (indeg[i] == 0) ready.push_back(i);
@@ -119,7 +128,7 @@ inline SimResult simulate(const Plan& plan, std::vector<std::vector<std::uint8_t
           return res;
         }
         if (!payload.empty()) std::memcpy(a, payload.data(), payload.size());
-        in_flight.erase(match[id]);
+        payload = {};
         break;
       }
       case OpCode::copy:
@@ -138,8 +147,8 @@ inline SimResult simulate(const Plan& plan, std::vector<std::vector<std::uint8_t
       }
     }
     ++done;
-    for (std::size_t s : succ[id]) {
-      if (--indeg[s] == 0) ready.push_back(s);
+    for (std::size_t e = first[id]; e < first[id + 1]; ++e) {
+      if (--indeg[succ[e]] == 0) ready.push_back(succ[e]);
     }
   }
   if (done != n) {

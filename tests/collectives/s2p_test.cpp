@@ -10,8 +10,6 @@
 
 #include "postbox/collectives/plans.hpp"
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/executor.hpp"
-#include "postbox/runtime/team.hpp"
 #include "s2p_sim.hpp"
 
 namespace postbox {
@@ -51,15 +49,44 @@ std::vector<int> counts_of(int p) {
   return out;
 }
 
-struct MatrixCase {
-  std::string algo;
-  Mesh mesh;
-};
+// True when `big` is `small` with every offset and size multiplied by k: the same ops, peers,
+// tags and deps. The reference executor moves contiguous regions only, so byte q of every
+// k-byte unit of `big` goes exactly where the corresponding byte of `small` goes: `big` is
+// exact iff `small` is.
+std::string scaling_problem(const Plan& small, const Plan& big, std::uint64_t k) {
+  auto scaled = [k](Region g) {
+    g.offset *= k;
+    g.bytes *= k;
+    return g;
+  };
+  if (big.p != small.p || big.bytes != small.bytes * k) return "p or bytes differ";
+  for (int r = 0; r < small.p; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    if (big.user_bytes[i] != small.user_bytes[i] * k || big.scratch_bytes[i] != small.scratch_bytes[i] * k) {
+      return "buffer sizes of rank " + std::to_string(r) + " do not scale";
+    }
+    const auto& x = small.ranks[i].ops;
+    const auto& y = big.ranks[i].ops;
+    if (x.size() != y.size()) return "rank " + std::to_string(r) + " has a different number of ops";
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      const bool two = x[j].code == OpCode::copy || x[j].code == OpCode::reduce;
+      if (x[j].code != y[j].code || x[j].peer != y[j].peer || x[j].tag != y[j].tag || x[j].deps != y[j].deps ||
+          !(scaled(x[j].a) == y[j].a) || (two && !(scaled(x[j].b) == y[j].b))) {
+        return "rank " + std::to_string(r) + " op " + std::to_string(j) + " does not scale";
+      }
+    }
+  }
+  return "";
+}
 
 class S2PMatrix : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 // Every algorithm × distribution (+ an explicit, unsorted list) × s ∈ {1, 2, p/2, p} × bytes
 // ∈ {0, 8, 4096} on one mesh: exact result on every rank. Identical source lists are run once.
+// While p·s <= 4096 every list runs at every size on the reference executor. Beyond that (10x10
+// and 16x16 with many sources) every list runs at 8 bytes, and the first list of each s also at
+// 0 bytes and at 4096 bytes, the latter checked as the 8-byte plan scaled by 512, which is as
+// exact and far cheaper than moving up to 256 MiB byte by byte.
 TEST_P(S2PMatrix, ExactResultOnEveryRank) {
   const auto& [algo, mesh_text] = GetParam();
   const Mesh mesh = Mesh::parse(mesh_text);
@@ -71,18 +98,23 @@ TEST_P(S2PMatrix, ExactResultOnEveryRank) {
     auto expl = source_distribution("random", mesh, s, 7);
     std::reverse(expl.begin(), expl.end());  // source order differs from rank order
     lists.push_back(expl);
+    const bool big = p * s > 4096;
     for (const auto& src : lists) {
       if (!seen.insert(src).second) continue;
+      const bool all_sizes = !big || src == lists.front();
+      const Plan eight = build_s2p_plan(S2PRequest{algo, mesh, src, 8});
+      ASSERT_EQ(eight.op, "s2p");
+      ASSERT_EQ(eight.p, p);
       for (std::uint64_t bytes : {0ULL, 8ULL, 4096ULL}) {
-        if (bytes == 4096 && p * s > 4096 && src != lists.front()) continue;  // big cases: one list per s
-        const Plan plan = build_s2p_plan(S2PRequest{algo, mesh, src, bytes});
-        ASSERT_EQ(plan.op, "s2p");
-        ASSERT_EQ(plan.p, p);
-        const auto err = run_and_check(plan, src, bytes, bytes + static_cast<std::uint64_t>(s));
+        if (bytes != 8 && !all_sizes) continue;
+        const Plan other = bytes == 8 ? Plan{} : build_s2p_plan(S2PRequest{algo, mesh, src, bytes});
+        const Plan& plan = bytes == 8 ? eight : other;
+        const auto err = bytes == 4096 && big ? scaling_problem(eight, plan, 512)
+                                              : run_and_check(plan, src, bytes, bytes + static_cast<std::uint64_t>(s));
         ASSERT_EQ(err, "") << algo << " on " << mesh_text << ", s = " << s << ", bytes = " << bytes;
-        if (p <= 16 && bytes == 8) {
-          ASSERT_EQ(testing::find_race(plan), "") << algo << " on " << mesh_text << ", s = " << s;
-        }
+      }
+      if (p <= 16) {
+        ASSERT_EQ(testing::find_race(eight), "") << algo << " on " << mesh_text << ", s = " << s;
       }
     }
   }
@@ -256,56 +288,43 @@ TEST(S2PAlgorithms, RepositioningMovesOnlySourcesOffTheTargets) {
   EXPECT_EQ(count_sends(plan), count_sends(bx));
 }
 
-// ---- on threads (oversubscribed: up to 100 ranks on this 2-core box) ----
+TEST(S2PRegistry, IsBuiltInWithoutRegistering) {
+  // No register_s2p_plans() here: the registry loads s2p and the C³ ops on first use, so
+  // postbox run --list, plan export and sim see them.
+  std::set<std::pair<std::string, std::string>> listed;
+  for (const auto& b : list_plan_builders()) listed.emplace(b.op, b.algo);
+  for (const auto& a : s2p_algorithm_names()) EXPECT_TRUE(listed.contains({"s2p", a})) << a;
+  for (const char* op : {"one-to-all", "all-to-one", "all-to-all"}) {
+    EXPECT_TRUE(listed.contains({op, "1-lev-dir"})) << op;
+  }
+  PlanRequest req;
+  req.op = "s2p";
+  req.algo = "br-xy-dim";
+  req.p = 15;
+  req.bytes = 8;
+  req.params = {{"mesh", "3x5"}, {"sources", "4"}, {"dist", "band"}};
+  const Plan plan = build_plan(req);
+  EXPECT_EQ(plan.op, "s2p");
+  EXPECT_EQ(plan.user_bytes[0], 4u * 8u);
+}
 
-class S2PThreads : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(S2PThreads, ExactResultOnEveryRank) {
-  register_s2p_plans();
-  for (const char* mt : {"3x5", "4x4", "10x10"}) {
-    const Mesh m = Mesh::parse(mt);
-    for (const char* dist : {"cross", "diag-left", "random"}) {
-      for (int s : {1, m.p() / 2, m.p()}) {
-        const std::uint64_t bytes = 24;
-        PlanRequest req;
-        req.op = "s2p";
-        req.algo = GetParam();
-        req.p = m.p();
-        req.bytes = static_cast<std::int64_t>(bytes);
-        req.params = {{"mesh", mt}, {"sources", std::to_string(s)}, {"dist", dist}, {"seed", "5"}};
-        auto plan = std::make_shared<const Plan>(build_plan(req));  // build_plan also validates
-        const auto src = source_distribution(dist, m, s, 5);
-        std::vector<std::vector<std::byte>> bufs(static_cast<std::size_t>(m.p()), std::vector<std::byte>(static_cast<std::size_t>(s) * bytes));
-        for (int k = 0; k < s; ++k) {
-          for (std::uint64_t t = 0; t < bytes; ++t) bufs[static_cast<std::size_t>(src[static_cast<std::size_t>(k)])][static_cast<std::size_t>(k) * bytes + t] = std::byte{pattern(k, t)};
-        }
-        TeamOptions opt;
-        opt.pin = false;
-        opt.mailbox.ring_bytes = std::max<std::uint64_t>(opt.mailbox.ring_bytes, ring_bytes_needed(*plan));
-        Team team(m.p(), opt);
-        PlanExecutor ex(plan);
-        std::vector<std::span<std::byte>> users;
-        for (auto& b : bufs) users.emplace_back(b);
-        ex.run(team, users, nullptr);
-        for (int r = 0; r < m.p(); ++r) {
-          for (int k = 0; k < s; ++k) {
-            for (std::uint64_t t = 0; t < bytes; ++t) {
-              ASSERT_EQ(bufs[static_cast<std::size_t>(r)][static_cast<std::size_t>(k) * bytes + t], std::byte{pattern(k, t)})
-                  << GetParam() << " " << mt << " " << dist << " s=" << s << " rank " << r;
-            }
-          }
+// derive_dependencies / validate() treat a 0-byte region as the byte at its offset (a 0-byte
+// message is a notification that a relay must wait for), so every 0-byte region of a 0-byte
+// s2p plan sits at offset 0 and the builders must order the ops that touch it.
+TEST(S2PZeroBytes, PlansValidate) {
+  for (const auto& algo : s2p_algorithm_names()) {
+    for (const char* mt : {"1x1", "2x2", "3x5", "4x4"}) {
+      const Mesh m = Mesh::parse(mt);
+      for (int s : counts_of(m.p())) {
+        for (const char* dist : {"row", "diag-left", "random"}) {
+          const Plan plan = build_s2p_plan(S2PRequest{algo, m, source_distribution(dist, m, s, 11), 0});
+          const auto problem = validate(plan);
+          ASSERT_FALSE(problem.has_value()) << algo << " " << mt << " s=" << s << " " << dist << ": " << *problem;
         }
       }
     }
   }
 }
-
-INSTANTIATE_TEST_SUITE_P(AllAlgorithms, S2PThreads, ::testing::ValuesIn(s2p_algorithm_names()),
-                         [](const auto& param_info) {
-                           std::string n = param_info.param;
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
 
 TEST(S2PRegistry, RejectsAMeshThatIsNotP) {
   register_s2p_plans();

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/goal_parse.hpp"
@@ -151,6 +152,37 @@ TEST(PlanDeps, TransitivelyImpliedEdgesAreDropped) {
   plan.finalize();
   EXPECT_EQ(plan.ranks[0].ops[2].deps, (std::vector<std::uint32_t>{1}));
   EXPECT_EQ(validate(plan), std::nullopt);
+}
+
+// Regression: derive_dependencies ignored 0-byte regions, so in a 0-byte broadcast a relay's
+// forwarding sends had no dependency on its receive and could notify its subtree before it was
+// notified itself. The binomial broadcast over 8 ranks (root 0; rank r receives from r minus its
+// lowest set bit and forwards to r + 2^k for each 2^k below that bit), 0 bytes everywhere.
+TEST(PlanDeps, ZeroByteRelayWaitsForItsReceive) {
+  const int p = 8;
+  Plan plan = empty_plan(p, 0);
+  for (int r = 0; r < p; ++r) {
+    const int low = r == 0 ? p : (r & -r);
+    if (r != 0) add(plan, r, recv(r - low, U(0, 0)));
+    for (int step = low / 2; step >= 1; step /= 2) add(plan, r, send(r + step, U(0, 0)));
+  }
+  derive_dependencies(plan);
+  plan.finalize();
+  ASSERT_EQ(validate(plan), std::nullopt);
+  int relayed = 0;
+  for (int r = 1; r < p; ++r) {
+    const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+    ASSERT_EQ(ops[0].code, OpCode::recv);
+    // Transitive closure over the deps: reached[i] when op i must wait for the receive (op 0).
+    std::vector<bool> reached(ops.size(), false);
+    reached[0] = true;
+    for (std::size_t j = 1; j < ops.size(); ++j) {
+      for (std::uint32_t d : ops[j].deps) reached[j] = reached[j] || reached[d];
+      EXPECT_TRUE(reached[j]) << "rank " << r << " forwards (op " << j << ") before it has received";
+      ++relayed;
+    }
+  }
+  EXPECT_EQ(relayed, p - 1 - 3);  // every send but the root's three
 }
 
 TEST(PlanExport, JsonRoundTripIsLossless) {

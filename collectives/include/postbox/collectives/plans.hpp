@@ -14,6 +14,9 @@
 //              Needs a commutative operator (windows wrap around rank p−1).
 //              recursive-doubling: rank-ordered (any associative operator), any p.
 //              reduce-bcast: binomial reduce to 0, then binomial broadcast (any associative op).
+//   s2p        br-lin, br-xy-source, br-xy-dim, xor, 2-step, repos-lin, repos-xy-source,
+//              part-lin, part-xy-source (s2p.hpp; params mesh, sources, dist, seed, source-list).
+//   one-to-all, all-to-one, all-to-all   the C³ routing algorithms of c3.hpp (params mesh).
 //
 // Buffers (Plan::user_bytes): bcast, reduce, allreduce: `bytes` at every rank (in place; after
 // reduce the non-root buffers hold partial results). gather: p·bytes at the root, `bytes`

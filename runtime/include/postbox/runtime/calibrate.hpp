@@ -122,6 +122,8 @@ std::optional<Calibration> load_calibration(const std::filesystem::path& file);
 std::optional<Calibration> load_calibration();
 // Writes JSON (creating directories). Failure → InputError naming the file.
 void save_calibration(const Calibration& c, const std::filesystem::path& file);
+// The JSON object save_calibration() writes and `postbox calibrate --json` prints (2-space indent).
+std::string calibration_json(const Calibration& c);
 // To calibration_cache_path(); returns where it wrote. No cache directory → InputError.
 std::filesystem::path save_calibration(const Calibration& c);
 

@@ -37,6 +37,9 @@ struct Region {
 
 enum class OpCode : std::uint8_t { send, recv, reduce, copy };
 
+// "send", "recv", "reduce", "copy".
+const char* to_string(OpCode code) noexcept;
+
 struct Op {
   OpCode code = OpCode::send;
   int peer = -1;        // send: destination; recv: source; reduce/copy: -1
