@@ -41,7 +41,7 @@ show run --op s2p --algo br-xy-source --p 16 --mesh 4x4 --sources 4 --dist diag-
 section "The emulated MANNA (s = 27 us, r = 88 us): Cordsen §5's 19-process broadcast"
 echo "Cordsen measured sequential 569 us, binomial 451 us, Fibo-tree 318 us on the real machine."
 for algo in flat binomial fibo; do
-  show sim --machine manna --op bcast --algo "$algo" --p 19 --bytes 4 | sed -n '1,2p'
+  show sim --machine manna --op bcast --algo "$algo" --p 19 --bytes 4
 done
 
 section "Barriers for parallel loops: overhead per barrier (EPCC syncbench), every competitor in one run"
