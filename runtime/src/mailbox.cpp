@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <new>
 #include <string>
@@ -16,6 +15,7 @@
 namespace postbox {
 
 using internal::Inbox;
+using internal::kCacheLine;
 using internal::kHeaderBytes;
 using internal::kHeaderValid;
 using internal::record_bytes;
@@ -28,12 +28,15 @@ Ring::Ring(std::size_t capacity)
       mask(capacity - 1),
       chunk(capacity / 4) {
   std::memset(buf, 0, capacity);  // the first header slot must read "not yet"
+  zeroed = capacity;               // and so does every later one of the first lap
 }
 
 Ring::~Ring() { ::operator delete(buf, std::align_val_t{kCacheLine}); }
 
 void Ring::clear() noexcept {
   head.store(0, std::memory_order_relaxed);
+  write = 0;
+  zeroed = kHeaderBytes;
   tail.store(0, std::memory_order_relaxed);
   cached_tail = 0;
   cached_head = 0;
@@ -46,11 +49,9 @@ void Ring::clear() noexcept {
 namespace {
 
 constexpr std::size_t kMinRingBytes = 4096;
+// How far ahead of tail the consumer prefetches: 8 lines, well inside the smallest ring.
+constexpr std::uint64_t kPrefetchAhead = 8 * kCacheLine;
 constexpr std::size_t kMaxRingBytes = std::size_t{1} << 30;
-// Yield budget of the first waiting stage: long enough that wait_until() never reaches its own
-// block phase there (about 31 years); the stage ends on its own deadline instead.
-constexpr std::int64_t kNeverNs = 1'000'000'000'000'000'000;
-
 // Registers this process for membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) once; false where the
 // kernel (or a seccomp filter) does not offer it.
 bool membarrier_ready() {
@@ -62,23 +63,53 @@ bool membarrier_ready() {
   return ok;
 }
 
-std::atomic_ref<std::uint64_t> header_word(Ring& r, std::uint64_t index) noexcept {
+[[gnu::always_inline]] inline std::atomic_ref<std::uint64_t> header_word(Ring& r, std::uint64_t index) noexcept {
   // 8-aligned, so a header never wraps; the buffer is 64-aligned.
   return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(r.buf + (index & r.mask)));
 }
 
-void copy_in(Ring& r, std::uint64_t index, const std::byte* src, std::uint64_t n) noexcept {
-  const std::uint64_t off = index & r.mask;
-  const std::uint64_t first = std::min(n, r.capacity() - off);
-  std::memcpy(r.buf + off, src, first);
-  if (n > first) std::memcpy(r.buf, src + first, n - first);
+// The producer counts tail down to its cache line: it never writes into the line the consumer
+// is still reading. With a full ring it would otherwise write each freed slot right behind the
+// consumer, in the line the consumer reads next, and that line would move between the cores
+// once per message.
+constexpr std::uint64_t line_floor(std::uint64_t index) noexcept { return index & ~std::uint64_t{kCacheLine - 1}; }
+
+// memcpy for the sizes a small message has, without a library call for the common ones:
+// two overlapping fixed-size moves cover 4..16 bytes.
+[[gnu::always_inline]] inline void copy_bytes(std::byte* dst, const std::byte* src, std::uint64_t n) noexcept {
+  if (n >= 8 && n <= 16) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4 && n < 8) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else {
+    std::memcpy(dst, src, n);
+  }
 }
 
-void copy_out(const Ring& r, std::uint64_t index, std::byte* dst, std::uint64_t n) noexcept {
+[[gnu::always_inline]] inline void copy_in(Ring& r, std::uint64_t index, const std::byte* src,
+                                           std::uint64_t n) noexcept {
   const std::uint64_t off = index & r.mask;
-  const std::uint64_t first = std::min(n, r.capacity() - off);
+  if (off + n <= r.capacity()) [[likely]] {
+    copy_bytes(r.buf + off, src, n);
+    return;
+  }
+  const std::uint64_t first = r.capacity() - off;
+  std::memcpy(r.buf + off, src, first);
+  std::memcpy(r.buf, src + first, n - first);
+}
+
+[[gnu::always_inline]] inline void copy_out(const Ring& r, std::uint64_t index, std::byte* dst,
+                                            std::uint64_t n) noexcept {
+  const std::uint64_t off = index & r.mask;
+  if (off + n <= r.capacity()) [[likely]] {
+    copy_bytes(dst, r.buf + off, n);
+    return;
+  }
+  const std::uint64_t first = r.capacity() - off;
   std::memcpy(dst, r.buf + off, first);
-  if (n > first) std::memcpy(dst + first, r.buf, n - first);
+  std::memcpy(dst + first, r.buf, n - first);
 }
 
 // Copies the part of record bytes [pos, pos + len) that is payload; the header and padding
@@ -95,10 +126,22 @@ PayloadSlice payload_slice(std::uint64_t pos, std::uint64_t len, std::uint64_t p
   return {lo - pos, lo - kHeaderBytes, hi - lo};
 }
 
+// Bytes of one inbox's slot array, rounded up to whole cache lines.
+std::size_t slot_array_bytes(int p) noexcept {
+  const std::size_t raw = static_cast<std::size_t>(p) * sizeof(std::atomic<Ring*>);
+  return (raw + kCacheLine - 1) / kCacheLine * kCacheLine;
+}
+
 }  // namespace
 
+static_assert(alignof(Mailboxes) == kCacheLine && sizeof(Mailboxes) == kCacheLine,
+              "Mailboxes: the fields every call reads fill one cache line of their own");
+
 Mailboxes::Mailboxes(int p, MailboxOptions options)
-    : p_(p), options_(options), ring_capacity_(kMinRingBytes), asymmetric_(membarrier_ready()) {
+    : p_(p),
+      asymmetric_(options.use_membarrier && membarrier_ready()),
+      options_(options),
+      ring_capacity_(kMinRingBytes) {
   if (p < 1) throw InputError("mailboxes need at least 1 rank, got p = " + std::to_string(p));
   if (options_.ring_bytes > kMaxRingBytes) {
     throw InputError("mailbox ring_bytes must be at most 1 GiB, got " + std::to_string(options_.ring_bytes));
@@ -108,16 +151,18 @@ Mailboxes::Mailboxes(int p, MailboxOptions options)
   }
   while (ring_capacity_ < options_.ring_bytes) ring_capacity_ *= 2;
   inboxes_ = std::make_unique<Inbox[]>(static_cast<std::size_t>(p));
+  const std::size_t slots_bytes = slot_array_bytes(p);
   for (int d = 0; d < p; ++d) {
-    inboxes_[d].from = new std::atomic<Ring*>[static_cast<std::size_t>(p)];
-    for (int s = 0; s < p; ++s) inboxes_[d].from[s].store(nullptr, std::memory_order_relaxed);
+    void* raw = ::operator new(slots_bytes, std::align_val_t{kCacheLine});
+    inboxes_[d].from = static_cast<std::atomic<Ring*>*>(raw);
+    for (int s = 0; s < p; ++s) new (&inboxes_[d].from[s]) std::atomic<Ring*>(nullptr);
   }
 }
 
 Mailboxes::~Mailboxes() {
   for (int d = 0; d < p_; ++d) {
     for (int s = 0; s < p_; ++s) delete inboxes_[d].from[s].load(std::memory_order_relaxed);
-    delete[] inboxes_[d].from;
+    ::operator delete(static_cast<void*>(inboxes_[d].from), std::align_val_t{kCacheLine});
   }
 }
 
@@ -128,215 +173,254 @@ void Mailboxes::check_rank(int rank, const char* what) const {
 
 void Mailboxes::throw_aborted() { throw Aborted(); }
 
-Ring& Mailboxes::ring_to(int src, int dst) {
+[[gnu::always_inline]] inline Ring& Mailboxes::ring_to(int src, int dst) {
   std::atomic<Ring*>& slot = inboxes_[dst].from[src];
   // relaxed: only the thread acting as src ever stores this slot.
   Ring* r = slot.load(std::memory_order_relaxed);
-  if (r == nullptr) [[unlikely]] {
-    r = new Ring(ring_capacity_);
-    // seq_cst: release so the receiver's acquire load sees a constructed ring; and ordered
-    // before this sender's first index publication, so the handshake on head also covers the
-    // slot (a receiver that raised its flag and found the slot empty gets woken).
-    slot.store(r, std::memory_order_seq_cst);
-  }
+  if (r == nullptr) [[unlikely]] r = create_ring(slot);
   return *r;
 }
 
-Ring* Mailboxes::ring_from(int dst, int src) const noexcept {
-  // acquire: pairs with the creating store in ring_to().
+Ring* Mailboxes::create_ring(std::atomic<Ring*>& slot) {
+  auto* r = new Ring(ring_capacity_);
+  // release: the receiver's acquire load sees a constructed ring. Program order puts it before
+  // the record's header store and the wake-up handshake after it, so a receiver that raised its
+  // flag and found the slot empty is woken (see mailbox.hpp).
+  slot.store(r, std::memory_order_release);
+  return r;
+}
+
+[[gnu::always_inline]] inline Ring* Mailboxes::ring_from(int dst, int src) const noexcept {
+  // acquire: pairs with the creating store in create_ring().
   return inboxes_[dst].from[src].load(std::memory_order_acquire);
 }
 
-bool Mailboxes::publish(std::atomic<std::uint64_t>& index, std::uint64_t value,
-                        const std::atomic<std::uint32_t>& peer_sleeping) const noexcept {
+[[gnu::always_inline]] inline bool Mailboxes::peer_sleeping(std::atomic<std::uint32_t>& flag) const noexcept {
   if (asymmetric_) [[likely]] {
-    // release: publishes the ring bytes. The compiler barrier keeps the flag load after the
-    // store in program order; the waiter's membarrier() makes that order hold in hardware.
-    index.store(value, std::memory_order_release);
+    // The compiler barrier keeps the flag load after the publishing store in program order;
+    // the waiter's membarrier() makes that order hold in hardware.
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    return peer_sleeping.load(std::memory_order_relaxed) != 0;
+    // relaxed: ordered by the barrier above and the waiter's membarrier().
+    return flag.load(std::memory_order_relaxed) != 0;
   }
-  // seq_cst store then seq_cst load: the symmetric Dekker handshake (a full fence per call).
-  index.store(value, std::memory_order_seq_cst);
-  return peer_sleeping.load(std::memory_order_seq_cst) != 0;
+  // seq_cst read-modify-write: either it comes after the waiter's exchange in the flag's
+  // modification order and reads 1, or the waiter's exchange reads this write and so
+  // synchronizes with it, and the waiter's next loads see the publication.
+  return flag.fetch_or(0, std::memory_order_seq_cst) != 0;
 }
 
 void Mailboxes::raise(std::atomic<std::uint32_t>& sleeping) const {
-  // seq_cst: the waiter's half of the symmetric handshake; under membarrier the syscall below
-  // is the full fence in every running thread of the process, peers included.
-  sleeping.store(1, std::memory_order_seq_cst);
   if (asymmetric_) {
+    // relaxed: membarrier() below is a full fence in every running thread of the process,
+    // peers included, between this store and the waiter's next loads.
+    sleeping.store(1, std::memory_order_relaxed);
     PB_CHECK(::syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0, "membarrier failed");
+    return;
   }
+  // seq_cst: the waiter's half of the symmetric handshake (see peer_sleeping()).
+  (void)sleeping.exchange(1, std::memory_order_seq_cst);
 }
 
 bool Mailboxes::aborted() const noexcept { return aborted_.load(std::memory_order_acquire); }
 
-template <class Fast, class Sure>
-void Mailboxes::await(std::atomic<std::uint32_t>& sleeping, std::atomic<std::uint32_t>& word, Fast&& fast,
-                      Sure&& sure) {
+template <class Ready>
+void Mailboxes::await(std::atomic<std::uint32_t>& sleeping, std::atomic<std::uint32_t>& word, Ready&& ready) {
   // acquire on aborted_: whatever the aborting thread wrote before abort() is visible to the
   // catch handler.
-  const auto done_fast = [&] { return fast() || aborted_.load(std::memory_order_acquire); };
-  const auto done = [&] { return sure() || aborted_.load(std::memory_order_acquire); };
-  const WaitPolicy& policy = options_.wait;
-  if (policy.spin_ns > 0) {
-    // A short poll before wait_until(), whose first act is a clock read (tens of ns, about
-    // what a streaming peer needs to publish the next message). Part of the spin budget.
-    for (int i = 0; i < 32; ++i) {
-      cpu_relax();
-      if (done_fast()) break;
-    }
-  }
-  if (policy.spin_ns + policy.yield_ns > 0 && !done_fast()) {
-    // Stage 1: spin, then yield, with the flag down: the peer's fast path pays nothing. The
-    // predicate's call counter only thins out clock reads; it does not change its answer.
-    // The deadline is taken on the 16th call, not up front: most waits end sooner, and a clock
-    // read costs as much as several polls.
-    using clock = std::chrono::steady_clock;
-    const auto budget = std::chrono::nanoseconds(policy.spin_ns + policy.yield_ns);
-    clock::time_point deadline{};
-    unsigned calls = 0;
-    const auto done_or_late = [&] {
-      if (done_fast()) return true;
-      if ((++calls & 15u) != 0) return false;
-      if (calls == 16) deadline = clock::now() + budget;
-      return clock::now() >= deadline;
-    };
-    (void)wait_until(WaitPolicy{policy.spin_ns, kNeverNs}, word, done_or_late);
-  }
-  if (!done()) {
-    // Stage 2: raise the flag, then block. The predicate's seq_cst loads complete the waiter's
-    // half of the handshake (see mailbox.hpp).
+  const auto done = [&] { return ready() || aborted_.load(std::memory_order_acquire); };
+  bool raised = false;
+  // Spin and yield with the flag down (the peer's fast path pays nothing); raise it only just
+  // before blocking. ready() after the raise sees every publication the peer made before it
+  // looked at the flag (the Dekker handshake in mailbox.hpp).
+  (void)wait_until(options_.wait, word, done, [&] {
     raise(sleeping);
-    (void)wait_until(WaitPolicy{0, 0}, word, done);
-    // relaxed: only this thread raises or lowers the flag; a stale raised flag costs a peer
-    // one spurious wake, never a lost one.
-    sleeping.store(0, std::memory_order_relaxed);
-  }
+    raised = true;
+  });
+  // relaxed: only this thread raises or lowers the flag; a stale raised flag costs a peer
+  // one spurious wake, never a lost one.
+  if (raised) sleeping.store(0, std::memory_order_relaxed);
   if (aborted_.load(std::memory_order_acquire)) throw_aborted();
 }
 
 void Mailboxes::send(int src, int dst, std::span<const std::byte> message) {
-  check_rank(src, "send: source");
-  check_rank(dst, "send: destination");
+  if (static_cast<unsigned>(src) >= static_cast<unsigned>(p_)) [[unlikely]] check_rank(src, "send: source");
+  if (static_cast<unsigned>(dst) >= static_cast<unsigned>(p_)) [[unlikely]] check_rank(dst, "send: destination");
   PB_CHECK(message.size() <= kMaxMessageBytes,
            "mailbox message of " + std::to_string(message.size()) + " bytes exceeds kMaxMessageBytes");
-  if (aborted_.load(std::memory_order_acquire)) throw_aborted();
+  if (aborted_.load(std::memory_order_acquire)) [[unlikely]] throw_aborted();
   Ring& r = ring_to(src, dst);
+  const std::uint64_t n = message.size();
+  const std::uint64_t total = record_bytes(n);
+  if (total > r.chunk) [[unlikely]] {
+    send_streamed(r, src, dst, message);
+    return;
+  }
+  const std::uint64_t h = r.write;
+  const std::uint64_t end = h + total;
+  // The record plus the zero word after it must fit before tail + capacity.
+  if (end + kHeaderBytes - r.cached_tail > r.capacity()) [[unlikely]] await_room(r, src, h, total);
+  if (n != 0) copy_in(r, h + kHeaderBytes, message.data(), n);
+  if (end + kHeaderBytes > r.zeroed) [[unlikely]] {
+    // relaxed: published by the release store of the header below.
+    header_word(r, end).store(0, std::memory_order_relaxed);
+    r.zeroed = end + kHeaderBytes;
+  }
+  // release: the payload and the next slot's zero before the header the consumer polls.
+  header_word(r, h).store(n | kHeaderValid, std::memory_order_release);
+  r.write = end;
+  if (peer_sleeping(inboxes_[dst].receiver_sleeping)) [[unlikely]] wake(inboxes_[dst].recv_word);
+  if (r.zeroed < line_floor(end) + 2 * kCacheLine) [[unlikely]] zero_ahead(r, end);
+}
+
+void Mailboxes::zero_ahead(Ring& r, std::uint64_t end) noexcept {
+  // Only bytes the consumer is done with: below line_floor(tail) + capacity.
+  const std::uint64_t to = std::min(line_floor(end) + 2 * kCacheLine, r.cached_tail + r.capacity());
+  // relaxed: each zero is published by a later header store of this thread (release).
+  for (std::uint64_t i = std::max(r.zeroed, end); i < to; i += kHeaderBytes) {
+    header_word(r, i).store(0, std::memory_order_relaxed);
+  }
+  r.zeroed = std::max(r.zeroed, to);
+}
+
+void Mailboxes::await_room(Ring& r, int src, std::uint64_t h, std::uint64_t len) {
+  const std::uint64_t cap = r.capacity();
+  // acquire: the consumer finished reading the bytes before it advanced tail past them.
+  r.cached_tail = line_floor(r.tail.load(std::memory_order_acquire));
+  if (h + len + kHeaderBytes - r.cached_tail <= cap) return;
+  const auto room = [&] {
+    return h + len + kHeaderBytes - line_floor(r.tail.load(std::memory_order_acquire)) <= cap;
+  };
+  await(r.producer_sleeping, inboxes_[src].space_word, room);
+  r.cached_tail = line_floor(r.tail.load(std::memory_order_acquire));
+}
+
+void Mailboxes::send_streamed(Ring& r, int src, int dst, std::span<const std::byte> message) {
   Inbox& box = inboxes_[dst];
   const std::uint64_t n = message.size();
   const std::uint64_t total = record_bytes(n);
-  // 8 bytes stay free past every record, for the zero word that marks the next header slot.
-  const std::uint64_t usable = r.capacity() - kHeaderBytes;
-  std::uint64_t h = r.head.load(std::memory_order_relaxed);  // relaxed: the producer's own index
-  const std::uint64_t start = h;
+  const std::uint64_t start = r.write;
+  std::uint64_t h = start;
   std::uint64_t pos = 0;
   while (pos < total) {
     const std::uint64_t len = std::min(total - pos, r.chunk);
-    const std::uint64_t need = len;
-    if (usable - (h - r.cached_tail) < need) {
-      // acquire: the consumer finished reading the bytes before it advanced tail past them.
-      r.cached_tail = r.tail.load(std::memory_order_acquire);
-      if (usable - (h - r.cached_tail) < need) {
-        // seq_cst: the producer's half of the Dekker load (see mailbox.hpp).
-        const auto room = [&] { return usable - (h - r.tail.load(std::memory_order_seq_cst)) >= need; };
-        await(r.producer_sleeping, inboxes_[src].space_word, room, room);
-        r.cached_tail = r.tail.load(std::memory_order_acquire);
-      }
-    }
+    // 8 bytes stay free past every chunk, for the zero word that marks the next header slot.
+    if (h + len + kHeaderBytes - r.cached_tail > r.capacity()) await_room(r, src, h, len);
     const PayloadSlice s = payload_slice(pos, len, n);
     if (s.n != 0) copy_in(r, h + s.record_off, message.data() + s.payload_off, s.n);
-    // relaxed: published by the release store of the header or of head below.
-    if (pos + len == total) header_word(r, start + total).store(0, std::memory_order_relaxed);
-    // release: the payload (and the next slot's zero) before the header the consumer polls.
+    if (pos + len == total) {
+      // relaxed: published by the release store of the header or of head below.
+      header_word(r, start + total).store(0, std::memory_order_relaxed);
+      r.zeroed = std::max(r.zeroed, start + total + kHeaderBytes);
+    }
+    // release: the first chunk before the header the consumer polls.
     if (pos == 0) header_word(r, start).store(n | kHeaderValid, std::memory_order_release);
     h += len;
     pos += len;
-    if (publish(r.head, h, box.receiver_sleeping)) [[unlikely]] wake(box.recv_word);
+    // release: later chunks are published by head (the consumer's acquire load in take_streamed).
+    r.head.store(h, std::memory_order_release);
+    if (peer_sleeping(box.receiver_sleeping)) [[unlikely]] wake(box.recv_word);
   }
+  r.write = h;
 }
 
-bool Mailboxes::header_ready(Ring& r) noexcept {
+[[gnu::always_inline]] inline std::uint64_t Mailboxes::header_at_tail(const Ring& r) noexcept {
   const std::uint64_t t = r.tail.load(std::memory_order_relaxed);  // relaxed: the consumer's own index
   // acquire: pairs with the producer's release store of the header; the first chunk is visible.
-  return header_word(r, t).load(std::memory_order_acquire) != 0;
+  return header_word(const_cast<Ring&>(r), t).load(std::memory_order_acquire);
 }
 
 std::uint64_t Mailboxes::await_header(int dst, int src, Ring*& r) {
   Inbox& box = inboxes_[dst];
-  if (r == nullptr || !header_ready(*r)) {
-    std::atomic<Ring*>& slot = box.from[src];
-    // Spinning polls the header slot only (one line, with the payload of a small message);
-    // before blocking, seq_cst loads of the slot and of head: the receiver's half of the handshake.
-    // head may lag tail: a record is consumable once its header is out, before head moves.
-    const auto fast = [&] {
-      Ring* q = slot.load(std::memory_order_acquire);
-      return q != nullptr && header_ready(*q);
-    };
-    const auto sure = [&] {
-      Ring* q = slot.load(std::memory_order_seq_cst);
-      return q != nullptr && (q->head.load(std::memory_order_seq_cst) > q->tail.load(std::memory_order_relaxed) ||
-                              header_ready(*q));
-    };
-    await(box.receiver_sleeping, box.recv_word, fast, sure);
-    r = ring_from(dst, src);
-    PB_CHECK(header_ready(*r), "mailbox: woken without a header");
-  }
-  // relaxed: header_ready() loaded it with acquire; only the producer writes it.
-  return header_word(*r, r->tail.load(std::memory_order_relaxed)).load(std::memory_order_relaxed) & ~kHeaderValid;
+  std::atomic<Ring*>& slot = box.from[src];
+  // Polls the header slot only: one line, which also holds the payload of a small message.
+  // A record is consumable once its header is out, whatever head says.
+  const auto ready = [&] {
+    Ring* q = slot.load(std::memory_order_acquire);  // acquire: pairs with create_ring()
+    return q != nullptr && header_at_tail(*q) != 0;
+  };
+  await(box.receiver_sleeping, box.recv_word, ready);
+  r = ring_from(dst, src);
+  const std::uint64_t w = header_at_tail(*r);
+  PB_CHECK(w != 0, "mailbox: woken without a header");
+  return w;
 }
 
-void Mailboxes::consume(Ring& r, int dst, int src, std::uint64_t n, std::byte* out) {
+[[gnu::always_inline]] inline void Mailboxes::take(Ring& r, int dst, int src, std::uint64_t n, std::byte* out) {
+  const std::uint64_t total = record_bytes(n);
+  if (total > r.chunk) [[unlikely]] {
+    take_streamed(r, dst, src, n, out);
+    return;
+  }
+  const std::uint64_t t = r.tail.load(std::memory_order_relaxed);  // relaxed: the consumer's own index
+  // Each header's address depends on the previous header's value, so without help the
+  // consumer of a stream misses on one line at a time. A prefetch a few lines ahead (its
+  // address does not depend on any loaded value) overlaps those misses.
+  __builtin_prefetch(r.buf + ((t + kPrefetchAhead) & r.mask));
+  if (n != 0) copy_out(r, t + kHeaderBytes, out, n);
+  // release: the payload is read before the producer may overwrite it.
+  r.tail.store(t + total, std::memory_order_release);
+  if (peer_sleeping(r.producer_sleeping)) [[unlikely]] wake(inboxes_[src].space_word);
+}
+
+void Mailboxes::take_streamed(Ring& r, int dst, int src, std::uint64_t n, std::byte* out) {
   Inbox& mine = inboxes_[dst];
   Inbox& sender = inboxes_[src];
   const std::uint64_t total = record_bytes(n);
   std::uint64_t t = r.tail.load(std::memory_order_relaxed);  // relaxed: the consumer's own index
   // The producer wrote the whole first chunk before the header: no need to read head for it.
-  r.cached_head = std::max(r.cached_head, t + std::min(total, r.chunk));
+  // cached_head may lag far behind t (head does not move for one-chunk records).
+  std::uint64_t avail = t + r.chunk;
   std::uint64_t pos = 0;
   while (pos < total) {
-    if (r.cached_head == t) {
+    if (avail <= t) {
       // acquire: pairs with the producer's head store.
       r.cached_head = r.head.load(std::memory_order_acquire);
-      if (r.cached_head == t) {
+      if (r.cached_head <= t) {
         // The message has started, so its sender is mid-stream and will publish more.
-        // seq_cst: the receiver's half of the Dekker handshake.
-        const auto more = [&] { return r.head.load(std::memory_order_seq_cst) > t; };
-        await(mine.receiver_sleeping, mine.recv_word, more, more);
+        const auto more = [&] { return r.head.load(std::memory_order_acquire) > t; };
+        await(mine.receiver_sleeping, mine.recv_word, more);
         r.cached_head = r.head.load(std::memory_order_acquire);
       }
+      avail = r.cached_head;
     }
-    const std::uint64_t len = std::min({r.cached_head - t, total - pos, r.chunk});
+    const std::uint64_t len = std::min({avail - t, total - pos, r.chunk});
     const PayloadSlice s = payload_slice(pos, len, n);
     if (s.n != 0) copy_out(r, t + s.record_off, out + s.payload_off, s.n);
     t += len;
     pos += len;
-    if (publish(r.tail, t, r.producer_sleeping)) [[unlikely]] wake(sender.space_word);
+    // release: the bytes are read before the producer may overwrite them.
+    r.tail.store(t, std::memory_order_release);
+    if (peer_sleeping(r.producer_sleeping)) [[unlikely]] wake(sender.space_word);
   }
 }
 
 std::size_t Mailboxes::recv(int dst, int src, std::span<std::byte> out) {
-  check_rank(dst, "recv: destination");
-  check_rank(src, "recv: source");
-  if (aborted_.load(std::memory_order_acquire)) throw_aborted();
+  if (static_cast<unsigned>(dst) >= static_cast<unsigned>(p_)) [[unlikely]] check_rank(dst, "recv: destination");
+  if (static_cast<unsigned>(src) >= static_cast<unsigned>(p_)) [[unlikely]] check_rank(src, "recv: source");
+  if (aborted_.load(std::memory_order_acquire)) [[unlikely]] throw_aborted();
   Ring* r = ring_from(dst, src);
-  const std::uint64_t n = await_header(dst, src, r);
-  PB_CHECK(n <= out.size(), "mailbox recv: message of " + std::to_string(n) + " bytes from rank " +
-                                std::to_string(src) + " does not fit the " + std::to_string(out.size()) +
-                                "-byte buffer");
-  consume(*r, dst, src, n, out.data());
+  std::uint64_t w = r != nullptr ? header_at_tail(*r) : 0;
+  if (w == 0) [[unlikely]] w = await_header(dst, src, r);
+  const std::uint64_t n = w & ~kHeaderValid;
+  if (n > out.size()) [[unlikely]] fail_too_small(src, n, out.size());
+  take(*r, dst, src, n, out.data());
   return n;
 }
 
+void Mailboxes::fail_too_small(int src, std::uint64_t n, std::size_t room) {
+  PB_CHECK(n <= room, "mailbox recv: message of " + std::to_string(n) + " bytes from rank " + std::to_string(src) +
+                          " does not fit the " + std::to_string(room) + "-byte buffer");
+}
+
 std::vector<std::byte> Mailboxes::recv(int dst, int src) {
-  check_rank(dst, "recv: destination");
-  check_rank(src, "recv: source");
-  if (aborted_.load(std::memory_order_acquire)) throw_aborted();
+  if (static_cast<unsigned>(dst) >= static_cast<unsigned>(p_)) [[unlikely]] check_rank(dst, "recv: destination");
+  if (static_cast<unsigned>(src) >= static_cast<unsigned>(p_)) [[unlikely]] check_rank(src, "recv: source");
+  if (aborted_.load(std::memory_order_acquire)) [[unlikely]] throw_aborted();
   Ring* r = ring_from(dst, src);
-  const std::uint64_t n = await_header(dst, src, r);
-  std::vector<std::byte> out(n);
-  consume(*r, dst, src, n, out.data());
+  std::uint64_t w = r != nullptr ? header_at_tail(*r) : 0;
+  if (w == 0) w = await_header(dst, src, r);
+  std::vector<std::byte> out(w & ~kHeaderValid);
+  take(*r, dst, src, out.size(), out.data());
   return out;
 }
 
@@ -345,7 +429,7 @@ bool Mailboxes::try_recv(int dst, int src, std::span<std::byte> out, std::size_t
   check_rank(src, "try_recv: source");
   if (aborted_.load(std::memory_order_acquire)) throw_aborted();
   Ring* r = ring_from(dst, src);
-  if (r == nullptr || !header_ready(*r)) return false;
+  if (r == nullptr || header_at_tail(*r) == 0) return false;
   size = recv(dst, src, out);
   return true;
 }
@@ -358,7 +442,7 @@ int Mailboxes::try_recv_any(int dst, std::span<std::byte> out, std::size_t& size
     int src = box.next_any + i;
     if (src >= p_) src -= p_;
     Ring* r = ring_from(dst, src);
-    if (r != nullptr && header_ready(*r)) {
+    if (r != nullptr && header_at_tail(*r) != 0) {
       box.next_any = src + 1 == p_ ? 0 : src + 1;
       size = recv(dst, src, out);
       return src;
@@ -373,25 +457,14 @@ int Mailboxes::recv_any(int dst, std::span<std::byte> out, std::size_t& size) {
   for (;;) {
     const int src = try_recv_any(dst, out, size);
     if (src >= 0) return src;
-    // seq_cst: the receiver's half of the Dekker handshake, on every slot and head.
-    const auto fast = [&] {
+    const auto ready = [&] {
       for (int s = 0; s < p_; ++s) {
-        Ring* q = box.from[s].load(std::memory_order_acquire);
-        if (q != nullptr && header_ready(*q)) return true;
+        Ring* q = box.from[s].load(std::memory_order_acquire);  // acquire: pairs with create_ring()
+        if (q != nullptr && header_at_tail(*q) != 0) return true;
       }
       return false;
     };
-    const auto sure = [&] {
-      for (int s = 0; s < p_; ++s) {
-        Ring* q = box.from[s].load(std::memory_order_seq_cst);
-        if (q != nullptr && (q->head.load(std::memory_order_seq_cst) > q->tail.load(std::memory_order_relaxed) ||
-                             header_ready(*q))) {
-          return true;
-        }
-      }
-      return false;
-    };
-    await(box.receiver_sleeping, box.recv_word, fast, sure);
+    await(box.receiver_sleeping, box.recv_word, ready);
   }
 }
 

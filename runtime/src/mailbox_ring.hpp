@@ -15,41 +15,58 @@ inline constexpr std::size_t kCacheLine = 64;
 // Record framing: an 8-byte header (payload size | kHeaderValid), the payload, then padding to
 // 8 bytes, so indices stay multiples of 8 and a header never wraps around the buffer's end.
 // The producer keeps the 8 bytes after its last record zero (it writes that zero before it
-// publishes the record), so the consumer can poll the next header slot itself: zero means "not
-// yet", and stale payload bytes never sit there. A small message then reaches the receiver in
-// the one cache line that holds its header and payload; head is read only for later chunks
-// of a streamed message. The first chunk of a record (up to `chunk` bytes) is written before
-// its header, later chunks are published by head alone.
+// publishes the record), so the consumer polls the next header slot itself: zero means "not
+// yet", and stale payload bytes of an earlier lap never sit there. A small message then reaches
+// the receiver in the one cache line that holds its header and payload, and every byte of the
+// buffer is written by the producer only (a consumer that zeroed consumed headers would pull
+// the line the producer is filling back and forth). The first chunk of a record (up to `chunk`
+// bytes) is written before its header; later chunks of a streamed record are published by head.
 inline constexpr std::uint64_t kHeaderBytes = 8;
 inline constexpr std::uint64_t kHeaderValid = std::uint64_t{1} << 63;
 constexpr std::uint64_t record_bytes(std::uint64_t payload) { return kHeaderBytes + ((payload + 7) & ~std::uint64_t{7}); }
+// Bytes of a ring that a sender can never count on: the 8-byte end mark after its last record,
+// and up to 56 bytes of the line the consumer is still reading (the producer counts tail down
+// to its cache line). Records of undelivered messages totalling at most capacity - kRingReserve
+// always fit without the receiver's help.
+inline constexpr std::uint64_t kRingReserve = kCacheLine;
 
-// Single-producer/single-consumer byte ring in the rigtorp SPSCQueue layout. head and tail are
-// byte counts since construction (64-bit: they never wrap in practice); position = index & mask.
+// Single-producer/single-consumer byte ring in the rigtorp SPSCQueue layout. Indices are byte
+// counts since construction (64-bit: they never wrap in practice); position = index & mask.
 //
-// Invariant: 0 <= head - tail <= capacity; the producer owns [head, tail + capacity), the
-// consumer owns [tail, head).
+// Invariant: 0 <= write - tail <= capacity - kHeaderBytes; the producer owns
+// [write, tail + capacity), the consumer owns [tail, write).
 //
-// Memory ordering: the producer writes bytes, then stores head (release, via seq_cst); the
-// consumer loads head (acquire) before reading them. The consumer reads bytes, then stores tail
-// (release); the producer loads tail (acquire) before overwriting them. Each publication is
-// followed by a look at the peer's sleeping flag (the wake-up handshake in mailbox.hpp).
+// Memory ordering: the producer writes a record's bytes, then stores its header (release); the
+// consumer loads the header (acquire) before reading them. For later chunks of a streamed
+// record the same pairing runs on head. The consumer reads bytes, then stores tail (release);
+// the producer loads tail (acquire) before overwriting them. Each publication is followed by a
+// look at the peer's sleeping flag (the wake-up handshake in mailbox.hpp).
 struct Ring {
   // Line 0: immutable after construction, read by both sides.
   alignas(kCacheLine) std::byte* buf;
   std::uint64_t mask;   // capacity - 1 (capacity is a power of two)
-  std::uint64_t chunk;  // most bytes copied between two index publications (capacity / 4)
+  std::uint64_t chunk;  // most bytes copied between two publications of a streamed record (capacity / 4)
 
   // Line 1: written by the producer only.
+  // End of the last chunk of a streamed record, published for the consumer waiting on that
+  // chunk. Not moved by records that fit one chunk (their header is their publication), so it
+  // may lag tail: the consumer reads it only in the middle of a streamed record.
   alignas(kCacheLine) std::atomic<std::uint64_t> head{0};
-  // Producer-private cached lower bound of tail; refreshed only when the ring looks full.
-  // Never read by the consumer.
+  // Producer-private: the index after the last record written. Never read by the consumer.
+  std::uint64_t write = 0;
+  // Producer-private cached lower bound of tail, rounded down to its cache line; refreshed only
+  // when the ring looks full.
   std::uint64_t cached_tail = 0;
+  // Producer-private: every 8-byte word in [write, zeroed) is zero. The producer zeroes the
+  // next line right after publishing a record that entered a new one, so the zero word that
+  // must precede the next header is usually there already, and the store that brings that
+  // line over from the consumer's cache is off the path between two publications.
+  std::uint64_t zeroed = 0;
 
-  // Line 2: written by the consumer only.
+  // Line 2: written by the consumer only. Stored once per received message, not per chunk
+  // poll; the producer loads it only when its cached copy says the ring is full.
   alignas(kCacheLine) std::atomic<std::uint64_t> tail{0};
-  // Consumer-private cached lower bound of head; refreshed only when the ring looks empty.
-  // Never read by the producer.
+  // Consumer-private cached lower bound of head, for streamed records. Never read by the producer.
   std::uint64_t cached_head = 0;
 
   // Line 3: the producer's doorbell. Raised by the producer only when it is about to block on a
@@ -70,8 +87,10 @@ static_assert(offsetof(Ring, head) - offsetof(Ring, buf) >= kCacheLine,
               "Ring: head must not share a cache line with the read-only fields");
 static_assert(offsetof(Ring, tail) - offsetof(Ring, head) >= kCacheLine,
               "Ring: producer index (head) and consumer index (tail) must sit on different cache lines");
-static_assert(offsetof(Ring, cached_tail) - offsetof(Ring, head) < kCacheLine,
-              "Ring: the producer's cached tail must share the producer's line");
+static_assert(offsetof(Ring, write) - offsetof(Ring, head) < kCacheLine &&
+                  offsetof(Ring, cached_tail) - offsetof(Ring, head) < kCacheLine &&
+                  offsetof(Ring, zeroed) - offsetof(Ring, head) < kCacheLine,
+              "Ring: the producer's private indices must share the producer's line");
 static_assert(offsetof(Ring, cached_head) - offsetof(Ring, tail) < kCacheLine,
               "Ring: the consumer's cached head must share the consumer's line");
 static_assert(offsetof(Ring, producer_sleeping) - offsetof(Ring, tail) >= kCacheLine,
@@ -83,7 +102,9 @@ static_assert(alignof(Ring) == kCacheLine && sizeof(Ring) == 4 * kCacheLine,
 struct Inbox {
   // Line 0: read by every sender to this rank on every send; written only when the rank is
   // about to block (receiver_sleeping) and when a ring from a new source is created (from[]).
-  alignas(kCacheLine) std::atomic<Ring*>* from = nullptr;  // p slots, one per source; null until first use
+  // p slots, one per source, null until first use; a cache-line-aligned array of its own, so
+  // the slots never share a line with anything written on a fast path.
+  alignas(kCacheLine) std::atomic<Ring*>* from = nullptr;
   std::atomic<std::uint32_t> receiver_sleeping{0};
 
   // Line 1: futex words, touched on the slow path only.

@@ -86,6 +86,34 @@ TEST(Wait, ReturnsAtOnceWhenTheConditionHolds) {
   EXPECT_EQ(wait_until(WaitPolicy{0, 0}, word, [] { return true; }), 0);
 }
 
+// The first 64 polls come before the first clock read: a condition that turns true on the
+// 40th poll returns from the spin phase even with a zero spin budget.
+TEST(Wait, TheFirstPollsNeedNoSpinBudget) {
+  std::atomic<std::uint32_t> word{0};
+  int calls = 0;
+  bool blocked = false;
+  EXPECT_EQ(wait_until(WaitPolicy{0, 0}, word, [&] { return ++calls == 40; }, [&] { blocked = true; }), 0);
+  EXPECT_EQ(calls, 40);
+  EXPECT_FALSE(blocked);
+}
+
+// before_block() runs once, just before blocking, and the condition is checked after it: a
+// waiter whose announcement itself makes the condition true must not sleep (it would sleep
+// forever here: nobody calls wake()).
+TEST(Wait, BeforeBlockRunsOnceAndTheConditionIsCheckedAfterIt) {
+  std::atomic<std::uint32_t> word{0};
+  std::atomic<bool> cond{false};
+  int announced = 0;
+  const int phase = wait_until(
+      WaitPolicy{0, 0}, word, [&] { return cond.load(std::memory_order_acquire); },
+      [&] {
+        ++announced;
+        cond.store(true, std::memory_order_release);
+      });
+  EXPECT_EQ(phase, 2);
+  EXPECT_EQ(announced, 1);
+}
+
 // Lost-wakeup stress: pairs of threads ping-pong through wait_until/wake many times. A lost
 // wakeup leaves a pair blocked forever, which the watchdog reports.
 struct PairsRow {

@@ -11,32 +11,37 @@
 // space of the ring: nobody else will drain it.
 //
 // Guarantees: per-pair FIFO; every message is delivered exactly once, byte for byte; messages
-// of 0 bytes (notify) up to kMaxMessageBytes; a message longer than the ring is streamed
+// of 0 bytes (notify) up to kMaxMessageBytes; a message longer than a quarter ring is streamed
 // through it in chunks of a quarter ring, so the receiver drains while the sender fills.
-// send() waits only while the ring to dst lacks room for its next chunk, and recv() only while
-// nothing (more) has arrived; the receiver is never needed to complete a send that fits.
-// Rings are created on a pair's first send (p = 64 would otherwise mean 4096 rings up front).
+// send() waits only while the ring to dst lacks room for its next chunk, counting the
+// receiver's progress in whole cache lines (the sender never writes into the line the receiver
+// is reading, so a ring holds up to one line less than its capacity while the receiver is
+// mid-line); recv() waits only while nothing (more) has arrived; the receiver is never needed
+// to complete a send that fits. Rings are created on a pair's first send (p = 64 would
+// otherwise mean 4096 rings up front). Layout, ordering and measurements: docs/mailboxes.md.
 //
 // Waiting goes through wait_until() with options().wait: spin, then yield, then block on a
 // futex word. While the waiter spins or yields its peer pays nothing extra; just before
-// blocking, the waiter raises a "sleeping" flag (one per receiving rank, one per ring for the
-// sender), and a peer that sees it raised after publishing wakes the waiter's word.
+// blocking (wait_until's before_block step), the waiter raises a "sleeping" flag (one per
+// receiving rank, one per ring for the sender), and a peer that sees it raised after
+// publishing wakes the waiter's word.
 //
 // Memory ordering: everything the sending thread wrote before send(src, dst, ...) is visible
 // to the receiving thread after the matching recv(dst, src, ...) (or try_recv / recv_any)
-// returns that message (the producer's release store of the record's header word, or of its
-// ring index for later chunks of a streamed message; the consumer's acquire load of the same;
-// see runtime/src/mailbox_ring.hpp for the framing). Everything the receiving thread read from a message happens before the sender
-// overwrites those ring bytes (the same pairing on the consumer's index).
+// returns that message (the producer's release store of the record's header word, or of head
+// for later chunks of a streamed message; the consumer's acquire load of the same; see
+// runtime/src/mailbox_ring.hpp for the framing). Everything the receiving thread read from a
+// message happens before the sender overwrites those ring bytes (release store of tail,
+// acquire load by the producer).
 // The lost-wakeup race (a peer publishes while the waiter decides to block) is a Dekker
-// handshake: the publisher stores its index then loads the waiter's flag; the waiter stores the
-// flag then loads the index; at least one must see the other's store. Where Linux offers
-// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), the handshake is asymmetric: the publisher's
-// side is a compiler barrier only (no fence on the fast path), and the waiter, about to block,
-// calls membarrier(), which acts as a full fence in every running thread of the process.
-// Elsewhere both sides use seq_cst (a full fence per publication). abort() needs no flag:
-// every blocking wait re-checks aborted() after loading its futex word, and abort() bumps
-// every word.
+// handshake: the publisher stores its header (or index) then looks at the waiter's flag; the
+// waiter raises the flag then looks at the header; at least one sees the other's store. Where
+// Linux offers membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), the handshake is asymmetric: the
+// publisher's side is a compiler barrier and a plain load (no fence on the fast path), and the
+// waiter, about to block, calls membarrier(), a full fence in every running thread of the
+// process. Elsewhere both sides use a seq_cst read-modify-write of the flag. abort() needs no
+// flag: every blocking wait re-checks aborted() after loading its futex word, and abort()
+// bumps every word.
 #pragma once
 
 #include <atomic>
@@ -62,6 +67,10 @@ struct MailboxOptions {
   std::size_t ring_bytes = 64 * 1024;
   // How blocking calls wait; defaults to the process default (POSTBOX_SPIN_NS, ...).
   WaitPolicy wait = default_wait_policy();
+  // Use membarrier(2) for the wake-up handshake where Linux offers it (no fence on the fast
+  // path). false forces the portable handshake (a seq_cst read-modify-write per publication);
+  // tests use it to cover that path on machines that have membarrier.
+  bool use_membarrier = true;
 };
 
 namespace internal {
@@ -69,7 +78,7 @@ class Ring;
 struct Inbox;
 }  // namespace internal
 
-class Mailboxes {
+class alignas(64) Mailboxes {
  public:
   static constexpr std::size_t kMaxMessageBytes = std::size_t{1} << 30;
 
@@ -108,37 +117,49 @@ class Mailboxes {
   void reset();
 
  private:
-  void check_rank(int rank, const char* what) const;
+  // Fails fast (PB_CHECK) when rank is outside 0..size()-1; called only off the fast path.
+  [[gnu::cold]] void check_rank(int rank, const char* what) const;
   internal::Ring& ring_to(int src, int dst);
+  internal::Ring* create_ring(std::atomic<internal::Ring*>& slot);
   internal::Ring* ring_from(int dst, int src) const noexcept;
-  // Consumer side: true when a message header from ring r is readable (refreshes the cache).
-  static bool header_ready(internal::Ring& r) noexcept;
-  // Consumer side: blocks until a header is readable on the pair (src, dst); returns its size.
+  // Producer side: waits until [h, h + len) plus the end mark fits the ring (refreshes the cache).
+  void await_room(internal::Ring& r, int src, std::uint64_t h, std::uint64_t len);
+  // Producer side: zeroes ahead of end, up to the end of the next cache line (ring.hpp: zeroed).
+  static void zero_ahead(internal::Ring& r, std::uint64_t end) noexcept;
+  // Producer side: a record longer than one chunk, streamed through the ring.
+  void send_streamed(internal::Ring& r, int src, int dst, std::span<const std::byte> message);
+  // Consumer side: the header word at tail (acquire); zero when nothing has arrived.
+  static std::uint64_t header_at_tail(const internal::Ring& r) noexcept;
+  // Consumer side: blocks until a header is readable on the pair (src, dst); returns it.
   std::uint64_t await_header(int dst, int src, internal::Ring*& r);
   // Consumer side: receives the message of size n whose header is readable, into out.
-  void consume(internal::Ring& r, int dst, int src, std::uint64_t n, std::byte* out);
-  // Waits until ready (or abort): spin and yield with `sleeping` down, then raise it and block
-  // on `word`. Throws Aborted.
-  // fast() is polled while spinning and yielding; sure() (which must load with seq_cst) decides
-  // whether to block.
-  template <class Fast, class Sure>
-  void await(std::atomic<std::uint32_t>& sleeping, std::atomic<std::uint32_t>& word, Fast&& fast, Sure&& sure);
+  void take(internal::Ring& r, int dst, int src, std::uint64_t n, std::byte* out);
+  void take_streamed(internal::Ring& r, int dst, int src, std::uint64_t n, std::byte* out);
+  // Fails fast (PB_CHECK) when a message of n bytes does not fit a receive buffer of room bytes.
+  [[gnu::cold]] static void fail_too_small(int src, std::uint64_t n, std::size_t room);
+  // Waits until ready() (or abort): spins and yields with `sleeping` down, then raises it and
+  // blocks on `word`. Throws Aborted.
+  template <class Ready>
+  void await(std::atomic<std::uint32_t>& sleeping, std::atomic<std::uint32_t>& word, Ready&& ready);
   [[noreturn]] static void throw_aborted();
-  // Fast half of the wake-up handshake: stores index = value (release), then reports whether the
-  // peer raised its sleeping flag.
-  bool publish(std::atomic<std::uint64_t>& index, std::uint64_t value,
-               const std::atomic<std::uint32_t>& peer_sleeping) const noexcept;
-  // Slow half: raises the flag and fences (membarrier(2) where available).
+  // Publisher's half of the wake-up handshake, called right after the publishing store:
+  // whether the peer raised `flag` (a compiler barrier and a plain load under membarrier, a
+  // seq_cst read-modify-write of the flag elsewhere).
+  [[nodiscard]] bool peer_sleeping(std::atomic<std::uint32_t>& flag) const noexcept;
+  // Waiter's half: raises the flag (then membarrier(2) where available).
   void raise(std::atomic<std::uint32_t>& sleeping) const;
 
+  // One cache line of fields read on every call and written only by the constructor, abort()
+  // and reset() (the class is cache-line aligned, so nothing else shares the line).
   int p_;
-  MailboxOptions options_;
-  std::size_t ring_capacity_;
-  // True when membarrier(2) is available: index publications then cost no fence (see above).
+  // True when membarrier(2) is available and options().use_membarrier: publications then cost
+  // no fence (see above).
   bool asymmetric_;
-  std::unique_ptr<internal::Inbox[]> inboxes_;  // one per destination rank
   // Read on every call, written by abort() and reset() only.
   std::atomic<bool> aborted_{false};
+  MailboxOptions options_;
+  std::size_t ring_capacity_;
+  std::unique_ptr<internal::Inbox[]> inboxes_;  // one per destination rank
 };
 
 }  // namespace postbox

@@ -60,31 +60,47 @@ inline void wake(std::atomic<std::uint32_t>& word) noexcept {
 
 // Returns once pred() is true. pred must be cheap and side-effect free; it is called
 // repeatedly. Returns the number of phases used (0 spin, 1 yield, 2 block), for tests.
-template <class Pred>
-int wait_until(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, Pred&& pred) {
+//
+// The first 64 polls come before the first clock read: most waits that succeed at all end
+// within them, and a clock read costs as much as several polls. The spin budget is counted
+// from that first read, so spinning lasts spin_ns plus those 64 polls (about 1 us).
+//
+// before_block() runs once, after the yield phase and before the first load of word: the
+// place for a waiter to announce that it is about to sleep (see mailbox.hpp). pred() is
+// re-evaluated after it, with the protocol above, so nothing it announces can be missed.
+template <class Pred, class BeforeBlock>
+int wait_until(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, Pred&& pred, BeforeBlock&& before_block) {
   if (pred()) return 0;
   using clock = std::chrono::steady_clock;
-  const auto start = clock::now();
-  const auto spin_end = start + std::chrono::nanoseconds(policy.spin_ns);
-  // The clock is read every 64 iterations: about 1 us of pause instructions.
-  for (;;) {
+  for (int i = 0; i < 64; ++i) {
+    cpu_relax();
+    if (pred()) return 0;
+  }
+  const auto spin_end = clock::now() + std::chrono::nanoseconds(policy.spin_ns);
+  // The clock is read every 64 polls: about 1 us of pause instructions.
+  while (clock::now() < spin_end) {
     for (int i = 0; i < 64; ++i) {
       cpu_relax();
       if (pred()) return 0;
     }
-    if (clock::now() >= spin_end) break;
   }
   const auto yield_end = spin_end + std::chrono::nanoseconds(policy.yield_ns);
   while (clock::now() < yield_end) {
     std::this_thread::yield();
     if (pred()) return 1;
   }
+  before_block();
   for (;;) {
     // seq_cst: pairs with the fetch_add in wake(); see the protocol above.
     const std::uint32_t seen = word.load(std::memory_order_seq_cst);
     if (pred()) return 2;
     word.wait(seen, std::memory_order_seq_cst);
   }
+}
+
+template <class Pred>
+int wait_until(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, Pred&& pred) {
+  return wait_until(policy, word, static_cast<Pred&&>(pred), [] {});
 }
 
 template <class Pred>
