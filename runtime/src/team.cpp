@@ -1,5 +1,6 @@
 #include "postbox/runtime/team.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -8,6 +9,17 @@
 
 namespace postbox {
 namespace {
+
+bool outnumber_hardware(int threads) {
+  return static_cast<unsigned>(threads) > std::max(1U, std::thread::hardware_concurrency());
+}
+
+// With more ranks than hardware threads, a rank spinning in recv holds the core its sender
+// needs: the mailboxes then skip the spin phase and yield at once.
+MailboxOptions mailbox_options(MailboxOptions o, int p) {
+  if (outnumber_hardware(p)) o.wait.spin_ns = 0;
+  return o;
+}
 
 int checked_size(int p) {
   if (p < 1) throw InputError("a team needs at least 1 rank, got " + std::to_string(p));
@@ -47,13 +59,15 @@ Team::Team(int p, TeamOptions options)
       pin_request_(options.pin),
       wrapped_(topology_->wraps(options.placement, p_)),
       wait_(options.mailbox.wait),
-      mailboxes_(p_, options.mailbox) {
+      park_wait_(wait_),
+      mailboxes_(p_, mailbox_options(options.mailbox, p_)) {
   if (wrapped_) {
     const std::size_t places = options.placement.policy == Placement::Policy::list ? options.placement.pus.size()
                                                                                   : static_cast<std::size_t>(topology_->pus());
     std::fprintf(stderr, "postbox: team of %d ranks on %zu places (%s placement): wrapping around, several ranks share a PU\n",
                  p_, places, options.placement.policy == Placement::Policy::list ? "list" : options.placement.to_string().c_str());
   }
+  if (outnumber_hardware(p_ + 1)) park_wait_.spin_ns = 0;
   threads_.reserve(static_cast<std::size_t>(p_));
   try {
     for (int r = 0; r < p_; ++r) threads_.emplace_back([this, r] { worker(r); });
@@ -94,7 +108,7 @@ void Team::worker(int rank) {
   for (;;) {
     // acquire: pairs with the release bump in run() / stop_workers(); job_, remaining_,
     // stopping_ and everything the caller wrote before run() become visible.
-    wait_until(wait_, start_word_, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+    wait_until(park_wait_, start_word_, [&] { return generation_.load(std::memory_order_acquire) != seen; });
     // The caller bumps generation_ only after every worker finished the previous run, so the
     // value is stable here.
     seen = generation_.load(std::memory_order_relaxed);
@@ -170,7 +184,7 @@ void Team::run(const std::function<void(RankContext&)>& fn) {
   generation_.fetch_add(1, std::memory_order_release);
   wake(start_word_);
   // acquire: pairs with the workers' acq_rel decrements; their writes are visible from here.
-  wait_until(wait_, done_word_, [&] { return remaining_.load(std::memory_order_acquire) == 0; });
+  wait_until(park_wait_, done_word_, [&] { return remaining_.load(std::memory_order_acquire) == 0; });
   job_ = nullptr;
 
   std::exception_ptr error;

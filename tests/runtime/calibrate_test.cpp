@@ -297,7 +297,17 @@ class Measure : public ::testing::TestWithParam<int> {};
 // The real measurement on two threads: positive, finite figures and λ >= 1 (no timing bounds).
 TEST_P(Measure, GivesPositiveFiniteFigures) {
   const int k_max = GetParam();
-  const Calibration c = calibrate(CalibrateOptions{k_max, 20, 3, 0});
+  // calibrate() refuses an unusable measurement (a descheduled thread) with InputError "too
+  // noisy"; that outcome is documented, so a loaded machine gets three tries before failing.
+  Calibration c;
+  for (int attempt = 1;; ++attempt) {
+    try {
+      c = calibrate(CalibrateOptions{k_max, 20, 3, 0});
+      break;
+    } catch (const InputError& e) {
+      if (attempt == 3) FAIL() << "three noisy measurements in a row: " << e.what();
+    }
+  }
   EXPECT_EQ(c.source, "measured");
   EXPECT_GE(c.runs, 1);
   EXPECT_LE(c.runs, 3);

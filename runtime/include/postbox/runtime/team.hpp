@@ -140,6 +140,10 @@ class Team {
   bool wrapped_ = false;
   bool pinned_ = false;
   WaitPolicy wait_;
+  // How the caller waits for a run and workers wait between runs: wait_, without the spin phase
+  // when the ranks plus the caller outnumber the hardware threads (a spinning bystander would
+  // take the core that the thread it waits for needs).
+  WaitPolicy park_wait_;
   Mailboxes mailboxes_;
 
   // Run protocol. The caller writes job_ and remaining_, then publishes generation_ (release)
