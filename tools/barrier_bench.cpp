@@ -33,14 +33,6 @@ syncbench::Stats run_threads(int p, const syncbench::Params& prm, BarrierFn&& ba
   return syncbench::summarize(sh.per_barrier_ns, sh.inner_used);
 }
 
-// The calibrated s and r as the exact SendRecv the barrier library takes: whole nanoseconds
-// (the tree shape depends only on the ratio, and 1 ns is below the measurement's noise).
-SendRecv send_recv_of(const Calibration& c) {
-  const auto s = std::max<std::int64_t>(1, std::llround(c.s_ns));
-  const auto r = std::max<std::int64_t>(0, std::llround(c.r_ns));
-  return SendRecv{Rational(s), Rational(r)};
-}
-
 std::string join_ps(const std::vector<int>& ps) {
   std::ostringstream s;
   for (std::size_t i = 0; i < ps.size(); ++i) s << (i == 0 ? "" : ",") << ps[i];
@@ -118,8 +110,9 @@ BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& o,
 
   BarrierBenchResult res;
   res.calibration = calibrated_latency();
+  // send_recv left empty: default, fibo and combine take calibrated_latency() themselves, the
+  // same figures rounded to whole nanoseconds, and their reason() says where from.
   BarrierOptions bo;
-  bo.send_recv = send_recv_of(res.calibration);
   const auto& lib = barrier_names();
   for (const auto& impl : impls) {
     if (impl == "omp-gomp" || impl == "omp-llvm") {

@@ -104,8 +104,8 @@ void register_bench(CLI::App& app) {
       "barrier",
       "Barrier overhead by the EPCC syncbench method (outer repetitions x inner loop of {delay; barrier},\n"
       "minus a reference loop of delays; mean, sd and median over the outer repetitions), for every\n"
-      "postbox barrier (default, fibo, combine, central, dissemination, mcs, tournament, hier; fibo and\n"
-      "default are built from the calibrated s and r: POSTBOX_S_NS/POSTBOX_R_NS, the saved calibration,\n"
+      "postbox barrier (default, fibo, combine, central, dissemination, mcs, tournament, hier; default,\n"
+      "fibo and combine take the calibrated s and r: POSTBOX_S_NS/POSTBOX_R_NS, the saved calibration,\n"
       "or a quick measurement), std::barrier, pthread_barrier_wait, and '#pragma omp barrier' under libgomp\n"
       "(omp-gomp) and LLVM libomp (omp-llvm). The OpenMP rows come from the helper executables\n"
       "postbox-omp-gomp and postbox-omp-llvm, run as child processes from this executable's directory\n"

@@ -1,17 +1,24 @@
 #include "postbox/barrier/barrier.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <thread>
 
 #include "engine.hpp"
 #include "postbox/barrier/version.hpp"
 #include "postbox/collectives/postal.hpp"
+#include "postbox/runtime/calibrate.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/topology.hpp"
 
 namespace postbox {
 
 const char* version() noexcept { return "0.1.0"; }
+
+const WaitPolicy& barrier_wait_policy() {
+  static const WaitPolicy policy = WaitPolicy::from_env(WaitPolicy{200'000, 50'000});
+  return policy;
+}
 
 int combine_rounds_lambda(const SendRecv& send_recv) {
   validate_send_recv(send_recv.s, send_recv.r);
@@ -35,6 +42,7 @@ void BarrierBase::arrive_and_wait(int rank) { engine_->arrive_and_wait(rank, nul
 BarrierToken BarrierBase::arrive(int rank) { return engine_->arrive(rank); }
 void BarrierBase::wait(int rank, BarrierToken token) { engine_->wait(rank, token); }
 void BarrierBase::arrive_and_drop(int rank) { engine_->arrive_and_drop(rank); }
+void BarrierBase::abort() noexcept { engine_->abort(); }
 void BarrierBase::reduce_impl(int rank, ReduceArgs* args) { engine_->arrive_and_wait(rank, args); }
 int BarrierBase::size() const noexcept { return engine_->size(); }
 int BarrierBase::participants() const noexcept { return engine_->participants(); }
@@ -46,27 +54,53 @@ const std::string& BarrierBase::reason() const noexcept { return engine_->reason
 namespace {
 
 using internal::Algorithm;
+using internal::Choice;
+using internal::ResolvedSr;
 
-std::string sr_text(const BarrierOptions& o) {
-  if (!o.send_recv) return "uncalibrated s = 1, r = 1 (λ = 2)";
-  validate_send_recv(o.send_recv->s, o.send_recv->r);
-  return "s = " + o.send_recv->s.str() + ", r = " + o.send_recv->r.str() + " (λ = " + o.send_recv->lambda().str() + ")";
+// Where s and r came from, for reason().
+std::string source_text(const std::string& source) {
+  if (source == "env") return "from POSTBOX_S_NS and POSTBOX_R_NS";
+  if (source == "file") return "from the saved calibration (postbox calibrate --save)";
+  if (source == "measured") return "measured at first use (no saved calibration)";
+  if (source == "assumed") return "assumed (the first-use measurement failed)";
+  if (source.rfind("env+", 0) == 0) return "one from POSTBOX_S_NS/POSTBOX_R_NS, the other " + source_text(source.substr(4));
+  return "from " + source;
 }
 
-std::string combine_text(const BarrierOptions& o) {
-  const SendRecv sr = o.send_recv.value_or(SendRecv{Rational(1), Rational(1)});
+// s and r as the library takes them: BarrierOptions::send_recv, else calibrated_latency() in
+// whole nanoseconds (the shapes depend on r/s only, and 1 ns is below the measurement's noise),
+// with where they came from. Resolved at construction only, never on the hot path.
+ResolvedSr resolve_sr(const BarrierOptions& o) {
+  if (o.send_recv) {
+    validate_send_recv(o.send_recv->s, o.send_recv->r);
+    return {*o.send_recv, "given in BarrierOptions::send_recv"};
+  }
+  const Calibration& c = calibrated_latency();
+  const auto s = std::max<std::int64_t>(1, std::llround(c.s_ns));
+  const auto r = std::max<std::int64_t>(0, std::llround(c.r_ns));
+  return {SendRecv{Rational(s), Rational(r)}, source_text(c.source)};
+}
+
+std::string sr_text(const ResolvedSr& x) {
+  return "s = " + x.sr.s.str() + ", r = " + x.sr.r.str() + " ns (λ = " + x.sr.lambda().str() + ", " + x.from + ")";
+}
+
+BarrierOptions with_sr(BarrierOptions o, const ResolvedSr& x) {
+  o.send_recv = x.sr;
+  return o;
+}
+
+std::string combine_text(const ResolvedSr& x) {
+  const SendRecv& sr = x.sr;
   const int l = combine_rounds_lambda(sr);
   std::string why;
   if (!sr.lambda().is_integer()) {
     why = l == sr.lambda().floor() ? ", delay-send below the break-even λ" : ", delay-receive at or above the break-even λ";
   }
-  return "postal-model combine rounds with λ = " + std::to_string(l) + why + " from " + sr_text(o);
+  return "postal-model combine rounds with λ = " + std::to_string(l) + why + " from " + sr_text(x);
 }
 
-struct Choice {
-  Algorithm algorithm;
-  std::string reason;
-};
+
 
 // Number of distinct L3 (else package) groups the placed ranks span, or 1 without a topology.
 int groups_spanned(int p, const BarrierOptions& o) {
@@ -93,28 +127,34 @@ Choice choose(int p, const BarrierOptions& o) {
   if (p < 1) throw InputError("barrier: p must be at least 1, got " + std::to_string(p));
   unsigned hw = o.hardware_threads;
   if (hw == 0) hw = std::max(1U, std::thread::hardware_concurrency());
-  if (p == 1) return {Algorithm::central, "central: p = 1, nothing to wait for"};
+  if (p == 1) return {Algorithm::central, "central: p = 1, nothing to wait for", std::nullopt};
   if (static_cast<unsigned>(p) > hw) {
     return {Algorithm::central, "central: " + std::to_string(p) + " threads on " + std::to_string(hw) +
-                                    " hardware threads are oversubscribed, so a tree or round wake-up would wait on "
-                                    "descheduled threads; one release word with a blocking wake-up instead"};
+                                    " hardware threads are oversubscribed: a tree or round wake-up would pass through "
+                                    "descheduled threads, so one counter and one futex word; waiters yield for at most 3 us, "
+                                    "then block, and the last arriver wakes all with one call",
+            std::nullopt};
   }
   if (p >= 4) {
     const int groups = groups_spanned(p, o);
     if (groups > 1) {
       return {Algorithm::hier, "hier: the " + std::to_string(p) + " ranks span " + std::to_string(groups) +
-                                   " L3/package groups; inner trees per group, one tree across leaders"};
+                                   " L3/package groups; inner trees per group, one tree across leaders",
+              std::nullopt};
     }
   }
-  const SendRecv sr = o.send_recv.value_or(SendRecv{Rational(1), Rational(1)});
-  const int l = combine_rounds_lambda(sr);
+  const ResolvedSr x = resolve_sr(o);
+  const int l = combine_rounds_lambda(x.sr);
   if (p <= 16 || l <= 2) {
-    return {Algorithm::combine, "combine: " + std::to_string(p) + " ranks on " + std::to_string(hw) +
-                                    " hardware threads, one group; every rank learns completion itself in " +
-                                    combine_text(o)};
+    return {Algorithm::combine,
+            "combine: " + std::to_string(p) + " ranks on " + std::to_string(hw) +
+                " hardware threads, one group; every rank learns completion itself in " + combine_text(x),
+            x.sr};
   }
-  return {Algorithm::fibo, "fibo: " + std::to_string(p) + " ranks with a large receive latency (" + sr_text(o) +
-                               "): binomial arrival, Fibo-tree wake-up sends fewer messages than combine rounds"};
+  return {Algorithm::fibo,
+          "fibo: " + std::to_string(p) + " ranks with a large receive latency (" + sr_text(x) +
+              "): binomial arrival, Fibo-tree wake-up sends fewer messages than combine rounds",
+          x.sr};
 }
 
 }  // namespace
@@ -125,8 +165,10 @@ CentralBarrier::CentralBarrier(int p, BarrierOptions options)
 DisseminationBarrier::DisseminationBarrier(int p, BarrierOptions options)
     : BarrierBase(Algorithm::dissemination, p, std::move(options), "dissemination: ceil(log2 p) rounds to i + 2^k") {}
 
-CombineBarrier::CombineBarrier(int p, BarrierOptions options)
-    : BarrierBase(Algorithm::combine, p, options, "combine: " + combine_text(options)) {}
+CombineBarrier::CombineBarrier(int p, BarrierOptions options) : CombineBarrier(p, std::move(options), resolve_sr(options)) {}
+
+CombineBarrier::CombineBarrier(int p, BarrierOptions options, const internal::ResolvedSr& x)
+    : BarrierBase(Algorithm::combine, p, with_sr(std::move(options), x), "combine: " + combine_text(x)) {}
 
 McsBarrier::McsBarrier(int p, BarrierOptions options)
     : BarrierBase(Algorithm::mcs, p, std::move(options), "mcs: 4-ary arrival into the parent's line, binary wake-up") {}
@@ -135,19 +177,21 @@ TournamentBarrier::TournamentBarrier(int p, BarrierOptions options)
     : BarrierBase(Algorithm::tournament, p, std::move(options),
                   "tournament: static winners over ceil(log2 p) rounds, champion wakes in reverse") {}
 
-FiboBarrier::FiboBarrier(int p, BarrierOptions options)
-    : BarrierBase(Algorithm::fibo, p, options, "fibo: binomial arrival, Fibo-tree wake-up from " + sr_text(options)) {}
+FiboBarrier::FiboBarrier(int p, BarrierOptions options) : FiboBarrier(p, std::move(options), resolve_sr(options)) {}
+
+FiboBarrier::FiboBarrier(int p, BarrierOptions options, const internal::ResolvedSr& x)
+    : BarrierBase(Algorithm::fibo, p, with_sr(std::move(options), x), "fibo: binomial arrival, Fibo-tree wake-up from " + sr_text(x)) {}
 
 HierBarrier::HierBarrier(int p, BarrierOptions options)
     : BarrierBase(Algorithm::hier, p, std::move(options), "hier: binomial tree per L3/package group and across leaders") {}
 
-namespace {
-// Barrier's base needs the choice before construction; computing it twice is cheap.
-Algorithm chosen_algorithm(int p, const BarrierOptions& o) { return choose(p, o).algorithm; }
-}  // namespace
+Barrier::Barrier(int p, BarrierOptions options) : Barrier(p, std::move(options), choose(p, options)) {}
 
-Barrier::Barrier(int p, BarrierOptions options)
-    : BarrierBase(chosen_algorithm(p, options), p, options, choose(p, options).reason) {}
+Barrier::Barrier(int p, BarrierOptions options, internal::Choice&& choice)
+    : BarrierBase(choice.algorithm, p,
+                  choice.send_recv ? with_sr(std::move(options), internal::ResolvedSr{*choice.send_recv, {}})
+                                   : std::move(options),
+                  std::move(choice.reason)) {}
 
 const std::vector<std::string>& barrier_names() {
   static const std::vector<std::string> names = {"default", "fibo",          "combine",    "central",

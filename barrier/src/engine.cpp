@@ -1,9 +1,16 @@
 #include "engine.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <map>
 #include <thread>
+
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "postbox/collectives/postal.hpp"
 #include "postbox/runtime/check.hpp"
@@ -17,6 +24,28 @@ Algorithm checked(Algorithm a, int p) {
   if (p < 1) throw InputError("barrier: p must be at least 1, got " + std::to_string(p));
   return a;
 }
+
+// The futex on a flag word. Not std::atomic::wait: libstdc++'s (GCC 12) spins and calls
+// sched_yield four times before the futex, and on a loaded machine every yield hands the core
+// to another process for a whole time slice (measured: a barrier that yields costs
+// milliseconds per phase at load 10, one that blocks at once tens of microseconds).
+#if defined(__linux__)
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
+                  std::atomic<std::uint32_t>::is_always_lock_free,
+              "the futex needs a plain 32-bit word");
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen) noexcept {
+  // Returns at once when word != seen; spurious returns are handled by the caller's loop.
+  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
+}
+void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
+  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+#else
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen) noexcept {
+  word.wait(seen, std::memory_order_relaxed);
+}
+void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept { word.notify_all(); }
+#endif
 
 WaitPolicy policy_for(int p, const BarrierOptions& o) {
   unsigned hw = o.hardware_threads;
@@ -73,6 +102,7 @@ Engine::Engine(Algorithm algorithm, int p, BarrierOptions options, std::string r
   }
   active_.resize(static_cast<std::size_t>(p));
   for (int r = 0; r < p; ++r) active_[static_cast<std::size_t>(r)] = r;
+  for (int r = 0; r < p; ++r) slots_[static_cast<std::size_t>(r)].spin_ns = std::min<std::int64_t>(policy_.spin_ns, 20'000);
   scratch_.resize(static_cast<std::size_t>(p));
   participants_.store(p, std::memory_order_relaxed);
   switch (family_) {
@@ -93,6 +123,10 @@ Engine::Engine(Algorithm algorithm, int p, BarrierOptions options, std::string r
     }
     case Family::rounds:
       build_rounds_shape(rounds_[0], 0);
+      // The second shape's flags too, now: a drop never has more rounds, and abort() may read
+      // both arrays from any thread.
+      rounds_[1].stride = rounds_[0].stride;
+      rounds_[1].flags.reset(new Flag[static_cast<std::size_t>(p) * static_cast<std::size_t>(rounds_[0].stride)]);
       break;
   }
 }
@@ -138,7 +172,7 @@ void Engine::build_tree_shape(std::uint32_t e) {
   TreeShape t;
   t.parent.assign(P, -1);
   t.arrive_children.assign(P, {});
-  t.arrive_at.assign(P, nullptr);
+  t.arrive_at.assign(P, WaitWord{});
   t.wake_children.assign(P, {});
   const int n = static_cast<int>(active_.size());
   if (n == 0) {
@@ -243,21 +277,22 @@ void Engine::build_tree_shape(std::uint32_t e) {
       const int rc = rank_of(c);
       t.parent[static_cast<std::size_t>(rc)] = ri;
       t.arrive_children[static_cast<std::size_t>(ri)].push_back(rc);
-      std::atomic<std::uint32_t>* at = nullptr;
+      WaitWord at;
       switch (algorithm_) {
-        case Algorithm::mcs:
-          at = &mcs_lines_[static_cast<std::size_t>(ri)].v[(c - 1) % 4];
+        case Algorithm::mcs: {
+          FourFlags& line = mcs_lines_[static_cast<std::size_t>(ri)];
+          at = WaitWord{&line.v[(c - 1) % 4], &line.sleepers};
           break;
+        }
         case Algorithm::tournament:
-          at = &arrive_flags_[static_cast<std::size_t>(ri) * static_cast<std::size_t>(std::max(1, tournament_rounds_)) +
-                              static_cast<std::size_t>(binomial_round(i, c))]
-                    .v;
+          at = word_of(arrive_flags_[static_cast<std::size_t>(ri) * static_cast<std::size_t>(std::max(1, tournament_rounds_)) +
+                                     static_cast<std::size_t>(binomial_round(i, c))]);
           break;
         default:
-          at = &arrive_flags_[static_cast<std::size_t>(rc)].v;
+          at = word_of(arrive_flags_[static_cast<std::size_t>(rc)]);
       }
       // No stale phase number from an earlier shape may satisfy a later wait.
-      at->store(e, std::memory_order_relaxed);
+      at.v->store(e, std::memory_order_relaxed);
       t.arrive_at[static_cast<std::size_t>(rc)] = at;
     }
     for (int c : down[static_cast<std::size_t>(i)]) t.wake_children[static_cast<std::size_t>(ri)].push_back(rank_of(c));
@@ -316,7 +351,10 @@ void Engine::rebuild(std::uint32_t e) {
       // (all its messages have arrived, so it finishes soon).
       std::atomic<std::uint32_t>& lingering = lingering_[1 - cur_];
       // acquire: pairs with the dropper's release decrement, after its last read of the shape.
-      wait_until(policy_, lingering, [&] { return lingering.load(std::memory_order_acquire) == 0; });
+      wait_until(policy_, lingering, [&] {
+        return lingering.load(std::memory_order_acquire) == 0 || aborted_.load(std::memory_order_relaxed);
+      });
+      throw_if_aborted();
       build_rounds_shape(rounds_[1 - cur_], e);
       cur_ = 1 - cur_;
       break;
@@ -372,14 +410,93 @@ void Engine::start_phase(RankSlot& me, ReduceArgs* args, bool drop) {
   me.arrived.store(e, std::memory_order_relaxed);
 }
 
-void Engine::await(int rank, RankSlot& me, std::atomic<std::uint32_t>& word, std::uint32_t e) {
+void Engine::signal(WaitWord w, std::uint32_t e) noexcept {
+  // seq_cst store: a release, and ordered before the load of the sleeper count below (with the
+  // waiter's seq_cst increment then load, one of the two sees the other: no lost wake-up).
+  w.v->store(e, std::memory_order_seq_cst);
+  if (w.sleepers->load(std::memory_order_seq_cst) != 0) futex_wake_all(*w.v);
+}
+
+void Engine::block_until(const WaitWord& w, std::uint32_t e, RankSlot& me) const {
+  auto done = [&] { return ready(w, e) || aborted_.load(std::memory_order_relaxed); };
+  // Adaptive spin budget per rank, at most policy_.spin_ns: a wait that ends while spinning
+  // grows it by half, a spin that times out halves it, and below 1 µs it is 0 (no spin)
+  // except for a 2 µs probe every 64th wait. A partner that shares this core, or that another
+  // process preempted, does not signal while this thread spins: there spinning only delays it,
+  // and the budget falls to 0; a co-scheduled partner's waits raise it again (measured in
+  // docs/barrier.md: not spinning wins at load 30, spinning when the ranks are co-scheduled).
+  std::int64_t budget = me.spin_ns;
+  if (budget == 0 && policy_.spin_ns > 0 && (++me.probe & 63U) == 0) budget = std::min<std::int64_t>(2'000, policy_.spin_ns);
+  if (budget > 0) {
+    using clock = std::chrono::steady_clock;
+    // A running partner signals within a few cache-line transfers: no clock read before that.
+    for (int i = 0; i < 32; ++i) {
+      cpu_relax();
+      if (done()) return;
+    }
+    const auto spin_end = clock::now() + std::chrono::nanoseconds(budget);
+    while (clock::now() < spin_end) {
+      for (int i = 0; i < 64; ++i) {
+        cpu_relax();
+        if (done()) {
+          me.spin_ns = std::min(policy_.spin_ns, budget + budget / 2 + 1'000);
+          return;
+        }
+      }
+    }
+    me.spin_ns = budget / 2 < 1'000 ? 0 : budget / 2;
+  }
+  if (policy_.yield_ns > 0) {
+    // Yielding hands the core to a sibling rank that still has to arrive, which is cheaper than
+    // a futex sleep and wake-up; but when another process is runnable here, one yield can cost
+    // it a whole time slice (milliseconds). So each yield is timed: one that took longer than
+    // 200 µs ends the yield phase and turns yielding off for the next 16, 32, ..., 1024 waits of
+    // this rank; a wait that ends while yielding halves that back-off.
+    if (me.no_yield > 0) {
+      --me.no_yield;
+    } else {
+      using clock = std::chrono::steady_clock;
+      auto prev = clock::now();
+      const auto yield_end = prev + std::chrono::nanoseconds(policy_.yield_ns);
+      for (;;) {
+        std::this_thread::yield();
+        if (done()) {
+          me.yield_backoff /= 2;
+          return;
+        }
+        const auto now = clock::now();
+        if (now - prev > std::chrono::microseconds(200)) {
+          me.yield_backoff = std::min<std::uint32_t>(1024, std::max<std::uint32_t>(16, me.yield_backoff * 2));
+          me.no_yield = me.yield_backoff;
+          break;
+        }
+        if (now >= yield_end) break;
+        prev = now;
+      }
+    }
+  }
+  for (;;) {
+    // seq_cst increment then seq_cst load: pairs with signal()'s store then load.
+    w.sleepers->fetch_add(1, std::memory_order_seq_cst);
+    const std::uint32_t seen = w.v->load(std::memory_order_seq_cst);
+    if (!reached(seen, e) && !aborted_.load(std::memory_order_seq_cst)) futex_wait(*w.v, seen);
+    // relaxed: a count; a late decrement costs a signaller one needless futex call at most.
+    w.sleepers->fetch_sub(1, std::memory_order_relaxed);
+    if (done()) return;
+  }
+}
+
+void Engine::await(int rank, RankSlot& me, const WaitWord& w, std::uint32_t e) {
+  if (ready(w, e)) return;
   if (debug_timeout_.count() <= 0) {
-    wait_until(policy_, word, [&] { return ready(word, e); });
+    block_until(w, e, me);
+    throw_if_aborted();
     return;
   }
   // Debug mode polls so that it can notice the timeout.
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; !ready(word, e); ++i) {
+  for (int i = 0; !ready(w, e); ++i) {
+    throw_if_aborted();
     const auto waited = std::chrono::steady_clock::now() - start;
     if (!me.printed && waited > debug_timeout_) {
       me.printed = true;
@@ -391,6 +508,40 @@ void Engine::await(int rank, RankSlot& me, std::atomic<std::uint32_t>& word, std
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   }
+}
+
+void Engine::abort() noexcept {
+  // seq_cst: ordered before the flag bumps below, which the blocked waiters' futex observes.
+  aborted_.store(true, std::memory_order_seq_cst);
+  // Move every flag 2^30 phases ahead: every waiter's "reached" test passes (a waiter's phase is
+  // at most a few behind its flag) and every futex sleeping on an old value wakes. The barrier is
+  // unusable afterwards; every call throws Aborted.
+  auto bump = [](std::atomic<std::uint32_t>& v) {
+    // seq_cst: after aborted_, so a waiter that sees the new value also sees the abort.
+    v.fetch_add(1U << 30, std::memory_order_seq_cst);
+    futex_wake_all(v);
+  };
+  const auto P = static_cast<std::size_t>(p_);
+  bump(release_.v);
+  if (wake_) {
+    for (std::size_t i = 0; i < P; ++i) bump(wake_[i].v);
+  }
+  if (arrive_flags_) {
+    const std::size_t per = algorithm_ == Algorithm::tournament ? static_cast<std::size_t>(std::max(1, tournament_rounds_)) : 1;
+    for (std::size_t i = 0; i < P * per; ++i) bump(arrive_flags_[i].v);
+  }
+  if (mcs_lines_) {
+    for (std::size_t i = 0; i < P; ++i) {
+      for (auto& v : mcs_lines_[i].v) bump(v);
+    }
+  }
+  for (RoundsShape& shape : rounds_) {
+    if (!shape.flags) continue;
+    for (std::size_t i = 0; i < P * static_cast<std::size_t>(shape.stride); ++i) bump(shape.flags[i].v);
+  }
+  for (auto& l : lingering_) futex_wake_all(l);
+  // The rebuild's wait on lingering_ goes through wait_until (std::atomic::wait).
+  for (auto& l : lingering_) l.notify_all();
 }
 
 void Engine::report_missing(int rank, std::uint32_t e, std::chrono::nanoseconds waited) const {
@@ -430,7 +581,7 @@ bool Engine::central_progress(int rank, RankSlot& me, bool block) {
       // relaxed: the next phase's arrivals acquire release_ first.
       count_.v.store(0, std::memory_order_relaxed);
       std::exception_ptr error = complete_phase(e);
-      signal(release_.v, e);
+      signal(word_of(release_), e);
       me.stage = RankSlot::Stage::done;
       if (error) std::rethrow_exception(error);
       return true;
@@ -438,8 +589,8 @@ bool Engine::central_progress(int rank, RankSlot& me, bool block) {
     me.stage = me.dropping ? RankSlot::Stage::done : RankSlot::Stage::waiting;
   }
   if (me.stage == RankSlot::Stage::waiting) {
-    if (!block && !ready(release_.v, e)) return false;
-    await(rank, me, release_.v, e);
+    if (!block && !ready(word_of(release_), e)) return false;
+    await(rank, me, word_of(release_), e);
     me.stage = RankSlot::Stage::done;
   }
   return true;
@@ -451,7 +602,7 @@ bool Engine::tree_progress(int rank, RankSlot& me, bool block) {
   if (me.stage == RankSlot::Stage::arriving) {
     const std::vector<int>& kids = tree_.arrive_children[R];
     for (; me.step < static_cast<int>(kids.size()); ++me.step) {
-      std::atomic<std::uint32_t>& at = *tree_.arrive_at[static_cast<std::size_t>(kids[static_cast<std::size_t>(me.step)])];
+      const WaitWord at = tree_.arrive_at[static_cast<std::size_t>(kids[static_cast<std::size_t>(me.step)])];
       if (!block && !ready(at, e)) return false;
       await(rank, me, at, e);
     }
@@ -459,23 +610,23 @@ bool Engine::tree_progress(int rank, RankSlot& me, bool block) {
       // Root: the reduction phase is over (Cordsen §2); the distribution phase starts.
       std::exception_ptr error = complete_phase(e);
       if (tree_.root == rank) {
-        for (int c : tree_.wake_children[R]) signal(wake_[static_cast<std::size_t>(c)].v, e);
+        for (int c : tree_.wake_children[R]) signal(word_of(wake_[static_cast<std::size_t>(c)]), e);
       } else if (tree_.root >= 0) {
         // This root dropped; the rebuilt tree has another root, which spreads the wake-up.
-        signal(wake_[static_cast<std::size_t>(tree_.root)].v, e);
+        signal(word_of(wake_[static_cast<std::size_t>(tree_.root)]), e);
       }
       me.stage = RankSlot::Stage::done;
       if (error) std::rethrow_exception(error);
       return true;
     }
-    signal(*tree_.arrive_at[R], e);
+    signal(tree_.arrive_at[R], e);
     me.stage = me.dropping ? RankSlot::Stage::done : RankSlot::Stage::waiting;
   }
   if (me.stage == RankSlot::Stage::waiting) {
-    if (!block && !ready(wake_[R].v, e)) return false;
-    await(rank, me, wake_[R].v, e);
+    if (!block && !ready(word_of(wake_[R]), e)) return false;
+    await(rank, me, word_of(wake_[R]), e);
     // The wake-up acquired the root's completion step, so this is the rebuilt shape if any.
-    for (int c : tree_.wake_children[R]) signal(wake_[static_cast<std::size_t>(c)].v, e);
+    for (int c : tree_.wake_children[R]) signal(word_of(wake_[static_cast<std::size_t>(c)]), e);
     me.stage = RankSlot::Stage::done;
   }
   return true;
@@ -490,15 +641,20 @@ bool Engine::rounds_progress(int rank, RankSlot& me, bool block) {
     const auto stride = static_cast<std::size_t>(s.stride);
     for (; me.step <= s.t; ++me.step, me.sent = false) {
       const int r = me.step;
+      // Rounds m + 1 .. λ − 1 neither send nor receive (a large λ makes them many).
+      if (r > s.m && r < s.lambda) {
+        me.step = s.lambda - 1;
+        continue;
+      }
       if (r <= s.m && !me.sent) {
         const auto j = static_cast<std::size_t>(r - 1);
         const auto to = static_cast<std::size_t>(s.send_to[pos * static_cast<std::size_t>(s.m) + j]);
-        signal(s.flags[to * stride + j].v, e);
+        signal(word_of(s.flags[to * stride + j]), e);
         me.sent = true;
       }
       if (r >= s.lambda) {
         // Received in round r: what i − N_λ(r − 1) sent in round r − λ + 1.
-        std::atomic<std::uint32_t>& in = s.flags[R * stride + static_cast<std::size_t>(r - s.lambda)].v;
+        const WaitWord in = word_of(s.flags[R * stride + static_cast<std::size_t>(r - s.lambda)]);
         if (!block && !ready(in, e)) return false;
         await(rank, me, in, e);
       }
@@ -515,7 +671,7 @@ bool Engine::rounds_progress(int rank, RankSlot& me, bool block) {
     }
     if (rank == s.leader) {
       std::exception_ptr error = complete_phase(e);
-      signal(release_.v, e);
+      signal(word_of(release_), e);
       me.stage = RankSlot::Stage::done;
       if (error) std::rethrow_exception(error);
       return true;
@@ -523,8 +679,8 @@ bool Engine::rounds_progress(int rank, RankSlot& me, bool block) {
     me.stage = me.dropping ? RankSlot::Stage::done : RankSlot::Stage::waiting;
   }
   if (me.stage == RankSlot::Stage::waiting) {
-    if (!block && !ready(release_.v, e)) return false;
-    await(rank, me, release_.v, e);
+    if (!block && !ready(word_of(release_), e)) return false;
+    await(rank, me, word_of(release_), e);
     me.stage = RankSlot::Stage::done;
   }
   return true;
@@ -534,7 +690,9 @@ bool Engine::rounds_progress(int rank, RankSlot& me, bool block) {
 // Entry points
 
 namespace {
-void throw_if_broken(const std::atomic<bool>& broken) {
+void throw_if_broken(const std::atomic<bool>& broken, const std::atomic<bool>& aborted) {
+  // relaxed: abort() publishes nothing but the flag itself.
+  if (aborted.load(std::memory_order_relaxed)) throw Aborted();
   // relaxed: set before the release this thread acquired when it left the phase.
   if (broken.load(std::memory_order_relaxed)) throw BarrierBroken();
 }
@@ -545,7 +703,7 @@ void Engine::arrive_and_wait(int rank, ReduceArgs* args) {
   RankSlot& me = entry.slot();
   PB_CHECK(me.stage == RankSlot::Stage::idle,
            "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
-  throw_if_broken(broken_);
+  throw_if_broken(broken_, aborted_);
   start_phase(me, args, false);
   try {
     progress(rank, me, true);
@@ -554,7 +712,7 @@ void Engine::arrive_and_wait(int rank, ReduceArgs* args) {
     throw;
   }
   me.stage = RankSlot::Stage::idle;
-  throw_if_broken(broken_);
+  throw_if_broken(broken_, aborted_);
 }
 
 BarrierToken Engine::arrive(int rank) {
@@ -562,7 +720,7 @@ BarrierToken Engine::arrive(int rank) {
   RankSlot& me = entry.slot();
   PB_CHECK(me.stage == RankSlot::Stage::idle,
            "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
-  throw_if_broken(broken_);
+  throw_if_broken(broken_, aborted_);
   start_phase(me, nullptr, false);
   try {
     progress(rank, me, false);
@@ -585,7 +743,7 @@ void Engine::wait(int rank, BarrierToken token) {
     throw;
   }
   me.stage = RankSlot::Stage::idle;
-  throw_if_broken(broken_);
+  throw_if_broken(broken_, aborted_);
 }
 
 void Engine::arrive_and_drop(int rank) {
@@ -593,7 +751,7 @@ void Engine::arrive_and_drop(int rank) {
   RankSlot& me = entry.slot();
   PB_CHECK(me.stage == RankSlot::Stage::idle,
            "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
-  throw_if_broken(broken_);
+  throw_if_broken(broken_, aborted_);
   start_phase(me, nullptr, true);
   auto done_with_shape = [&] {
     if (family_ != Family::rounds) return;

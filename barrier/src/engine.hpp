@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "postbox/barrier/barrier.hpp"
+#include "postbox/runtime/mailbox.hpp"
 
 namespace postbox::internal {
 
@@ -32,16 +33,30 @@ inline constexpr std::size_t kCacheLine = 64;
 inline bool reached(std::uint32_t v, std::uint32_t e) noexcept { return static_cast<std::int32_t>(v - e) >= 0; }
 
 // A flag alone on its cache line: written by one thread per phase, polled by one or more.
+// `sleepers` counts the threads blocked (or about to block) in the futex on v; it shares v's
+// line because the signaller reads it right after writing v, so the futex syscall is skipped
+// when nobody sleeps at the cost of no extra line transfer.
 struct alignas(kCacheLine) Flag {
   std::atomic<std::uint32_t> v{0};
+  std::atomic<std::uint32_t> sleepers{0};
 };
 static_assert(sizeof(Flag) == kCacheLine && alignof(Flag) == kCacheLine, "a Flag must fill exactly one cache line");
+static_assert(offsetof(Flag, sleepers) < kCacheLine, "a Flag's sleeper count must share the flag's line");
 
-// MCS: a parent polls the four arrival slots of its children on one line of its own.
+// MCS: a parent polls the four arrival slots of its children on one line of its own; the one
+// sleeper count covers all four (only the parent ever waits there).
 struct alignas(kCacheLine) FourFlags {
   std::atomic<std::uint32_t> v[4] = {};
+  std::atomic<std::uint32_t> sleepers{0};
 };
 static_assert(sizeof(FourFlags) == kCacheLine, "the four MCS child slots must share one cache line");
+
+// A word to wait on and the sleeper count of its line.
+struct WaitWord {
+  std::atomic<std::uint32_t>* v = nullptr;
+  std::atomic<std::uint32_t>* sleepers = nullptr;
+};
+inline WaitWord word_of(Flag& f) noexcept { return {&f.v, &f.sleepers}; }
 
 // Per-rank state. Written only by the thread acting as that rank, except where noted; on its
 // own line so that no two ranks' bookkeeping shares a line.
@@ -57,6 +72,10 @@ struct alignas(kCacheLine) RankSlot {
   std::uint32_t phase = 0;
   int step = 0;          // tree: next arrival child; rounds: current round (split phase)
   int gen = 0;           // rounds: which shape buffer this phase uses
+  std::uint32_t probe = 0;   // counts budget-0 waits (Engine::block_until)
+  std::uint32_t no_yield = 0;       // waits left without a yield phase (Engine::block_until)
+  std::uint32_t yield_backoff = 0;  // the last no_yield given
+  std::int64_t spin_ns = 0;  // adaptive spin budget (Engine::block_until)
   ReduceArgs* args = nullptr;  // read by the completion step of this phase
 };
 static_assert(sizeof(RankSlot) == kCacheLine, "RankSlot must fill exactly one cache line");
@@ -66,7 +85,7 @@ struct TreeShape {
   int root = -1;
   std::vector<int> parent;                           // by rank; -1: root or not active
   std::vector<std::vector<int>> arrive_children;     // by rank, in the order the parent waits
-  std::vector<std::atomic<std::uint32_t>*> arrive_at;  // by rank: where it signals its subtree arrived
+  std::vector<WaitWord> arrive_at;                   // by rank: where it signals its subtree arrived
   std::vector<std::vector<int>> wake_children;       // by rank, in send order
 };
 
@@ -98,6 +117,7 @@ class Engine {
   [[nodiscard]] int participants() const noexcept { return participants_.load(std::memory_order_relaxed); }
   [[nodiscard]] const char* algorithm_name() const noexcept;
   [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
+  void abort() noexcept;
 
  private:
   enum class Family { central, tree, rounds };
@@ -115,16 +135,20 @@ class Engine {
   void build_tree_shape(std::uint32_t e);
   void build_rounds_shape(RoundsShape& shape, std::uint32_t e);
 
-  bool ready(std::atomic<std::uint32_t>& word, std::uint32_t e) const noexcept {
-    // acquire: pairs with the signaller's release store, so what it (and everyone whose
-    // arrival it forwards) wrote before signalling is visible here.
-    return reached(word.load(std::memory_order_acquire), e);
+  static bool ready(const WaitWord& w, std::uint32_t e) noexcept {
+    // acquire: pairs with the signaller's store, so what it (and everyone whose arrival it
+    // forwards) wrote before signalling is visible here.
+    return reached(w.v->load(std::memory_order_acquire), e);
   }
-  void await(int rank, RankSlot& me, std::atomic<std::uint32_t>& word, std::uint32_t e);
-  static void signal(std::atomic<std::uint32_t>& word, std::uint32_t e) noexcept {
-    // release: publishes everything this thread wrote or acquired before signalling.
-    word.store(e, std::memory_order_release);
-    word.notify_all();
+  // Returns once w reached phase e; throws Aborted once abort() was called.
+  void await(int rank, RankSlot& me, const WaitWord& w, std::uint32_t e);
+  // Spin (pure, then for policy_.spin_ns), yield (policy_.yield_ns), then block in the futex.
+  void block_until(const WaitWord& w, std::uint32_t e, RankSlot& me) const;
+  // w by value: the signalled waiter may rebuild the shape that held it (drop) at once.
+  static void signal(WaitWord w, std::uint32_t e) noexcept;
+  void throw_if_aborted() const {
+    // relaxed: abort() publishes nothing but the flag itself.
+    if (aborted_.load(std::memory_order_relaxed)) throw Aborted();
   }
   void report_missing(int rank, std::uint32_t e, std::chrono::nanoseconds waited) const;
 
@@ -143,6 +167,8 @@ class Engine {
 
   // Set once a completion step threw; read by everyone after they acquire the release.
   alignas(kCacheLine) std::atomic<bool> broken_{false};
+  // Set by abort(); polled by waiters (read-mostly, so it sits with broken_).
+  std::atomic<bool> aborted_{false};
   std::atomic<int> participants_{0};
   // Phase number in which some rank dropped / reduced; indexed by phase parity, because phase
   // e + 2 cannot begin before every rank has finished reading the entry of phase e.

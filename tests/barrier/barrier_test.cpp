@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -16,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "postbox/runtime/calibrate.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/topology.hpp"
 
@@ -349,6 +351,32 @@ TEST_P(BarrierTest, OpenMpThreads) {
 #endif
 }
 
+// abort() releases every waiter: ranks 0..p-2 wait in phase 0 for rank p − 1, which never
+// comes; once they all announced their arrival another thread aborts. Each leaves with
+// postbox::Aborted (from its wait, or at entry if the abort came first), later calls too.
+TEST_P(BarrierTest, AbortReleasesWaiters) {
+  const int n = p();
+  auto b = make();
+  std::atomic<int> entering{0}, aborted{0};
+  std::thread aborter([&] {
+    while (entering.load() < n - 1) std::this_thread::yield();
+    b->abort();
+    b->abort();  // idempotent
+  });
+  expect_no_errors(run_ranks(n - 1, [&](int rank) {
+    entering.fetch_add(1);
+    try {
+      b->arrive_and_wait(rank);
+    } catch (const Aborted&) {
+      aborted.fetch_add(1);
+    }
+  }));
+  aborter.join();
+  EXPECT_EQ(aborted.load(), n - 1);
+  EXPECT_THROW(b->arrive_and_wait(n - 1), Aborted);
+  EXPECT_THROW((void)b->arrive(0), Aborted);
+}
+
 INSTANTIATE_TEST_SUITE_P(All, BarrierTest, testing::ValuesIn(all_params()), param_name);
 
 // ---- Misuse fails fast (death tests) ---------------------------------------------------------
@@ -443,6 +471,36 @@ TEST(BarrierDebug, NamesRanksThatHaveNotArrived) {
 }
 
 // ---- The default's choice, the factory, the combine rounds -----------------------------------
+
+// s and r: BarrierOptions::send_recv when given, else calibrated_latency() in whole ns; reason()
+// says which and where from.
+TEST(BarrierCalibration, GivenFiguresAreNamed) {
+  BarrierOptions o;
+  o.send_recv = SendRecv{Rational(3), Rational(7)};
+  FiboBarrier f(4, o);
+  EXPECT_NE(f.reason().find("s = 3, r = 7 ns"), std::string::npos) << f.reason();
+  EXPECT_NE(f.reason().find("given in BarrierOptions::send_recv"), std::string::npos) << f.reason();
+}
+
+TEST(BarrierCalibration, UncalibratedUsesTheCalibration) {
+  const Calibration& c = calibrated_latency();
+  const std::string s = "s = " + std::to_string(std::max<long long>(1, std::llround(c.s_ns))) + ", r = " +
+                        std::to_string(std::max<long long>(0, std::llround(c.r_ns))) + " ns";
+  const std::vector<std::string> sources = {"from POSTBOX_S_NS and POSTBOX_R_NS", "from the saved calibration",
+                                            "measured at first use", "assumed", "one from POSTBOX_S_NS/POSTBOX_R_NS"};
+  FiboBarrier f(4);
+  CombineBarrier cb(4);
+  BarrierOptions one_group;
+  one_group.hardware_threads = 4;
+  one_group.topology = std::make_shared<const Topology>(Topology::synthetic("pack:1 core:4 pu:1"));
+  Barrier d(4, one_group);
+  for (const std::string* reason : {&f.reason(), &cb.reason(), &d.reason()}) {
+    EXPECT_NE(reason->find(s), std::string::npos) << *reason;
+    bool named = false;
+    for (const auto& src : sources) named = named || reason->find(src) != std::string::npos;
+    EXPECT_TRUE(named) << *reason;
+  }
+}
 
 TEST(BarrierChoice, OversubscribedPicksCentral) {
   BarrierOptions o;

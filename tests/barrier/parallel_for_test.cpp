@@ -71,6 +71,22 @@ TEST_P(ParallelForTest, BodyExceptionStopsEveryRank) {
   EXPECT_EQ(calls_after.load(), 0);
 }
 
+// Team::abort() from inside a body (a failure the body does not throw) reaches the barrier
+// through the Team's abort listener: the ranks waiting in phase 3 leave with Aborted, nobody
+// runs a later phase, and Team::run rethrows Aborted.
+TEST_P(ParallelForTest, TeamAbortReleasesTheBarrier) {
+  const int p = GetParam();
+  Team team(p, unpinned());
+  std::atomic<int> calls_after{0};
+  EXPECT_THROW(parallel_for_phases(team, 50, 0, 64,
+                                   [&](int k, std::int64_t i) {
+                                     if (k == 3 && i == 0) team.abort();
+                                     if (k > 3) calls_after.fetch_add(1);
+                                   }),
+               Aborted);
+  EXPECT_EQ(calls_after.load(), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(P, ParallelForTest, testing::Values(1, 2, 3, 8));
 
 }  // namespace

@@ -35,8 +35,12 @@
 // allocates). It does not wait for the phase to complete, but it may wait for the ranks whose
 // arrival it forwards (its subtree in a tree barrier, its rounds in a dissemination barrier).
 //
-// Waiting goes through postbox::wait_until with BarrierOptions::wait (spin for a time budget,
-// yield, then block), so any number of threads on any number of cores makes progress.
+// Waiting follows BarrierOptions::wait (spin for a time budget, yield for a time budget, then
+// block in a futex on the flag), so any number of threads on any number of cores makes
+// progress. Oversubscribed, the default yields briefly, then blocks (oversubscribed_wait).
+//
+// Abort: abort() (from any thread, e.g. a Team abort listener) breaks the barrier for good:
+// every thread waiting in it and every later call throws postbox::Aborted.
 #pragma once
 
 #include <atomic>
@@ -52,6 +56,7 @@
 #include <vector>
 
 #include "postbox/collectives/tree.hpp"
+#include "postbox/runtime/mailbox.hpp"  // postbox::Aborted
 #include "postbox/runtime/wait.hpp"
 
 namespace postbox {
@@ -65,18 +70,28 @@ class BarrierBroken : public std::runtime_error {
   BarrierBroken() : std::runtime_error("postbox: barrier broken: a completion function threw") {}
 };
 
+// The barriers' default wait policy while p <= hardware threads: spin up to 200 µs, yield up to
+// 50 µs, then block; both phases adapt per rank (docs/barrier.md: a spin that times out halves
+// the spin budget, a yield that took over 20 µs turns yielding off for a while).
+// POSTBOX_SPIN_NS and POSTBOX_YIELD_NS override it (WaitPolicy::from_env; malformed → InputError).
+const WaitPolicy& barrier_wait_policy();
+
 struct BarrierOptions {
-  // How waiters wait (spin, yield, block).
-  WaitPolicy wait = default_wait_policy();
-  // Used instead of `wait` when p exceeds the hardware threads (see hardware_threads): a waiter
-  // that spins or yields there mostly keeps the thread it waits for off the core, so block
-  // almost at once. nullopt: always use `wait`.
-  std::optional<WaitPolicy> oversubscribed_wait = WaitPolicy{2'000, 0};
+  // How waiters wait (spin, yield, block) while p is at most the hardware threads.
+  WaitPolicy wait = barrier_wait_policy();
+  // Used instead of `wait` when p exceeds the hardware threads (see hardware_threads): no spin
+  // (it keeps the threads still to arrive off the cores), yield for at most 3 µs (a few yields
+  // hand the core to a sibling rank; longer yield phases starve the rank still to arrive),
+  // then block. nullopt: always `wait`.
+  std::optional<WaitPolicy> oversubscribed_wait = WaitPolicy{0, 3'000};
   // Run once per phase after every participant has arrived, before anyone leaves. Empty: none.
   std::function<void()> completion{};
-  // Send latency s and receive latency r of this machine (Cordsen §5), e.g. from
-  // `postbox calibrate`. FiboBarrier builds its wake-up tree from them, CombineBarrier its
-  // rounds from λ = 1 + r/s. nullopt: uncalibrated, s = 1 and r = 1 (λ = 2) are assumed.
+  // Send latency s and receive latency r of this machine (Cordsen §5). FiboBarrier builds its
+  // wake-up tree from them, CombineBarrier its rounds from λ = 1 + r/s, Barrier its choice.
+  // nullopt: those three take postbox::calibrated_latency() (POSTBOX_S_NS / POSTBOX_R_NS, the
+  // file `postbox calibrate --save` wrote, else a quick measurement, once per process) at
+  // construction, in whole nanoseconds; reason() says where the figures came from. The other
+  // barriers do not use s and r.
   std::optional<SendRecv> send_recv{};
   // Debug mode when > 0: a waiter that has waited longer prints once, on stderr, the ranks that
   // have not arrived yet. Waiting then polls (yield and short sleeps) instead of blocking.
@@ -120,6 +135,19 @@ class Engine;
 
 enum class Algorithm { central, dissemination, combine, mcs, tournament, fibo, hier };
 
+// s and r as a barrier uses them, and where they came from (for reason()).
+struct ResolvedSr {
+  SendRecv sr;
+  std::string from;
+};
+
+// Barrier's pick: the algorithm, the one-line reason, and s and r when the pick used them.
+struct Choice {
+  Algorithm algorithm;
+  std::string reason;
+  std::optional<SendRecv> send_recv;
+};
+
 // The API shared by every barrier. Not virtual: each concrete class fixes the algorithm of its
 // engine at construction, and the engine dispatches with a switch on it.
 class BarrierBase {
@@ -134,6 +162,9 @@ class BarrierBase {
   BarrierToken arrive(int rank);
   void wait(int rank, BarrierToken token);
   void arrive_and_drop(int rank);
+  // Breaks the barrier for good: every thread waiting in it and every later call throws
+  // postbox::Aborted. Safe from any thread, idempotent, does not block (a Team abort listener).
+  void abort() noexcept;
 
   // Returns value_0 op value_1 op ... op value_{q-1} over the ranks q that call
   // arrive_and_reduce in this phase, folded left in rank order by one thread and copied to
@@ -188,6 +219,9 @@ class DisseminationBarrier : public internal::BarrierBase {
 class CombineBarrier : public internal::BarrierBase {
  public:
   explicit CombineBarrier(int p, BarrierOptions options = {});
+
+ private:
+  CombineBarrier(int p, BarrierOptions options, const internal::ResolvedSr& resolved);
 };
 
 // The integer λ CombineBarrier builds its rounds with for this λ = 1 + r/s: λ itself when it is
@@ -216,6 +250,9 @@ class TournamentBarrier : public internal::BarrierBase {
 class FiboBarrier : public internal::BarrierBase {
  public:
   explicit FiboBarrier(int p, BarrierOptions options = {});
+
+ private:
+  FiboBarrier(int p, BarrierOptions options, const internal::ResolvedSr& resolved);
 };
 
 // Hierarchical: an inner binomial tree per L3 group (or package where the topology has no L3)
@@ -232,6 +269,9 @@ class HierBarrier : public internal::BarrierBase {
 class Barrier : public internal::BarrierBase {
  public:
   explicit Barrier(int p, BarrierOptions options = {});
+
+ private:
+  Barrier(int p, BarrierOptions options, internal::Choice&& choice);
 };
 
 // Type-erased barrier for tools that iterate over algorithms by name.

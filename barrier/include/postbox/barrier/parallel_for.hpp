@@ -13,6 +13,9 @@
 // of phase k + 1 and to the caller after the call returns (the barrier's and Team::run's
 // guarantees). An exception from body in phase k: that rank still arrives at phase k's
 // barrier, then every rank stops after it and Team::run rethrows the exception; nobody hangs.
+// Any other failure of a rank (or Team::abort()) aborts the barrier through the Team's abort
+// listener, so the ranks waiting in it leave with postbox::Aborted and Team::run rethrows the
+// root cause; a barrier passed in is then aborted for good (BarrierBase::abort).
 #pragma once
 
 #include <algorithm>
@@ -57,6 +60,12 @@ void parallel_for_phases(Team& team, internal::BarrierBase& barrier, int phases,
   PB_CHECK(barrier.size() == team.size(), "parallel_for: the barrier must have one rank per team rank");
   // The phase in which a body threw; a rank leaving an earlier phase may already see it.
   std::atomic<int> failed_phase{phases};
+  // A rank that fails where it cannot arrive must not leave the others blocked in the barrier.
+  struct Listener {
+    Team& team;
+    Team::ListenerId id;
+    ~Listener() { team.remove_abort_listener(id); }
+  } listener{team, team.add_abort_listener([&barrier] { barrier.abort(); })};
   team.run([&](RankContext& ctx) {
     const Block b = static_block(begin, end, ctx.rank(), team.size());
     for (int k = 0; k < phases; ++k) {
