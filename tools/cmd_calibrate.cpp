@@ -113,7 +113,7 @@ void register_calibrate(CLI::App& app) {
   auto* trials = sub->add_option("--trials", args->trials, "Repetitions of each experiment and k per run")
                      ->check(CLI::Range(1, 100000));
   auto* kmax = sub->add_option("--k-max", args->k_max, "Largest k (receivers) of each experiment")
-                   ->check(CLI::Range(2, 64));
+                   ->check(CLI::Range(4, 64));
   sub->callback([=] {
     if (!args->machine.empty()) {
       for (auto* o : {save, quick, runs, trials, kmax})

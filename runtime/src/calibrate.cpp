@@ -306,7 +306,7 @@ Spread median_spread(std::vector<double> values) {
 }
 
 Calibration calibrate(const CalibrateOptions& o) {
-  if (o.k_max < 2) throw InputError("calibrate: k_max must be at least 2");
+  if (o.k_max < 4) throw InputError("calibrate: k_max must be at least 4");
   if (o.k_max > 64) throw InputError("calibrate: k_max must be at most 64");
   if (o.trials < 1) throw InputError("calibrate: trials must be at least 1");
   if (o.runs < 1) throw InputError("calibrate: runs must be at least 1");
@@ -321,11 +321,19 @@ Calibration calibrate(const CalibrateOptions& o) {
     r.push_back(rr.r);
     t1.push_back(rr.t1);
     t2.push_back(rr.t2);
-    l1.push_back(rr.e1.lambda);
-    l2.push_back(rr.e2.lambda);
-    t01.push_back(rr.e1.t0_ns);
-    t02.push_back(rr.e2.t0_ns);
+    // A run whose fitted t0 is not positive (a descheduled thread flattened the line) says
+    // nothing about λ: it is left out of that experiment's median.
+    if (rr.e1.t0_ns > 0 && finite(rr.e1.lambda)) {
+      l1.push_back(rr.e1.lambda);
+      t01.push_back(rr.e1.t0_ns);
+    }
+    if (rr.e2.t0_ns > 0 && finite(rr.e2.lambda)) {
+      l2.push_back(rr.e2.lambda);
+      t02.push_back(rr.e2.t0_ns);
+    }
   }
+  if (l1.empty() || l2.empty())
+    throw std::runtime_error("calibration failed: Bruck's experiments gave no positive t0 (the machine is too noisy; try again)");
   Calibration c;
   c.source = "measured";
   c.runs = static_cast<int>(s.size());

@@ -285,7 +285,7 @@ TEST_F(CacheDir, LocalProfileIsAcceptedByTheEmulator) {
 }
 
 TEST_F(CacheDir, WithoutEnvironmentOrFileTheLibraryMeasures) {
-  const Calibration c = resolve_calibration(CalibrateOptions{3, 8, 1, 0});
+  const Calibration c = resolve_calibration(CalibrateOptions{4, 8, 1, 0});
   // "assumed" only when the measurement was unusable (s <= 0 or r < 0 on an overloaded box).
   EXPECT_THAT(c.source, ::testing::AnyOf("measured", "assumed"));
   EXPECT_GT(c.s_ns, 0);
@@ -297,14 +297,14 @@ class Measure : public ::testing::TestWithParam<int> {};
 // The real measurement on two threads: positive, finite figures and λ >= 1 (no timing bounds).
 TEST_P(Measure, GivesPositiveFiniteFigures) {
   const int k_max = GetParam();
-  // calibrate() refuses an unusable measurement (a descheduled thread) with InputError "too
-  // noisy"; that outcome is documented, so a loaded machine gets three tries before failing.
+  // calibrate() refuses an unusable measurement (a descheduled thread) with a "too noisy"
+  // runtime_error; that outcome is documented, so a loaded machine gets three tries.
   Calibration c;
   for (int attempt = 1;; ++attempt) {
     try {
       c = calibrate(CalibrateOptions{k_max, 20, 3, 0});
       break;
-    } catch (const InputError& e) {
+    } catch (const std::runtime_error& e) {
       if (attempt == 3) FAIL() << "three noisy measurements in a row: " << e.what();
     }
   }
@@ -326,7 +326,7 @@ TEST_P(Measure, GivesPositiveFiniteFigures) {
   EXPECT_GE(c.lambda_exp2_spread, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(KMax, Measure, ::testing::Values(2, 5, 12));
+INSTANTIATE_TEST_SUITE_P(KMax, Measure, ::testing::Values(4, 6, 12));
 
 TEST(Calibrate, RejectsBadOptions) {
   EXPECT_THROW((void)calibrate(CalibrateOptions{1, 10, 1, 0}), InputError);

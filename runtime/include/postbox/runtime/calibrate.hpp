@@ -36,7 +36,9 @@
 namespace postbox {
 
 struct CalibrateOptions {
-  // Largest k (receivers) of every experiment; k runs 1..k_max. At least 2.
+  // Largest k (receivers) of every experiment; k runs 1..k_max. At least 4: a send costs a few
+  // ns, and the difference between one and two back-to-back sends is below the clock's
+  // resolution, so s fitted over k = 1..2 came out 0.
   int k_max = 8;
   // Repetitions of each (experiment, k) per run; the run uses their lower quartile. At least 1.
   int trials = 200;
