@@ -16,8 +16,10 @@ section "A mailbox round trip between two ranks (runtime/ unicast service)"
 show ping --p 2 --bytes 8 --iters 20000
 
 section "Calibration: send latency s, receive latency r and lambda = 1 + r/s on this machine"
+# One measurement, shown as it is and then used for the Fibo-tree below.
+printf '$ postbox calibrate --quick --json\n'
 cal=$("$PB" calibrate --quick --json)
-show calibrate --quick
+printf '%s\n' "$cal"
 s_ns=$(printf '%s\n' "$cal" | field s_ns)
 r_ns=$(printf '%s\n' "$cal" | field r_ns)
 s_int=$(printf '%.0f' "$s_ns"); r_int=$(printf '%.0f' "$r_ns")
