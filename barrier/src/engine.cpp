@@ -561,6 +561,16 @@ void Engine::report_missing(int rank, std::uint32_t e, std::chrono::nanoseconds 
 // ---------------------------------------------------------------------------------------------
 // Protocols
 
+void Engine::progress_or_reset(int rank, RankSlot& me, bool block) {
+  try {
+    progress(rank, me, block);
+  } catch (...) {
+    // A broken or aborted barrier: the slot is usable for the next call, which throws too.
+    me.stage = RankSlot::Stage::idle;
+    throw;
+  }
+}
+
 bool Engine::progress(int rank, RankSlot& me, bool block) {
   switch (family_) {
     case Family::central: return central_progress(rank, me, block);
@@ -705,12 +715,7 @@ void Engine::arrive_and_wait(int rank, ReduceArgs* args) {
            "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
   throw_if_broken(broken_, aborted_);
   start_phase(me, args, false);
-  try {
-    progress(rank, me, true);
-  } catch (...) {
-    me.stage = RankSlot::Stage::idle;
-    throw;
-  }
+  progress_or_reset(rank, me, true);
   me.stage = RankSlot::Stage::idle;
   throw_if_broken(broken_, aborted_);
 }
@@ -722,12 +727,7 @@ BarrierToken Engine::arrive(int rank) {
            "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
   throw_if_broken(broken_, aborted_);
   start_phase(me, nullptr, false);
-  try {
-    progress(rank, me, false);
-  } catch (...) {
-    me.stage = RankSlot::Stage::idle;
-    throw;
-  }
+  progress_or_reset(rank, me, false);
   return BarrierToken{me.phase};
 }
 
@@ -736,12 +736,7 @@ void Engine::wait(int rank, BarrierToken token) {
   RankSlot& me = entry.slot();
   PB_CHECK(me.stage != RankSlot::Stage::idle && token.phase == me.phase,
            "barrier: rank " + std::to_string(rank) + " waits without a matching arrive()");
-  try {
-    progress(rank, me, true);
-  } catch (...) {
-    me.stage = RankSlot::Stage::idle;
-    throw;
-  }
+  progress_or_reset(rank, me, true);
   me.stage = RankSlot::Stage::idle;
   throw_if_broken(broken_, aborted_);
 }

@@ -126,6 +126,8 @@ class Engine {
   void start_phase(RankSlot& me, ReduceArgs* args, bool drop);
   // Advances rank's part of the current phase; false when it would have to wait and !block.
   bool progress(int rank, RankSlot& me, bool block);
+  // progress(); on an exception the slot returns to idle before it propagates.
+  void progress_or_reset(int rank, RankSlot& me, bool block);
   bool central_progress(int rank, RankSlot& me, bool block);
   bool tree_progress(int rank, RankSlot& me, bool block);
   bool rounds_progress(int rank, RankSlot& me, bool block);
