@@ -580,6 +580,23 @@ bool Engine::progress(int rank, RankSlot& me, bool block) {
   return true;
 }
 
+bool Engine::complete_and_release(RankSlot& me, std::uint32_t e) {
+  std::exception_ptr error = complete_phase(e);
+  signal(word_of(release_), e);
+  me.stage = RankSlot::Stage::done;
+  if (error) std::rethrow_exception(error);
+  return true;
+}
+
+bool Engine::await_release(int rank, RankSlot& me, std::uint32_t e, bool block) {
+  if (me.stage == RankSlot::Stage::waiting) {
+    if (!block && !ready(word_of(release_), e)) return false;
+    await(rank, me, word_of(release_), e);
+    me.stage = RankSlot::Stage::done;
+  }
+  return true;
+}
+
 bool Engine::central_progress(int rank, RankSlot& me, bool block) {
   const std::uint32_t e = me.phase;
   if (me.stage == RankSlot::Stage::arriving) {
@@ -590,20 +607,11 @@ bool Engine::central_progress(int rank, RankSlot& me, bool block) {
     if (count_.v.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(n)) {
       // relaxed: the next phase's arrivals acquire release_ first.
       count_.v.store(0, std::memory_order_relaxed);
-      std::exception_ptr error = complete_phase(e);
-      signal(word_of(release_), e);
-      me.stage = RankSlot::Stage::done;
-      if (error) std::rethrow_exception(error);
-      return true;
+      return complete_and_release(me, e);
     }
     me.stage = me.dropping ? RankSlot::Stage::done : RankSlot::Stage::waiting;
   }
-  if (me.stage == RankSlot::Stage::waiting) {
-    if (!block && !ready(word_of(release_), e)) return false;
-    await(rank, me, word_of(release_), e);
-    me.stage = RankSlot::Stage::done;
-  }
-  return true;
+  return await_release(rank, me, e, block);
 }
 
 bool Engine::tree_progress(int rank, RankSlot& me, bool block) {
@@ -680,20 +688,11 @@ bool Engine::rounds_progress(int rank, RankSlot& me, bool block) {
       return true;
     }
     if (rank == s.leader) {
-      std::exception_ptr error = complete_phase(e);
-      signal(word_of(release_), e);
-      me.stage = RankSlot::Stage::done;
-      if (error) std::rethrow_exception(error);
-      return true;
+      return complete_and_release(me, e);
     }
     me.stage = me.dropping ? RankSlot::Stage::done : RankSlot::Stage::waiting;
   }
-  if (me.stage == RankSlot::Stage::waiting) {
-    if (!block && !ready(word_of(release_), e)) return false;
-    await(rank, me, word_of(release_), e);
-    me.stage = RankSlot::Stage::done;
-  }
-  return true;
+  return await_release(rank, me, e, block);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -129,6 +129,10 @@ class Engine {
   // progress(); on an exception the slot returns to idle before it propagates.
   void progress_or_reset(int rank, RankSlot& me, bool block);
   bool central_progress(int rank, RankSlot& me, bool block);
+  // Central and rounds: the completer runs the phase's completion step and signals release_;
+  // everyone else waits on release_ (false: not yet, when !block).
+  bool complete_and_release(RankSlot& me, std::uint32_t e);
+  bool await_release(int rank, RankSlot& me, std::uint32_t e, bool block);
   bool tree_progress(int rank, RankSlot& me, bool block);
   bool rounds_progress(int rank, RankSlot& me, bool block);
   // The once-per-phase step, run by one thread when all have arrived and none has left.
