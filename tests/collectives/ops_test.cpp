@@ -2,6 +2,7 @@
 // algorithm × p × size × root, exact results on every rank. Combines are checked with integer
 // sums (a value counted twice or lost changes the sum) and, where the algorithm allows it,
 // with a non-commutative operator (2×2 matrix product), which also pins the combine order.
+#include "algo_table.hpp"
 #include "postbox/collectives/ops.hpp"
 
 #include <gtest/gtest.h>
@@ -48,17 +49,8 @@ Mat mat_of(int r, std::size_t i) {
 std::uint64_t u64_of(int r, std::size_t i) { return (static_cast<std::uint64_t>(r) + 1) * 0x9E3779B97F4A7C15ULL + i * 1234567ULL; }
 std::byte byte_of(int r, std::size_t i) { return static_cast<std::byte>((r * 31 + static_cast<int>(i) * 7 + 3) & 0xff); }
 
-struct Algo {
-  const char* op;
-  const char* algo;
-};
-const std::vector<Algo> kAlgos{
-    {"bcast", "flat"},        {"bcast", "binary"},       {"bcast", "kary:3"},
-    {"bcast", "binomial"},    {"bcast", "lambda"},       {"bcast", "greedy"},
-    {"bcast", "fibo"},        {"bcast", "hier"},         {"reduce", "binomial"},
-    {"gather", "binomial"},   {"allreduce", "postal"},   {"allreduce", "postal-delay-recv"},
-    {"allreduce", "postal-delay-send"}, {"allreduce", "recursive-doubling"}, {"allreduce", "reduce-bcast"},
-};
+using testing_support::Algo;
+using testing_support::kAlgos;
 
 std::vector<int> roots_for(int p) {
   std::set<int> r{0, p / 2, p - 1};

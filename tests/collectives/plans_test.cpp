@@ -1,6 +1,7 @@
 // Plan builders: the registry and its refusals, every op × algorithm × p × size × root
 // validated and exported to GOAL and read back, the postal deficiency schedule, and a symbolic
 // run of every combining plan that tracks which contributions each value holds, in order.
+#include "algo_table.hpp"
 #include "postbox/collectives/plans.hpp"
 
 #include <gtest/gtest.h>
@@ -28,17 +29,8 @@ const std::vector<int> kPs{1, 2, 3, 5, 8, 13, 16, 31, 64};
 #endif
 const std::vector<std::int64_t> kBytes{0, 1, 8, 4096, 65536};
 
-struct Algo {
-  const char* op;
-  const char* algo;
-};
-const std::vector<Algo> kAlgos{
-    {"bcast", "flat"},        {"bcast", "binary"},       {"bcast", "kary:3"},
-    {"bcast", "binomial"},    {"bcast", "lambda"},       {"bcast", "greedy"},
-    {"bcast", "fibo"},        {"bcast", "hier"},         {"reduce", "binomial"},
-    {"gather", "binomial"},   {"allreduce", "postal"},   {"allreduce", "postal-delay-recv"},
-    {"allreduce", "postal-delay-send"}, {"allreduce", "recursive-doubling"}, {"allreduce", "reduce-bcast"},
-};
+using testing_support::Algo;
+using testing_support::kAlgos;
 
 bool combines(const std::string& op) { return op == "reduce" || op == "allreduce"; }
 
