@@ -22,4 +22,8 @@ if(POSTBOX_SANITIZE)
 endif()
 
 add_library(postbox_options INTERFACE)
+if(POSTBOX_INJECT_DELAYS)
+  # Build-only, like the sanitizers: every postbox target of this tree sees the same sync_point().
+  target_compile_definitions(postbox_options INTERFACE POSTBOX_INJECT_DELAYS=1)
+endif()
 target_link_libraries(postbox_options INTERFACE postbox_warnings postbox_sanitize)

@@ -1,0 +1,103 @@
+#include "postbox/runtime/internal/inject.hpp"
+
+#include <chrono>
+#include <thread>
+
+namespace postbox::internal {
+
+#if defined(POSTBOX_INJECT_DELAYS)
+
+std::atomic<bool> g_inject_on{false};
+
+namespace {
+
+std::atomic<std::uint64_t> g_seed{1};
+std::atomic<std::uint32_t> g_yield{0};
+std::atomic<std::uint32_t> g_sleep{0};
+std::atomic<std::uint32_t> g_max_sleep{1};
+std::atomic<std::uint64_t> g_epoch{0};  // bumped by inject_start: threads reseed
+std::atomic<std::uint64_t> g_next_key{1'000'000};
+std::atomic<std::uint64_t> g_points{0};
+std::atomic<std::uint64_t> g_delays{0};
+
+// splitmix64: a small, well-mixed generator whose whole state is one word.
+std::uint64_t next(std::uint64_t& s) noexcept {
+  std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+struct ThreadState {
+  bool keyed = false;
+  std::uint64_t key = 0;
+  std::uint64_t epoch = ~0ULL;
+  std::uint64_t state = 0;
+};
+thread_local ThreadState t_state;
+
+void reseed(ThreadState& t) noexcept {
+  if (!t.keyed) {
+    t.key = g_next_key.fetch_add(1, std::memory_order_relaxed);
+    t.keyed = true;
+  }
+  t.epoch = g_epoch.load(std::memory_order_acquire);
+  t.state = g_seed.load(std::memory_order_relaxed) * 0x100000001b3ULL ^ (t.key + 0x632be59bd9b4e019ULL);
+}
+
+}  // namespace
+
+bool inject_compiled() noexcept { return true; }
+
+void inject_start(const InjectConfig& c) noexcept {
+  g_seed.store(c.seed, std::memory_order_relaxed);
+  g_yield.store(c.yield_permille, std::memory_order_relaxed);
+  g_sleep.store(c.sleep_permille, std::memory_order_relaxed);
+  g_max_sleep.store(c.max_sleep_us == 0 ? 1 : c.max_sleep_us, std::memory_order_relaxed);
+  g_points.store(0, std::memory_order_relaxed);
+  g_delays.store(0, std::memory_order_relaxed);
+  // release: a thread that sees the new epoch sees the parameters above.
+  g_epoch.fetch_add(1, std::memory_order_release);
+  g_inject_on.store(true, std::memory_order_relaxed);
+}
+
+void inject_stop() noexcept { g_inject_on.store(false, std::memory_order_relaxed); }
+
+void inject_bind_thread(std::uint64_t key) noexcept {
+  t_state.keyed = true;
+  t_state.key = key;
+  t_state.epoch = ~0ULL;
+}
+
+std::uint64_t inject_points() noexcept { return g_points.load(std::memory_order_relaxed); }
+std::uint64_t inject_delays() noexcept { return g_delays.load(std::memory_order_relaxed); }
+
+void sync_point_slow() noexcept {
+  ThreadState& t = t_state;
+  if (t.epoch != g_epoch.load(std::memory_order_acquire)) reseed(t);
+  g_points.fetch_add(1, std::memory_order_relaxed);
+  const auto roll = static_cast<std::uint32_t>(next(t.state) % 1000);
+  const std::uint32_t y = g_yield.load(std::memory_order_relaxed);
+  const std::uint32_t s = g_sleep.load(std::memory_order_relaxed);
+  if (roll < s) {
+    const std::uint32_t us = 1 + static_cast<std::uint32_t>(next(t.state) % g_max_sleep.load(std::memory_order_relaxed));
+    g_delays.fetch_add(1, std::memory_order_relaxed);
+    std::this_thread::sleep_for(std::chrono::microseconds(us));
+  } else if (roll < s + y) {
+    g_delays.fetch_add(1, std::memory_order_relaxed);
+    std::this_thread::yield();
+  }
+}
+
+#else
+
+bool inject_compiled() noexcept { return false; }
+void inject_start(const InjectConfig&) noexcept {}
+void inject_stop() noexcept {}
+void inject_bind_thread(std::uint64_t) noexcept {}
+std::uint64_t inject_points() noexcept { return 0; }
+std::uint64_t inject_delays() noexcept { return 0; }
+
+#endif
+
+}  // namespace postbox::internal
