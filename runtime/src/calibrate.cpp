@@ -224,8 +224,10 @@ RunResult one_run(const CalibrateOptions& o, double clock_ns) {
   res.t2 = notif[1];
   res.s = fit_line(ks, med[static_cast<std::size_t>(Exp::send_only)]).slope;
   res.r = res.t1 - res.s;
-  res.e1 = lambda_from_exp1(fit_line(ks, med[static_cast<std::size_t>(Exp::exp1)]));
-  res.e2 = lambda_from_exp2(fit_line(ks, med[static_cast<std::size_t>(Exp::exp2)]));
+  const BruckLambdaFit bruck =
+      fit_bruck(ks, med[static_cast<std::size_t>(Exp::exp1)], med[static_cast<std::size_t>(Exp::exp2)]);
+  res.e1 = bruck.e1;
+  res.e2 = bruck.e2;
   return res;
 }
 
@@ -296,6 +298,17 @@ LambdaEstimate lambda_from_exp1(const LineFit& fit) {
 LambdaEstimate lambda_from_exp2(const LineFit& fit) {
   // T = 2t0·k + 2t0(λ − 1).
   return LambdaEstimate{fit.slope / 2, 1 + fit.intercept / fit.slope};
+}
+
+BruckLambdaFit fit_bruck(const std::vector<double>& k, const std::vector<double>& t_exp1,
+                         const std::vector<double>& t_exp2) {
+  BruckLambdaFit f;
+  f.exp1 = fit_line(k, t_exp1);
+  f.exp2 = fit_line(k, t_exp2);
+  f.e1 = lambda_from_exp1(f.exp1);
+  f.e2 = lambda_from_exp2(f.exp2);
+  f.max_residual = std::max(f.exp1.max_residual, f.exp2.max_residual);
+  return f;
 }
 
 Spread median_spread(std::vector<double> values) {

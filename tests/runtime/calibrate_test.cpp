@@ -52,6 +52,33 @@ INSTANTIATE_TEST_SUITE_P(Rows, BruckFit,
                                            LambdaRow{__FILE__, __LINE__, 27.0, 1.0 + 88.0 / 27.0},
                                            LambdaRow{__FILE__, __LINE__, 12.5, 9.75}));
 
+// fit_bruck() is the one fit behind calibrate() and sim::measure_lambda(): both experiments
+// fitted by fit_line() and turned into t0 and λ by the paper's two formulas, residuals kept.
+TEST(FitBruck, IsBothExperimentsFitsAndTheirLambdas) {
+  // Experiment 1 at t0 = 27, λ = 1 + 88/27; experiment 2 at t0 = 20, λ = 1.8, with residuals
+  // +1, −1, −1, +1 (orthogonal to 1 and k, so the fitted line is unchanged).
+  const std::vector<double> k{1, 2, 3, 4};
+  const double l1 = 1 + 88.0 / 27.0;
+  std::vector<double> t1, t2;
+  const double noise[] = {1, -1, -1, 1};
+  for (int i = 0; i < 4; ++i) {
+    t1.push_back(27 * (k[static_cast<std::size_t>(i)] - 1 + 2 * l1));
+    t2.push_back(2 * 20 * (k[static_cast<std::size_t>(i)] - 1 + 1.8) + noise[i]);
+  }
+  const BruckLambdaFit f = fit_bruck(k, t1, t2);
+  EXPECT_NEAR(f.e1.t0_ns, 27, 1e-9);
+  EXPECT_NEAR(f.e1.lambda, l1, 1e-9);
+  EXPECT_NEAR(f.e2.t0_ns, 20, 1e-9);
+  EXPECT_NEAR(f.e2.lambda, 1.8, 1e-9);
+  EXPECT_NEAR(f.exp1.max_residual, 0, 1e-9);
+  EXPECT_NEAR(f.exp2.max_residual, 1, 1e-9);
+  EXPECT_NEAR(f.max_residual, 1, 1e-9);
+  EXPECT_EQ(f.e1.lambda, lambda_from_exp1(fit_line(k, t1)).lambda);
+  EXPECT_EQ(f.e2.lambda, lambda_from_exp2(fit_line(k, t2)).lambda);
+  EXPECT_THROW((void)fit_bruck(k, t1, {1, 2, 3}), InputError);
+  EXPECT_THROW((void)fit_bruck({1}, {2}, {3}), InputError);
+}
+
 TEST(FitLine, LeastSquaresOfNoisyPointsAndResidual) {
   // y = 3x + 5 plus residuals +1, -1, -1, +1, which are orthogonal to 1 and x: least squares
   // must return 3x + 5 exactly, with largest residual 1.

@@ -1,10 +1,9 @@
 #include "postbox/runtime/sim/calibrate.hpp"
 
-#include <algorithm>
-#include <cmath>
 #include <string>
 #include <utility>
 
+#include "postbox/runtime/calibrate.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/sim/simulator.hpp"
 
@@ -18,20 +17,6 @@ Op make(OpCode code, int peer, std::uint64_t bytes, std::vector<std::uint32_t> d
   op.a = Region{Buffer::user, 0, bytes};
   op.deps = std::move(deps);
   return op;
-}
-
-// Least squares T = a·k + b.
-std::pair<double, double> fit(const std::vector<double>& k, const std::vector<double>& t) {
-  const auto n = static_cast<double>(k.size());
-  double sk = 0, st = 0, skk = 0, skt = 0;
-  for (std::size_t i = 0; i < k.size(); ++i) {
-    sk += k[i];
-    st += t[i];
-    skk += k[i] * k[i];
-    skt += k[i] * t[i];
-  }
-  const double a = (n * skt - sk * st) / (n * skk - sk * sk);
-  return {a, (st - a * sk) / n};
 }
 
 }  // namespace
@@ -81,16 +66,12 @@ LambdaFit measure_lambda(const Machine& machine, std::uint64_t bytes, int k_min,
     t1.push_back(simulate(bruck_experiment_plan(1, k, bytes), machine).per_rank_us[0]);
     t2.push_back(simulate(bruck_experiment_plan(2, k, bytes), machine).per_rank_us[0]);
   }
-  const auto [a1, b1] = fit(ks, t1);
-  const auto [a2, b2] = fit(ks, t2);
-  out.t0_exp1_us = a1;
-  out.lambda_exp1 = (b1 / a1 + 1) / 2;
-  out.t0_exp2_us = a2 / 2;
-  out.lambda_exp2 = 1 + b2 / a2;
-  for (std::size_t i = 0; i < ks.size(); ++i) {
-    out.max_residual_us = std::max(out.max_residual_us, std::abs(t1[i] - (a1 * ks[i] + b1)));
-    out.max_residual_us = std::max(out.max_residual_us, std::abs(t2[i] - (a2 * ks[i] + b2)));
-  }
+  const BruckLambdaFit f = fit_bruck(ks, t1, t2);
+  out.t0_exp1_us = f.e1.t0_ns;  // fit_bruck's "ns" is whatever unit T has: µs here
+  out.lambda_exp1 = f.e1.lambda;
+  out.t0_exp2_us = f.e2.t0_ns;
+  out.lambda_exp2 = f.e2.lambda;
+  out.max_residual_us = f.max_residual;
   return out;
 }
 

@@ -71,6 +71,17 @@ struct LambdaEstimate {
 LambdaEstimate lambda_from_exp1(const LineFit& fit);
 LambdaEstimate lambda_from_exp2(const LineFit& fit);
 
+// Both experiments' times T at the same k, each fitted by fit_line() and turned into t0 and λ:
+// the one fit shared by calibrate() (this machine, ns) and sim::measure_lambda() (the emulator,
+// µs; the fit does not care about the unit). Bad input as fit_line().
+struct BruckLambdaFit {
+  LineFit exp1, exp2;
+  LambdaEstimate e1, e2;  // lambda_from_exp1(exp1), lambda_from_exp2(exp2)
+  double max_residual = 0;  // the larger of the two fits' max_residual
+};
+BruckLambdaFit fit_bruck(const std::vector<double>& k, const std::vector<double>& t_exp1,
+                         const std::vector<double>& t_exp2);
+
 // Median and half the range of a sample. Empty → InputError.
 struct Spread {
   double median = 0;

@@ -1,8 +1,8 @@
 // Bruck et al. §2.2: measuring λ with two experiments, run inside the emulator.
 //   Experiment 1: P0 sends to P1..Pk in turn; Pk answers P0.          T = t0(k − 1 + 2λ)
 //   Experiment 2: P0 sends to P1..Pk; Pk then sends to Pk−1, ..., P0.  T = 2t0(k − 1 + λ)
-// T is the time observed at P0. Each is fitted over k by least squares (T = a·k + b):
-// experiment 1 gives t0 = a, λ = (b/a + 1)/2; experiment 2 gives t0 = a/2, λ = 1 + b/a.
+// T is the time observed at P0. Both are fitted over k by fit_bruck() (runtime/calibrate.hpp),
+// the fit that the calibration of this machine uses too.
 #pragma once
 
 #include <cstdint>
