@@ -65,14 +65,15 @@ bool op_takes(const std::string& op, const std::string& key) { return op == "s2p
 std::shared_ptr<PlanSelection> add_plan_selection(CLI::App* cmd) {
   auto sel = std::make_shared<PlanSelection>();
   cmd->add_option("--op", sel->op,
-                  "Operation: bcast, reduce, gather, allreduce, s2p, one-to-all, all-to-one, all-to-all (every "
+                  "Operation: bcast, reduce, gather, allreduce, s2p, one-to-all, all-to-one, all-to-all, barrier (every "
                   "registered op; see run --list)");
   cmd->add_option("--algo", sel->algo,
                   "Algorithm: bcast takes a tree shape (flat, binary, kary:K, binomial, lambda, greedy, fibo, hier); "
                   "reduce and gather binomial; allreduce postal, postal-delay-recv, postal-delay-send, "
                   "recursive-doubling, reduce-bcast; s2p " + joined(s2p_algorithm_names()) + "; one-to-all " +
                       joined(c3_algorithm_names("one-to-all")) + " (logp-lev-rec:G, G in (0, 1)); all-to-one " +
-                      joined(c3_algorithm_names("all-to-one")) + "; all-to-all " + joined(c3_algorithm_names("all-to-all")));
+                      joined(c3_algorithm_names("all-to-one")) + "; all-to-all " + joined(c3_algorithm_names("all-to-all")) +
+                      "; barrier central, dissemination, combine, mcs, tournament, fibo, hier");
   cmd->add_option("--p", sel->p, "Number of ranks (threads), at least 1; may exceed the cores");
   cmd->add_option("--bytes", sel->bytes,
                   "Bytes per rank (gather: per block; s2p: each source's message, every rank holding sources*bytes; "
@@ -378,6 +379,10 @@ void run_collective(const RunArgs& args) {
   const std::shared_ptr<const Plan> plan = cached_plan(req);
   const bool known = plan->op == "bcast" || plan->op == "reduce" || plan->op == "gather" || plan->op == "allreduce" ||
                      uses_blocks(plan->op);
+  if (plan->op == "barrier" && args.verify) {
+    throw InputError("--verify does not apply to barrier: its messages carry no data (a run that returns has completed "
+                     "every rank's arrival and wake-up)");
+  }
   if (!known && args.verify) {
     throw InputError("--verify knows bcast, reduce, gather, allreduce, s2p, one-to-all, all-to-one and all-to-all, not " +
                      plan->op);

@@ -81,10 +81,13 @@ BarrierShape barrier_shape(BarrierAlgorithm algorithm, int n, const SendRecv& se
       break;
     case BarrierAlgorithm::tournament:
       s.family = BarrierShape::Family::tree;
-      s.arrival = tree("binomial");
-      // binomial children are in increasing round order: round 0's loser v + 1 first.
+      // The binomial tree lists v's children largest subtree first (its broadcast send order:
+      // v + 1 heads the largest). So the matches in increasing round order (the smallest
+      // subtree, whose winner is known first, first) are the reversed lists, and the wake-up in
+      // reverse round order (the last round's loser first) is the broadcast order itself.
+      s.wakeup = tree("binomial");
       s.match_per_child = true;
-      s.wakeup = reversed(s.arrival);
+      s.arrival = reversed(s.wakeup);
       break;
     case BarrierAlgorithm::fibo:
       s.family = BarrierShape::Family::tree;

@@ -9,6 +9,10 @@
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/plan.hpp"
 
+namespace postbox {
+class Topology;
+}
+
 namespace postbox::internal {
 
 // A plan under construction: ops are appended in program order; finish() derives the deps
@@ -48,6 +52,24 @@ class PlanDraft {
 inline Region user(std::uint64_t offset, std::uint64_t bytes) { return Region{Buffer::user, offset, bytes}; }
 inline Region scratch(std::uint64_t offset, std::uint64_t bytes) { return Region{Buffer::scratch, offset, bytes}; }
 
+// The topology and rank → PU placement a hier shape is built on: the request's, else this
+// machine and a compact placement of the p ranks. When `hier` is false, the request's
+// (possibly null) pointers pass through untouched.
+class HierPlacement {
+ public:
+  HierPlacement(const PlanRequest& req, bool hier);
+  HierPlacement(const HierPlacement&) = delete;
+  HierPlacement& operator=(const HierPlacement&) = delete;
+  [[nodiscard]] const Topology* topology() const { return topology_; }
+  [[nodiscard]] const std::vector<int>* placement() const { return placement_ != nullptr || !hier_ ? placement_ : &compact_; }
+
+ private:
+  bool hier_;
+  const Topology* topology_;
+  const std::vector<int>* placement_;
+  std::vector<int> compact_;
+};
+
 // bytes must be a whole number of elements (ops that combine).
 void require_elements(const PlanRequest& req);
 
@@ -72,5 +94,6 @@ void append_tree_bcast(PlanDraft& d, const std::vector<int>& parent, const std::
 
 void register_tree_plans();
 void register_allreduce_plans();
+void register_barrier_plans();
 
 }  // namespace postbox::internal

@@ -40,6 +40,7 @@ void ensure_builtins() {
   std::call_once(once, [] {
     internal::register_tree_plans();
     internal::register_allreduce_plans();
+    internal::register_barrier_plans();
     register_s2p_plans();
     register_c3_plans();
   });

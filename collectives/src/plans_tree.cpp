@@ -35,19 +35,8 @@ void split(IntervalTree& t, int lo, int hi, int root) {
 
 Plan build_bcast(const PlanRequest& req) {
   const ShapeSpec shape = ShapeSpec::parse(req.algo);
-  const SendRecv model = model_of(req);
-  const Topology* topo = req.topology;
-  const std::vector<int>* placement = req.placement;
-  std::vector<int> compact;
-  if (shape.kind == ShapeSpec::Kind::hier && topo == nullptr) {
-    static const Topology machine = Topology::machine();
-    topo = &machine;
-  }
-  if (shape.kind == ShapeSpec::Kind::hier && placement == nullptr) {
-    compact = topo->place(Placement::compact(), req.p);
-    placement = &compact;
-  }
-  const Tree tree = build_tree(shape, req.p, req.root, model, topo, placement);
+  const HierPlacement placed(req, shape.kind == ShapeSpec::Kind::hier);
+  const Tree tree = build_tree(shape, req.p, req.root, model_of(req), placed.topology(), placed.placement());
   PlanDraft d(req, req.root);
   append_tree_bcast(d, tree.parent, tree.children, static_cast<std::uint64_t>(req.bytes));
   return d.finish();
@@ -92,6 +81,15 @@ Plan build_gather(const PlanRequest& req) {
 }
 
 }  // namespace
+
+HierPlacement::HierPlacement(const PlanRequest& req, bool hier) : hier_(hier), topology_(req.topology), placement_(req.placement) {
+  if (!hier) return;
+  if (topology_ == nullptr) {
+    static const Topology machine = Topology::machine();
+    topology_ = &machine;
+  }
+  if (placement_ == nullptr) compact_ = topology_->place(Placement::compact(), req.p);
+}
 
 IntervalTree interval_tree(int p, int root) {
   IntervalTree t;

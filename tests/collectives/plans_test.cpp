@@ -1,6 +1,7 @@
 // Plan builders: the registry and its refusals, every op × algorithm × p × size × root
-// validated and exported to GOAL and read back, the postal deficiency schedule, and a symbolic
-// run of every combining plan that tracks which contributions each value holds, in order.
+// validated and exported to GOAL and read back, the postal deficiency schedule, a symbolic
+// run of every combining plan that tracks which contributions each value holds, in order, and
+// the barrier plans against their barrier_shape() (messages, order, causality).
 #include "algo_table.hpp"
 #include "postbox/collectives/plans.hpp"
 
@@ -10,14 +11,18 @@
 #include <deque>
 #include <map>
 #include <numeric>
+#include <ostream>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "postbox/collectives/barrier_shape.hpp"
 #include "postbox/collectives/postal.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/goal_parse.hpp"
 #include "postbox/runtime/plan_export.hpp"
+#include "postbox/runtime/topology.hpp"
 
 namespace postbox {
 namespace {
@@ -334,6 +339,200 @@ TEST(PlanGather, BlocksLandAtRankOffsets) {
   for (const Op& op : plan.ranks[5].ops)
     if (op.code == OpCode::recv) at_root += op.a.bytes;
   EXPECT_EQ(at_root, 12U * 16U);
+}
+
+// ---- barrier (issue 10: the barrier on the plan road) ----
+
+const std::vector<int> kBarrierPs{1, 2, 3, 5, 8, 13, 19, 64};
+const std::vector<std::string> kBarrierAlgos{"central", "dissemination", "combine", "mcs", "tournament", "fibo", "hier"};
+
+// hier on a fixed topology (two packages of four two-PU cores), ranks scattered over it, so
+// the shape does not depend on the machine the test runs on.
+const Topology& barrier_topology() {
+  static const Topology t = Topology::synthetic("pack:2 core:4 pu:2");
+  return t;
+}
+
+struct BarrierCase {
+  PlanRequest req;
+  std::vector<int> placement;
+  BarrierCase(const std::string& algo, int p, std::int64_t bytes)
+      : placement(barrier_topology().place(Placement::scatter(), p)) {
+    req.op = "barrier";
+    req.algo = algo;
+    req.p = p;
+    req.bytes = bytes;
+    req.lambda = Rational(5, 2);  // non-integer: combine picks delay-recv or delay-send; fibo s = 1, r = 3/2
+    req.topology = &barrier_topology();
+    req.placement = &placement;
+  }
+  BarrierCase(const BarrierCase&) = delete;
+  [[nodiscard]] BarrierShape shape() const {
+    return barrier_shape(*parse_barrier_algorithm(req.algo), req.p, model_of(req), req.topology, req.placement);
+  }
+};
+
+struct Msg {
+  OpCode code;
+  int peer;
+  friend bool operator==(const Msg&, const Msg&) = default;
+};
+std::ostream& operator<<(std::ostream& o, const Msg& m) { return o << to_string(m.code) << ' ' << m.peer; }
+
+// What rank v must send and receive, in order, per the shape: tree and central, arrival (a
+// receive from each arrival child in the tree's order, a send to the parent) before wake-up (a
+// receive from the wake-up parent, a send to each child in send order); rounds, per round k a
+// send to v + offset[k−1] (k <= m), then the receive of send round j = k − λ + 1 from
+// v − offset[j−1].
+std::vector<Msg> expected_messages(const BarrierShape& s, int v) {
+  std::vector<Msg> out;
+  const auto i = static_cast<std::size_t>(v);
+  if (s.family == BarrierShape::Family::rounds) {
+    for (std::int64_t k = 1; k <= s.t; ++k) {
+      if (k <= s.m) out.push_back({OpCode::send, static_cast<int>((v + s.offset[static_cast<std::size_t>(k - 1)]) % s.n)});
+      const std::int64_t j = k - s.lambda + 1;
+      if (j >= 1 && j <= s.m)
+        out.push_back({OpCode::recv, static_cast<int>((v - s.offset[static_cast<std::size_t>(j - 1)] + s.n) % s.n)});
+    }
+    return out;
+  }
+  for (int c : s.arrival.children[i]) out.push_back({OpCode::recv, c});
+  if (s.arrival.parent[i] >= 0) out.push_back({OpCode::send, s.arrival.parent[i]});
+  if (s.wakeup.parent[i] >= 0) out.push_back({OpCode::recv, s.wakeup.parent[i]});
+  for (int c : s.wakeup.children[i]) out.push_back({OpCode::send, c});
+  return out;
+}
+
+// Causality through the plan's dependencies and messages (the order every executor keeps): the
+// set of ranks whose arrival (the start of its program) happens before each op completes. A
+// barrier lets no rank leave (finish its program) before every rank has arrived.
+std::vector<std::uint64_t> exit_knowledge(const Plan& plan) {
+  const int p = plan.p;
+  std::vector<std::vector<std::uint64_t>> know(static_cast<std::size_t>(p));
+  std::map<std::tuple<int, int, std::uint32_t>, std::pair<int, std::size_t>> send_of;  // (from, to, tag) → op
+  for (int r = 0; r < p; ++r) {
+    const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+    know[static_cast<std::size_t>(r)].assign(ops.size(), std::uint64_t{1} << r);
+    for (std::size_t j = 0; j < ops.size(); ++j)
+      if (ops[j].code == OpCode::send) send_of[{r, ops[j].peer, ops[j].tag}] = {r, j};
+  }
+  for (bool changed = true; changed;) {  // least fixpoint: sets only grow, the graph is acyclic
+    changed = false;
+    for (int r = 0; r < p; ++r) {
+      const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+      for (std::size_t j = 0; j < ops.size(); ++j) {
+        std::uint64_t k = know[static_cast<std::size_t>(r)][j];
+        for (std::uint32_t d : ops[j].deps) k |= know[static_cast<std::size_t>(r)][d];
+        if (ops[j].code == OpCode::recv) {
+          const auto [q, sj] = send_of.at({ops[j].peer, r, ops[j].tag});
+          k |= know[static_cast<std::size_t>(q)][sj];
+        }
+        if (k != know[static_cast<std::size_t>(r)][j]) {
+          know[static_cast<std::size_t>(r)][j] = k;
+          changed = true;
+        }
+      }
+    }
+  }
+  std::vector<std::uint64_t> out(static_cast<std::size_t>(p), 0);
+  for (int r = 0; r < p; ++r) {
+    out[static_cast<std::size_t>(r)] = std::uint64_t{1} << r;
+    for (std::uint64_t k : know[static_cast<std::size_t>(r)]) out[static_cast<std::size_t>(r)] |= k;
+  }
+  return out;
+}
+
+class BarrierPlans : public testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(BarrierPlans, AreTheirShapeAsMessages) {
+  const auto& [algo, p] = GetParam();
+  for (std::int64_t bytes : {0, 8}) {
+    SCOPED_TRACE("barrier/" + algo + " p=" + std::to_string(p) + " bytes=" + std::to_string(bytes));
+    const BarrierCase c(algo, p, bytes);
+    const Plan plan = build_plan(c.req);
+    const BarrierShape shape = c.shape();
+    ASSERT_EQ(validate(plan), std::nullopt);
+    EXPECT_EQ(validate_rings(plan, 4096), std::nullopt);
+    EXPECT_EQ(plan.root, -1);
+    EXPECT_EQ(static_cast<std::int64_t>(message_count(plan)), barrier_messages(shape));
+    for (int v = 0; v < p; ++v) {
+      std::vector<Msg> got;
+      for (const Op& op : plan.ranks[static_cast<std::size_t>(v)].ops) {
+        if (op.code == OpCode::send || op.code == OpCode::recv) {
+          got.push_back({op.code, op.peer});
+          EXPECT_EQ(op.a.bytes, static_cast<std::uint64_t>(bytes));
+        }
+      }
+      EXPECT_EQ(got, expected_messages(shape, v)) << "rank " << v;
+    }
+    const std::uint64_t all = p == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << p) - 1;
+    const auto known = exit_knowledge(plan);
+    for (int v = 0; v < p; ++v) EXPECT_EQ(known[static_cast<std::size_t>(v)], all) << "rank " << v << " leaves early";
+    if (p <= 19) expect_goal_matches(plan);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, BarrierPlans, testing::Combine(testing::ValuesIn(kBarrierAlgos), testing::ValuesIn(kBarrierPs)),
+                         [](const testing::TestParamInfo<std::tuple<std::string, int>>& c) {
+                           return std::get<0>(c.param) + "_p" + std::to_string(std::get<1>(c.param));
+                         });
+
+// The causality check above is not vacuous: a wake-up that does not wait for the arrival
+// (here: the root's first wake-up send moved before its arrival receives) is caught.
+TEST(BarrierPlans, EarlyWakeUpIsCaught) {
+  const BarrierCase c("central", 3, 0);
+  Plan plan = build_plan(c.req);
+  auto& root = plan.ranks[0].ops;
+  const auto first_send = std::find_if(root.begin(), root.end(), [](const Op& op) { return op.code == OpCode::send; });
+  ASSERT_NE(first_send, root.end());
+  Op early = *first_send;
+  root.erase(first_send);
+  early.deps.clear();
+  for (Op& op : root) op.deps.clear();
+  root.insert(root.begin(), early);
+  derive_dependencies(plan);
+  plan.finalize();
+  ASSERT_EQ(validate(plan), std::nullopt);
+  EXPECT_NE(exit_knowledge(plan)[static_cast<std::size_t>(early.peer)], std::uint64_t{7});
+}
+
+// A tournament plays its matches in increasing round order (the smallest subtree's winner is
+// known first) and wakes in reverse round order (the last round's loser, heading the largest
+// subtree, first): docs/barrier.md's table.
+TEST(BarrierPlans, TournamentMatchesSmallestFirstAndWakesLargestFirst) {
+  for (int p : kBarrierPs) {
+    const BarrierShape s = BarrierCase("tournament", p, 0).shape();
+    std::vector<int> size(static_cast<std::size_t>(p), 1);
+    for (int v = p - 1; v > 0; --v) {  // binomial: every parent is below its child
+      size[static_cast<std::size_t>(s.arrival.parent[static_cast<std::size_t>(v)])] += size[static_cast<std::size_t>(v)];
+    }
+    auto sizes = [&](const std::vector<int>& kids) {
+      std::vector<int> out;
+      for (int c : kids) out.push_back(size[static_cast<std::size_t>(c)]);
+      return out;
+    };
+    for (int v = 0; v < p; ++v) {
+      const auto up = sizes(s.arrival.children[static_cast<std::size_t>(v)]);
+      const auto down = sizes(s.wakeup.children[static_cast<std::size_t>(v)]);
+      EXPECT_TRUE(std::is_sorted(up.begin(), up.end())) << "p=" << p << " rank " << v;
+      EXPECT_TRUE(std::is_sorted(down.rbegin(), down.rend())) << "p=" << p << " rank " << v;
+      EXPECT_EQ(s.arrival.parent, s.wakeup.parent);
+    }
+    EXPECT_TRUE(s.match_per_child);
+  }
+}
+
+TEST(BarrierPlans, RefuseAParameter) {
+  PlanRequest req = req_of("barrier", "fibo:3", 4, 0, 0);
+  EXPECT_THROW((void)build_plan(req), InputError);
+  req.algo = "default";
+  EXPECT_THROW((void)build_plan(req), InputError);
+}
+
+TEST(BarrierPlans, HierWithoutTopologyUsesTheMachine) {
+  const Plan plan = build_plan(req_of("barrier", "hier", 6, 0, 0));
+  EXPECT_EQ(validate(plan), std::nullopt);
+  EXPECT_EQ(message_count(plan), 10U);
 }
 
 }  // namespace

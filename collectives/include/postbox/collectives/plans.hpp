@@ -17,10 +17,15 @@
 //   s2p        br-lin, br-xy-source, br-xy-dim, xor, 2-step, repos-lin, repos-xy-source,
 //              part-lin, part-xy-source (s2p.hpp; params mesh, sources, dist, seed, source-list).
 //   one-to-all, all-to-one, all-to-all   the C³ routing algorithms of c3.hpp (params mesh).
+//   barrier    central, dissemination, combine, mcs, tournament, fibo, hier: the barrier's
+//              arrival and wake-up as messages, built from barrier_shape() (barrier_shape.hpp)
+//              for the request's model; hier on the request's topology and placement (null:
+//              the machine, compact). Rootless (plan.root = −1; trees complete at rank 0).
 //
 // Buffers (Plan::user_bytes): bcast, reduce, allreduce: `bytes` at every rank (in place; after
 // reduce the non-root buffers hold partial results). gather: p·bytes at the root, `bytes`
-// elsewhere (the rank's own block; read only).
+// elsewhere (the rank's own block; read only). barrier: every message carries `bytes` (0: a
+// pure notification) from user[0, bytes); scratch holds one slot per received signal.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +49,7 @@ struct PlanRequest {
   std::string algo;  // a registered name; "kary:4", "lambda:0.4", "hier:fibo,binomial" carry a parameter
   int p = 1;
   std::int64_t bytes = 0;        // per-rank contribution; signed so that a negative value is refused
-  int root = 0;                  // ignored (plan.root = -1) by rootless ops such as allreduce
+  int root = 0;                  // ignored (plan.root = -1) by rootless ops such as allreduce and barrier
   std::uint32_t elem_bytes = 1;  // reduce granularity; bytes must be a multiple where ops combine
   std::optional<Rational> lambda;  // postal latency λ >= 1 (exclusive with model)
   std::optional<SendRecv> model;   // send and receive latency (λ = 1 + r/s)
