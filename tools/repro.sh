@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates docs/reproduction.md and docs/img/repro-*.svg: the papers' figures re-run on the
-# emulated machines (docs/emulator.md). Usage: tools/repro.sh [path/to/postbox]
+# emulated machines (docs/emulator.md); and the emulator table of docs/barrier.md. Usage: tools/repro.sh [path/to/postbox]
 # The C³ and s-to-p sections use postbox-repro (tools/repro/repro_driver.cpp), found next to the
 # postbox binary or in $POSTBOX_REPRO. Deterministic: the same binaries and profiles give the
 # same files. The sections live in tools/repro/*.sh (sourced; helpers in tools/repro/lib.sh).
@@ -144,3 +144,6 @@ echo
 . "$here/tools/repro/s2p.sh"
 } > "$out"
 echo "wrote $out"
+# docs/barrier.md, "The barrier on the emulator": the block between its markers.
+"$here/tools/repro/barrier.sh" "$pb" --write "$here/docs/barrier.md"
+echo "updated $here/docs/barrier.md"

@@ -1,13 +1,14 @@
 // Plan builders: the registry and its refusals, every op × algorithm × p × size × root
 // validated and exported to GOAL and read back, the postal deficiency schedule, a symbolic
 // run of every combining plan that tracks which contributions each value holds, in order, and
-// the barrier plans against their barrier_shape() (messages, order, causality).
+// the barrier plans against their barrier_shape() (messages, order, causality, emulated time).
 #include "algo_table.hpp"
 #include "postbox/collectives/plans.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <numeric>
@@ -22,6 +23,8 @@
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/goal_parse.hpp"
 #include "postbox/runtime/plan_export.hpp"
+#include "postbox/runtime/sim/machine.hpp"
+#include "postbox/runtime/sim/simulator.hpp"
 #include "postbox/runtime/topology.hpp"
 
 namespace postbox {
@@ -533,6 +536,105 @@ TEST(BarrierPlans, HierWithoutTopologyUsesTheMachine) {
   const Plan plan = build_plan(req_of("barrier", "hier", 6, 0, 0));
   EXPECT_EQ(validate(plan), std::nullopt);
   EXPECT_EQ(message_count(plan), 10U);
+}
+
+// ---- barrier plans in the emulator (docs/barrier.md, "The barrier on the emulator") ----
+
+sim::SimResult emulate_barrier(const std::string& algo, int p, const sim::Machine& m, const Rational& lambda) {
+  PlanRequest req = req_of("barrier", algo.c_str(), p, 0, 0);
+  req.lambda = lambda;
+  return sim::simulate(build_plan(req), m);
+}
+
+const Rational kCordsenLambda(4);  // s = 1, r = 3: the Fibo-tree Cordsen built for MANNA (§5)
+
+// Flat arrival: p − 1 arrivals land at s and the root takes r for each; flat wake-up: p − 1
+// sends of s, the last received r later. On the send/receive model that is s + (p − 1)r +
+// (p − 1)s + r = p(s + r), exactly.
+TEST(BarrierEmulated, CentralOnMannaIsPTimesSPlusR) {
+  const sim::Machine manna = sim::load_machine("manna");
+  for (int p = 2; p <= 19; ++p) {
+    EXPECT_DOUBLE_EQ(emulate_barrier("central", p, manna, kCordsenLambda).time_us, p * (27.0 + 88.0)) << p;
+  }
+  EXPECT_DOUBLE_EQ(emulate_barrier("central", 1, manna, kCordsenLambda).time_us, 0.0);
+}
+
+TEST(BarrierEmulated, FiboOnMannaP19IsDeterministic) {
+  const sim::Machine manna = sim::load_machine("manna");
+  const sim::SimResult a = emulate_barrier("fibo", 19, manna, kCordsenLambda);
+  const sim::SimResult b = emulate_barrier("fibo", 19, manna, kCordsenLambda);
+  EXPECT_TRUE(std::isfinite(a.time_us));
+  EXPECT_GT(a.time_us, 0);
+  EXPECT_EQ(a.time_us, b.time_us);
+  EXPECT_EQ(a.per_rank_us, b.per_rank_us);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.messages, 36U);
+}
+
+// Cordsen §2: a barrier is a reduction phase, then a distribution phase. On the send/receive
+// model (MANNA, no contention) every tree barrier's emulated time is the arrival time at the
+// root plus its wake-up tree's multicast time, each computed here without the emulator:
+// arrival, a node takes r per child signal in the order they land, a signal landing s after
+// the child's own token is complete; wake-up, the i-th child of a node active at a is active
+// at a + i·s + r (Cordsen §2.2.1).
+double arrival_sr(const Tree& t, int v, double s, double r) {
+  std::vector<double> lands;
+  for (int c : t.children[static_cast<std::size_t>(v)]) lands.push_back(arrival_sr(t, c, s, r) + s);
+  std::sort(lands.begin(), lands.end());
+  double done = 0;
+  for (double at : lands) done = std::max(done, at) + r;
+  return done;
+}
+double wakeup_sr(const Tree& t, int v, double active, double s, double r) {
+  double last = active, i = 0;
+  for (int c : t.children[static_cast<std::size_t>(v)]) last = std::max(last, wakeup_sr(t, c, active + ++i * s + r, s, r));
+  return last;
+}
+
+TEST(BarrierEmulated, TreeBarrierIsArrivalThenMulticastOnManna) {
+  const sim::Machine manna = sim::load_machine("manna");
+  for (const char* algo : {"central", "mcs", "tournament", "fibo", "hier"}) {
+    for (int p = 1; p <= 19; ++p) {
+      BarrierCase c(algo, p, 0);
+      c.req.lambda = kCordsenLambda;
+      const BarrierShape shape = c.shape();
+      const double want = arrival_sr(shape.arrival, 0, 27, 88) + wakeup_sr(shape.wakeup, 0, 0, 27, 88);
+      EXPECT_DOUBLE_EQ(sim::simulate(build_plan(c.req), manna).time_us, want) << algo << " p=" << p;
+    }
+  }
+}
+
+// The order docs/barrier.md reports for MANNA at p = 19: dissemination (everyone works in every
+// round) < fibo (binomial reduction + Fibo distribution, Cordsen's barrier) < tournament (the
+// same reduction, binomial distribution) < mcs < central; combine, built for the postal model,
+// falls behind dissemination (its receives cost r here).
+TEST(BarrierEmulated, OrderOnMannaAtP19) {
+  const sim::Machine manna = sim::load_machine("manna");
+  auto t = [&](const char* algo) { return emulate_barrier(algo, 19, manna, kCordsenLambda).time_us; };
+  EXPECT_LT(t("dissemination"), t("fibo"));
+  EXPECT_LT(t("fibo"), t("tournament"));
+  EXPECT_LT(t("tournament"), t("mcs"));
+  EXPECT_LT(t("mcs"), t("central"));
+  EXPECT_LT(t("dissemination"), t("combine"));
+}
+
+// The doc's claims for every p of its table: dissemination is never slower than another shape,
+// and from p = 3 on Cordsen's barrier spends longer in the reduction than in the distribution.
+TEST(BarrierEmulated, DisseminationFirstAndReductionLongerOnManna) {
+  const sim::Machine manna = sim::load_machine("manna");
+  for (int p = 2; p <= 19; ++p) {
+    const double d = emulate_barrier("dissemination", p, manna, kCordsenLambda).time_us;
+    for (const char* algo : {"central", "combine", "mcs", "tournament", "fibo"}) {
+      EXPECT_LE(d, emulate_barrier(algo, p, manna, kCordsenLambda).time_us) << algo << " p=" << p;
+    }
+    PlanRequest bcast = req_of("bcast", "fibo", p, 0, 0);
+    bcast.lambda = kCordsenLambda;
+    const double distribution = sim::simulate(build_plan(bcast), manna).time_us;
+    const double reduction = emulate_barrier("fibo", p, manna, kCordsenLambda).time_us - distribution;
+    if (p >= 3) {
+      EXPECT_GT(reduction, distribution) << "p=" << p;
+    }
+  }
 }
 
 }  // namespace
