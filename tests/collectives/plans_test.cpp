@@ -460,13 +460,17 @@ TEST_P(BarrierPlans, AreTheirShapeAsMessages) {
     EXPECT_EQ(static_cast<std::int64_t>(message_count(plan)), barrier_messages(shape));
     for (int v = 0; v < p; ++v) {
       std::vector<Msg> got;
+      std::uint64_t slots = 0;
       for (const Op& op : plan.ranks[static_cast<std::size_t>(v)].ops) {
         if (op.code == OpCode::send || op.code == OpCode::recv) {
           got.push_back({op.code, op.peer});
           EXPECT_EQ(op.a.bytes, static_cast<std::uint64_t>(bytes));
+          slots += op.code == OpCode::recv && op.a.buffer == Buffer::scratch ? 1 : 0;
         }
       }
       EXPECT_EQ(got, expected_messages(shape, v)) << "rank " << v;
+      // One scratch slot per received signal (a byte each at 0 bytes, so each has its place).
+      EXPECT_EQ(plan.scratch_bytes[static_cast<std::size_t>(v)], slots * std::max<std::uint64_t>(bytes, 1));
     }
     const std::uint64_t all = p == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << p) - 1;
     const auto known = exit_knowledge(plan);
