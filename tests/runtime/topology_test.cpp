@@ -416,6 +416,56 @@ TEST(Topology, SyntheticCannotBind) {
   EXPECT_FALSE(bound);
 }
 
+// ---- allowed_cpu_count -------------------------------------------------------------------
+
+int affinity_count() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return -1;
+  return CPU_COUNT(&set);
+}
+
+TEST(AllowedCpuCount, IsTheProcessAffinityMask) {
+  // The test runs on the main thread, whose mask is the process's.
+  EXPECT_EQ(allowed_cpu_count(), affinity_count());
+  EXPECT_GE(allowed_cpu_count(), 1);
+}
+
+TEST(AllowedCpuCount, AThreadPinnedToOneCpuStillSeesTheProcessSet) {
+  const int process = allowed_cpu_count();
+  int pinned = -1;
+  int own = -1;
+  std::thread th([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(::sched_getcpu(), &one);
+    ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+    own = affinity_count();
+    pinned = allowed_cpu_count();
+  });
+  th.join();
+  EXPECT_EQ(own, 1);
+  EXPECT_EQ(pinned, process);
+}
+
+TEST(AllowedCpuCountDeathTest, IsOneInAProcessAllowedOneCpu) {
+  // A child process restricted as `taskset -c N` would: its main thread and every thread it
+  // starts see one CPU, whatever the host has.
+  EXPECT_EXIT(
+      {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(::sched_getcpu(), &one);
+        if (::sched_setaffinity(0, sizeof one, &one) != 0) std::_Exit(3);
+        int in_thread = -1;
+        std::thread th([&] { in_thread = allowed_cpu_count(); });
+        th.join();
+        std::fprintf(stderr, "main %d thread %d\n", allowed_cpu_count(), in_thread);
+        std::_Exit(0);
+      },
+      testing::ExitedWithCode(0), "main 1 thread 1");
+}
+
 TEST(TopologyDeathTest, PuOutOfRangeIsAProgrammingError) {
   const Topology t = Topology::synthetic("pack:1 core:2 pu:1");
   EXPECT_DEATH((void)t.pu(2), "PU 2 outside 0..1");
