@@ -258,7 +258,7 @@ void Mailboxes::send(int src, int dst, std::span<const std::byte> message) {
   const std::uint64_t h = r.write;
   const std::uint64_t end = h + total;
   // The record plus the zero word after it must fit before tail + capacity.
-  if (end + kHeaderBytes - r.cached_tail > r.capacity()) [[unlikely]] await_room(r, src, h, total);
+  if (end + kHeaderBytes - r.cached_tail > r.capacity()) [[unlikely]] await_room(r, src, dst, h, total, n);
   if (n != 0) copy_in(r, h + kHeaderBytes, message.data(), n);
   if (end + kHeaderBytes > r.zeroed) [[unlikely]] {
     // relaxed: published by the release store of the header below.
@@ -282,11 +282,12 @@ void Mailboxes::zero_ahead(Ring& r, std::uint64_t end) noexcept {
   r.zeroed = std::max(r.zeroed, to);
 }
 
-void Mailboxes::await_room(Ring& r, int src, std::uint64_t h, std::uint64_t len) {
+void Mailboxes::await_room(Ring& r, int src, int dst, std::uint64_t h, std::uint64_t len, std::uint64_t n) {
   const std::uint64_t cap = r.capacity();
   // acquire: the consumer finished reading the bytes before it advanced tail past them.
   r.cached_tail = line_floor(r.tail.load(std::memory_order_acquire));
   if (h + len + kHeaderBytes - r.cached_tail <= cap) return;
+  if (src == dst) [[unlikely]] fail_self_send(r, src, n);
   const auto room = [&] {
     return h + len + kHeaderBytes - line_floor(r.tail.load(std::memory_order_acquire)) <= cap;
   };
@@ -304,7 +305,7 @@ void Mailboxes::send_streamed(Ring& r, int src, int dst, std::span<const std::by
   while (pos < total) {
     const std::uint64_t len = std::min(total - pos, r.chunk);
     // 8 bytes stay free past every chunk, for the zero word that marks the next header slot.
-    if (h + len + kHeaderBytes - r.cached_tail > r.capacity()) await_room(r, src, h, len);
+    if (h + len + kHeaderBytes - r.cached_tail > r.capacity()) await_room(r, src, dst, h, len, n);
     const PayloadSlice s = payload_slice(pos, len, n);
     if (s.n != 0) copy_in(r, h + s.record_off, message.data() + s.payload_off, s.n);
     if (pos + len == total) {
@@ -330,6 +331,7 @@ void Mailboxes::send_streamed(Ring& r, int src, int dst, std::span<const std::by
 }
 
 std::uint64_t Mailboxes::await_header(int dst, int src, Ring*& r) {
+  if (dst == src) [[unlikely]] fail_self_recv(dst, "recv");
   Inbox& box = inboxes_[dst];
   std::atomic<Ring*>& slot = box.from[src];
   // Polls the header slot only: one line, which also holds the payload of a small message.
@@ -407,6 +409,19 @@ std::size_t Mailboxes::recv(int dst, int src, std::span<std::byte> out) {
   return n;
 }
 
+void Mailboxes::fail_self_send(const Ring& r, int rank, std::uint64_t n) {
+  // relaxed: this thread is the ring's consumer too (self-messages have one thread).
+  const std::uint64_t undelivered = r.write - r.tail.load(std::memory_order_relaxed);
+  PB_CHECK(false, "mailbox send: rank " + std::to_string(rank) + " sends itself a message of " + std::to_string(n) +
+                      " bytes that does not fit its ring to itself (" + std::to_string(r.capacity()) + " bytes, " +
+                      std::to_string(undelivered) + " of them undelivered): nobody else would drain it");
+}
+
+void Mailboxes::fail_self_recv(int rank, const char* what) {
+  PB_CHECK(false, std::string("mailbox ") + what + ": rank " + std::to_string(rank) +
+                      " waits for a message from itself and none is pending: nobody else can send it");
+}
+
 void Mailboxes::fail_too_small(int src, std::uint64_t n, std::size_t room) {
   PB_CHECK(n <= room, "mailbox recv: message of " + std::to_string(n) + " bytes from rank " + std::to_string(src) +
                           " does not fit the " + std::to_string(room) + "-byte buffer");
@@ -457,6 +472,7 @@ int Mailboxes::recv_any(int dst, std::span<std::byte> out, std::size_t& size) {
   for (;;) {
     const int src = try_recv_any(dst, out, size);
     if (src >= 0) return src;
+    if (p_ == 1) [[unlikely]] fail_self_recv(dst, "recv_any");
     const auto ready = [&] {
       for (int s = 0; s < p_; ++s) {
         Ring* q = box.from[s].load(std::memory_order_acquire);  // acquire: pairs with create_ring()
