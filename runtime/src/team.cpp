@@ -11,9 +11,15 @@ namespace postbox {
 namespace {
 
 // With more ranks than CPUs the process may use, a rank spinning in recv holds the core its
-// sender needs: the mailboxes then skip the spin phase and yield at once.
+// sender needs: the mailboxes then skip the spin phase and yield at once. Waits then end in a
+// block far more often, and membarrier(2) on every block interrupts the CPUs running the other
+// ranks: there it never clearly paid, and cost 1.2-1.4x on blocking round trips
+// (docs/mailboxes.md, "membarrier or not").
 MailboxOptions mailbox_options(MailboxOptions o, int p, int cpus) {
-  if (p > cpus) o.wait.spin_ns = 0;
+  if (p > cpus) {
+    o.wait.spin_ns = 0;
+    o.use_membarrier = false;
+  }
   return o;
 }
 

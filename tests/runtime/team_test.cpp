@@ -304,12 +304,13 @@ TEST(Team, ConcurrentAbortsKeepTeamAndMailboxesInAgreement) {
 
 // ---- oversubscription --------------------------------------------------------------------
 
-TEST(TeamDeathTest, RanksBeyondTheAllowedCpusSkipTheSpinPhase) {
+TEST(TeamDeathTest, RanksBeyondTheAllowedCpusSkipTheSpinPhaseAndMembarrier) {
   TeamOptions o;
   o.mailbox.wait = WaitPolicy{5'000, 10'000};
   {
     Team fits(1, o);
     EXPECT_EQ(fits.mailboxes().options().wait.spin_ns, 5'000);
+    EXPECT_TRUE(fits.mailboxes().options().use_membarrier);
   }
   // A child process allowed one CPU (as under `taskset -c 0`): two ranks oversubscribe it,
   // whatever std::thread::hardware_concurrency() says.
@@ -320,11 +321,12 @@ TEST(TeamDeathTest, RanksBeyondTheAllowedCpusSkipTheSpinPhase) {
         CPU_SET(sched_getcpu(), &one);
         if (sched_setaffinity(0, sizeof one, &one) != 0) std::_Exit(3);
         Team team(2, o);
-        std::fprintf(stderr, "allowed %d spin %lld\n", allowed_cpu_count(),
-                     static_cast<long long>(team.mailboxes().options().wait.spin_ns));
-        std::_Exit(team.mailboxes().options().wait.spin_ns == 0 ? 0 : 4);
+        const MailboxOptions& m = team.mailboxes().options();
+        std::fprintf(stderr, "allowed %d spin %lld membarrier %d\n", allowed_cpu_count(),
+                     static_cast<long long>(m.wait.spin_ns), m.use_membarrier ? 1 : 0);
+        std::_Exit(m.wait.spin_ns == 0 && !m.use_membarrier ? 0 : 4);
       },
-      testing::ExitedWithCode(0), "allowed 1 spin 0");
+      testing::ExitedWithCode(0), "allowed 1 spin 0 membarrier 0");
 }
 
 // ---- lifetime ----------------------------------------------------------------------------

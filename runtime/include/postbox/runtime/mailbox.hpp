@@ -71,7 +71,9 @@ struct MailboxOptions {
   // How blocking calls wait; defaults to the process default (POSTBOX_SPIN_NS, ...).
   WaitPolicy wait = default_wait_policy();
   // Use membarrier(2) for the wake-up handshake where Linux offers it (no fence on the fast
-  // path). false forces the portable handshake (a seq_cst read-modify-write per publication);
+  // path). false forces the portable handshake (a seq_cst read-modify-write per publication),
+  // which a Team chooses when its ranks outnumber the CPUs (each membarrier() on a block
+  // interrupts every CPU running a thread of the process; docs/mailboxes.md measures both);
   // tests use it to cover that path on machines that have membarrier.
   bool use_membarrier = true;
 };

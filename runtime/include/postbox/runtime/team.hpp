@@ -13,7 +13,9 @@
 //
 // Oversubscription: when p exceeds allowed_cpu_count() (the CPUs this process may run on, not
 // the host's), the mailboxes skip the spin phase (mailboxes().options().wait.spin_ns == 0): a
-// rank spinning in recv would hold the core its sender needs.
+// rank spinning in recv would hold the core its sender needs; and they use the portable
+// wake-up handshake (mailboxes().options().use_membarrier == false): waits end in a block far
+// more often, and membarrier(2) on each block would interrupt the CPUs running other ranks.
 //
 // Failure: when fn throws in some rank, the team aborts: team.aborted() becomes true, every
 // blocked or later mailbox call throws postbox::Aborted, and every abort listener runs. run()
