@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -225,6 +226,12 @@ TEST(Team, AbortWithoutAnyFailureMakesRunThrowAborted) {
 // state found the team still aborted, returned, and was then cleared with the run's own abort.
 TEST(Team, AbortArrivingWhileRunResetsIsNotLostItAbortsTheNextRun) {
   Team team(3);
+  std::mutex mu;
+  std::vector<std::thread::id> listener_threads;
+  const Team::ListenerId id = team.add_abort_listener([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    listener_threads.push_back(std::this_thread::get_id());
+  });
   bool hook_ran = false;
   internal::TeamTestPeer::set_reset_hook(team, [&] {
     hook_ran = true;
@@ -239,6 +246,14 @@ TEST(Team, AbortArrivingWhileRunResetsIsNotLostItAbortsTheNextRun) {
   ASSERT_TRUE(hook_ran);
   EXPECT_TRUE(team.aborted()) << "the abort that arrived during the reset was lost";
   EXPECT_TRUE(team.mailboxes().aborted()) << "team and mailboxes disagree";
+  {
+    // Once for the failing rank's abort (on its thread), once for the late one, applied by run().
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_EQ(listener_threads.size(), 2U);
+    EXPECT_NE(listener_threads[0], std::this_thread::get_id());
+    EXPECT_EQ(listener_threads[1], std::this_thread::get_id());
+  }
+  team.remove_abort_listener(id);
   std::atomic<int> saw_abort{0};
   EXPECT_THROW(team.run([&](RankContext& ctx) {
     if (ctx.aborted()) saw_abort.fetch_add(1, std::memory_order_relaxed);
