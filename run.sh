@@ -17,7 +17,7 @@ WERROR=OFF
 [ "${CI:-}" = "true" ] && WERROR=ON
 
 PACKAGES=(g++ cmake make pkg-config libhwloc-dev libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev libboost-dev libomp-dev graphviz)
+  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev libboost-dev libomp-dev graphviz util-linux)
 
 say() { printf '==> %s\n' "$*"; }
 

@@ -11,7 +11,11 @@
 // physical cores, which changes the bare round trip itself several-fold from one second to
 // the next. Google Benchmark supplies DoNotOptimize.
 //
+// (e) compares the two wake-up handshakes (membarrier(2) and the portable seq_cst one) with
+// unpinned threads, p = 2 and oversubscribed (ping-pong pairs and fan-in).
+//
 // Usage: bench_mailbox [--rounds N] [--rtt-batch N] [--stream-batch N] [--cpus A,B]
+//                      [--handshake-rounds N] [--handshake-p LIST] [--handshake-only]
 #include <benchmark/benchmark.h>
 #include <pthread.h>
 #include <sched.h>
@@ -32,6 +36,7 @@
 #include <vector>
 
 #include "postbox/runtime/mailbox.hpp"
+#include "postbox/runtime/topology.hpp"
 #include "postbox/runtime/wait.hpp"
 
 namespace {
@@ -39,6 +44,9 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 struct Config {
+  long handshake_rounds = 11;
+  std::vector<int> handshake_ps{2, 8, 32};
+  bool handshake_only = false;
   long rounds = 201;
   long rtt_batch = 1'000;
   // 64x the mailbox ring's 4096 16-byte records (and 32x boost's 8192 slots): a batch that
@@ -234,6 +242,125 @@ Rounds throughput_rounds(const Config& cfg) {
   return out;
 }
 
+// (e): the wake-up handshake, membarrier(2) against the portable seq_cst one (mailbox.hpp),
+// with more threads than CPUs. Threads are not pinned (the scheduler shares the CPUs out).
+// Per round the two variants run the same batch back to back, the first one alternating.
+enum class Pattern { kPingPong, kFanIn };
+
+// Wall time per round trip (ping-pong: p/2 pairs bounce 8 bytes `iters` times each, all pairs at
+// once) or per message (fan-in: ranks 1..p-1 send `iters` messages each to rank 0, which takes
+// them with recv_any).
+double handshake_batch(Pattern pattern, int p, long iters, bool membarrier, const postbox::WaitPolicy& wait) {
+  postbox::MailboxOptions o;
+  o.wait = wait;
+  o.use_membarrier = membarrier;
+  postbox::Mailboxes mb(p, o);
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  const auto start = [&] {
+    while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+  };
+  if (pattern == Pattern::kPingPong) {
+    for (int r = 0; r + 1 < p; r += 2) {
+      threads.emplace_back([&, r] {
+        start();
+        std::uint64_t v = 0;
+        auto bytes = std::as_writable_bytes(std::span(&v, 1));
+        for (long i = 0; i < iters; ++i) {
+          mb.send(r, r + 1, bytes);
+          (void)mb.recv(r, r + 1, bytes);
+        }
+      });
+      threads.emplace_back([&, r] {
+        start();
+        std::uint64_t v = 0;
+        auto bytes = std::as_writable_bytes(std::span(&v, 1));
+        for (long i = 0; i < iters; ++i) {
+          (void)mb.recv(r + 1, r, bytes);
+          mb.send(r + 1, r, bytes);
+        }
+      });
+    }
+  } else {
+    for (int r = 1; r < p; ++r) {
+      threads.emplace_back([&, r] {
+        start();
+        const std::uint64_t v = static_cast<std::uint64_t>(r);
+        for (long i = 0; i < iters; ++i) mb.send(r, 0, std::as_bytes(std::span(&v, 1)));
+      });
+    }
+    threads.emplace_back([&] {
+      start();
+      std::uint64_t v = 0;
+      std::size_t n = 0;
+      for (long i = 0; i < iters * (p - 1); ++i) (void)mb.recv_any(0, std::as_writable_bytes(std::span(&v, 1)), n);
+    });
+  }
+  const std::uint64_t t0 = now_ns();
+  go.store(true, std::memory_order_release);
+  for (auto& t : threads) t.join();
+  const std::uint64_t t1 = now_ns();
+  const double per = pattern == Pattern::kPingPong ? static_cast<double>(iters)
+                                                   : static_cast<double>(iters) * static_cast<double>(p - 1);
+  return static_cast<double>(t1 - t0) / per;
+}
+
+// (e), pinned: two threads on two CPUs (run_pair), the p = 2 fast path where nobody blocks and
+// the portable handshake pays its read-modify-write on every publication. Per round: `batch`
+// round trips (or one-way 8-byte messages) through each of the two mailboxes, back to back, the
+// first one alternating. Returns ns per round trip (or per message) of each, per round.
+Rounds pinned_handshake_rounds(const Config& cfg, bool stream, long batch) {
+  postbox::MailboxOptions with_mb;
+  postbox::MailboxOptions portable;
+  portable.use_membarrier = false;
+  postbox::Mailboxes a(2, with_mb);
+  postbox::Mailboxes b(2, portable);
+  const long rounds = cfg.handshake_rounds;
+  Rounds out;
+  run_pair(
+      cfg,
+      [&, rounds, batch] {
+        std::uint64_t v = 0;
+        auto bytes = std::as_writable_bytes(std::span(&v, 1));
+        for (long r = 0; r < rounds; ++r) {
+          for (int k = 0; k < 2; ++k) {
+            const bool use_a = (r + k) % 2 == 0;
+            postbox::Mailboxes& mb = use_a ? a : b;
+            const std::uint64_t t0 = now_ns();
+            for (long i = 0; i < batch; ++i) {
+              if (stream) {
+                (void)mb.recv(0, 1, bytes);
+              } else {
+                mb.send(0, 1, bytes);
+                (void)mb.recv(0, 1, bytes);
+              }
+            }
+            const double per = static_cast<double>(now_ns() - t0) / static_cast<double>(batch);
+            (use_a ? out.first : out.second).push_back(per);
+          }
+        }
+        benchmark::DoNotOptimize(v);
+      },
+      [&, rounds, batch] {
+        std::uint64_t v = 0;
+        auto bytes = std::as_writable_bytes(std::span(&v, 1));
+        for (long r = 0; r < rounds; ++r) {
+          for (int k = 0; k < 2; ++k) {
+            postbox::Mailboxes& mb = (r + k) % 2 == 0 ? a : b;
+            for (long i = 0; i < batch; ++i) {
+              if (stream) {
+                mb.send(1, 0, bytes);
+              } else {
+                (void)mb.recv(1, 0, bytes);
+                mb.send(1, 0, bytes);
+              }
+            }
+          }
+        }
+      });
+  return out;
+}
+
 long parse_long(const char* flag, const char* text) {
   char* end = nullptr;
   const long v = std::strtol(text, &end, 10);
@@ -255,6 +382,73 @@ std::vector<double> ratios(const std::vector<double>& num, const std::vector<dou
   return out;
 }
 
+void handshake_table(const Config& cfg) {
+  const int cpus = postbox::allowed_cpu_count();
+  double load_before[3] = {-1, -1, -1}, load_after[3] = {-1, -1, -1};
+  (void)getloadavg(load_before, 3);
+  struct Case {
+    Pattern pattern;
+    int p;
+    postbox::WaitPolicy wait;
+  };
+  std::vector<Case> cases;
+  for (int p : cfg.handshake_ps) {
+    for (Pattern pat : {Pattern::kPingPong, Pattern::kFanIn}) {
+      if (p < 2) continue;
+      if (p <= cpus) {
+        cases.push_back({pat, p, postbox::WaitPolicy{}});  // unpinned here; pinned in the "2p" rows
+      } else {
+        cases.push_back({pat, p, postbox::WaitPolicy{0, postbox::WaitPolicy{}.yield_ns}});  // a Team's policy here
+        cases.push_back({pat, p, postbox::WaitPolicy{0, 0}});                              // every wait blocks
+      }
+    }
+  }
+  std::printf("(e) wake-up handshake: membarrier(2) vs the portable seq_cst one; %d allowed CPUs, threads not pinned,\n"
+              "%ld rounds, each running both on the same batch back to back (first one alternating); medians over\n"
+              "rounds; ratio = median over rounds of membarrier / portable within the round (< 1: membarrier pays);\n"
+              "p \"2p\": two threads pinned to two CPUs\n",
+              cpus, cfg.handshake_rounds);
+  std::printf("%-10s %4s %13s %16s %16s %8s %8s %8s\n", "pattern", "p", "spin/yield us", "membarrier", "portable",
+              "ratio", "10th", "90th");
+  const auto row = [](const char* pattern, const char* p, const char* wait, const std::vector<double>& mb,
+                      const std::vector<double>& portable, const char* unit) {
+    std::vector<double> ratio;
+    for (std::size_t i = 0; i < mb.size(); ++i) ratio.push_back(mb[i] / portable[i]);
+    std::printf("%-10s %4s %13s %9.0f %-6s %9.0f %-6s %8.2f %8.2f %8.2f\n", pattern, p, wait, quantile(mb, 0.5), unit,
+                quantile(portable, 0.5), unit, quantile(ratio, 0.5), quantile(ratio, 0.1), quantile(ratio, 0.9));
+    std::fflush(stdout);
+  };
+  if (cfg.cpus[1] >= 0) {
+    const Rounds pp = pinned_handshake_rounds(cfg, false, 2'000);
+    row("ping-pong", "2p", "20/200", pp.first, pp.second, "ns/RTT");
+    const Rounds st = pinned_handshake_rounds(cfg, true, 200'000);
+    row("stream", "2p", "20/200", st.first, st.second, "ns/msg");
+  }
+  for (const Case& c : cases) {
+    // Size the batch to about 20 ms from a pilot.
+    const long pilot = 200;
+    const double per = handshake_batch(c.pattern, c.p, pilot, true, c.wait);
+    const long iters = std::clamp(static_cast<long>(20e6 / std::max(per, 1.0) /
+                                                    (c.pattern == Pattern::kFanIn ? c.p - 1 : 1)),
+                                  50L, 2'000'000L);
+    std::vector<double> mb, portable;
+    for (long r = 0; r < cfg.handshake_rounds; ++r) {
+      const bool mb_first = r % 2 == 0;
+      const double a = handshake_batch(c.pattern, c.p, iters, mb_first, c.wait);
+      const double b = handshake_batch(c.pattern, c.p, iters, !mb_first, c.wait);
+      mb.push_back(mb_first ? a : b);
+      portable.push_back(mb_first ? b : a);
+    }
+    char wait[32];
+    std::snprintf(wait, sizeof wait, "%.0f/%.0f", static_cast<double>(c.wait.spin_ns) / 1e3,
+                  static_cast<double>(c.wait.yield_ns) / 1e3);
+    row(c.pattern == Pattern::kPingPong ? "ping-pong" : "fan-in", std::to_string(c.p).c_str(), wait, mb, portable,
+        c.pattern == Pattern::kPingPong ? "ns/RTT" : "ns/msg");
+  }
+  (void)getloadavg(load_after, 3);
+  std::printf("load average %.2f before, %.2f after\n", load_before[0], load_after[0]);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -274,15 +468,37 @@ int main(int argc, char** argv) {
       ++i;
     } else if (a == "--cpus" && std::sscanf(next, "%d,%d", &cfg.cpus[0], &cfg.cpus[1]) == 2) {
       ++i;
+    } else if (a == "--handshake-rounds") {
+      cfg.handshake_rounds = parse_long("--handshake-rounds", next);
+      ++i;
+    } else if (a == "--handshake-p") {
+      cfg.handshake_ps.clear();
+      std::string list = next;
+      for (std::size_t pos = 0; pos <= list.size();) {
+        const std::size_t comma = list.find(',', pos);
+        const std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        cfg.handshake_ps.push_back(static_cast<int>(parse_long("--handshake-p", item.c_str())));
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+      }
+      ++i;
+    } else if (a == "--handshake-only") {
+      cfg.handshake_only = true;
     } else {
       std::fprintf(a == "--help" ? stdout : stderr,
                    "usage: bench_mailbox [--rounds N] [--rtt-batch N] [--stream-batch N] [--cpus A,B]\n"
-                   "  defaults: --rounds 201 --rtt-batch 1000 --stream-batch 262144, the first two allowed CPUs\n");
+                   "                     [--handshake-rounds N] [--handshake-p LIST] [--handshake-only]\n"
+                   "  defaults: --rounds 201 --rtt-batch 1000 --stream-batch 262144, the first two allowed CPUs,\n"
+                   "  --handshake-rounds 11 --handshake-p 2,8,32\n");
       return a == "--help" ? 0 : 2;
     }
   }
   if (cfg.cpus[1] < 0) std::fprintf(stderr, "bench_mailbox: only one CPU available: threads are not pinned apart\n");
 
+  if (cfg.handshake_only) {
+    handshake_table(cfg);
+    return 0;
+  }
   double load_before[3] = {0, 0, 0}, load_after[3] = {0, 0, 0};
   if (getloadavg(load_before, 3) < 1) load_before[0] = -1;
   const Rounds lat = latency_rounds(cfg);
@@ -327,5 +543,7 @@ int main(int argc, char** argv) {
   ratio("mailbox one-way latency / (ping-pong RTT/2)", lat_ratio, "<= 1.3", quantile(lat_ratio, 0.5) <= 1.3);
   ratio("mailbox one-way latency / (a2 RTT/2)", lat_ratio2, "<= 1.3", quantile(lat_ratio2, 0.5) <= 1.3);
   ratio("mailbox throughput / boost spsc throughput", tp_ratio, ">= 0.5", quantile(tp_ratio, 0.5) >= 0.5);
+  std::printf("\n");
+  handshake_table(cfg);
   return 0;
 }

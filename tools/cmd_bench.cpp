@@ -1,6 +1,7 @@
 // postbox bench barrier: the barrier benchmark (barrier_bench.hpp), competitors side by side.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,8 @@ struct BenchBarrierArgs {
   bool json = false;
   bool quick = false;
   int outer = 0;
+  int rounds = 0;
+  double settle_s = 0;
 };
 
 double median_of(const std::vector<bench::BarrierRow>& rows, int p, const std::string& impl) {
@@ -30,24 +33,39 @@ double median_of(const std::vector<bench::BarrierRow>& rows, int p, const std::s
   return std::nan("");
 }
 
+void print_load(const char* when, const bench::LoadSample& l) {
+  if (l.avg1 >= 0) std::printf("load average (1/5/15 min) %s: %.2f %.2f %.2f", when, l.avg1, l.avg5, l.avg15);
+  else std::printf("load average %s: unknown", when);
+  if (l.runnable >= 0) std::printf("; runnable tasks on the machine: %d", l.runnable);
+  std::printf("\n");
+}
+
 void print_table(const bench::BarrierBenchResult& res, const std::vector<int>& ps, const bench::BarrierBenchOptions& o) {
-  double load[3] = {0, 0, 0};
-  const bool have_load = ::getloadavg(load, 3) == 3;
   const auto& c = res.calibration;
   std::printf("EPCC syncbench: overhead per barrier = (time of inner x {delay; barrier} - time of inner x delay) / inner;\n"
-              "%d outer repetitions of about %.0f ms each; mean, sd and median over them. Threads are not pinned.\n",
-              o.params.outer, static_cast<double>(o.params.target_ns) / 1e6);
-  std::printf("hardware threads: %u; ", std::thread::hardware_concurrency());
-  if (have_load) std::printf("load average (1/5/15 min) after the run: %.2f %.2f %.2f\n", load[0], load[1], load[2]);
-  else std::printf("load average: unknown\n");
+              "interleaved: per p a warm-up pass, then %d rounds, each measuring every competitor in turn (the first one\n"
+              "rotating) with %d outer repetitions of about %.0f ms; median = the median over the rounds of each round's\n"
+              "median, mean and sd over all %d repetitions. Threads are not pinned.\n",
+              res.rounds, res.outer_per_round, static_cast<double>(o.params.target_ns) / 1e6,
+              res.rounds * res.outer_per_round);
+  std::printf("%d allowed CPU%s (this process's affinity; the host has %u hardware threads)\n", res.allowed_cpus,
+              res.allowed_cpus == 1 ? "" : "s", std::thread::hardware_concurrency());
+  print_load("before", res.load_before);
+  if (o.settle_s > 0) std::printf("waited %.1f s for the load to settle (at most %.0f s)\n", res.settled_after_s, o.settle_s);
+  print_load("after", res.load_after);
   std::printf("calibration (%s): s = %.1f ns, r = %.1f ns, lambda = %.2f\n", c.source.c_str(), c.s_ns, c.r_ns, c.lambda);
   for (int p : ps) {
-    std::printf("\np = %d\n%-14s %12s %12s %12s %9s\n", p, "impl", "median_ns", "mean_ns", "sd_ns", "vs fibo");
+    std::printf("\np = %d\n%-14s %12s %12s %12s %9s %9s\n", p, "impl", "median_ns", "mean_ns", "sd_ns", "vs fibo",
+                "rounds");
     const double fibo = median_of(res.rows, p, "fibo");
     for (const auto& r : res.rows) {
       if (r.p != p) continue;
       std::printf("%-14s %12.1f %12.1f %12.1f", r.impl.c_str(), r.median_ns, r.mean_ns, r.sd_ns);
-      if (std::isfinite(fibo) && fibo > 0) std::printf(" %8.2fx\n", r.median_ns / fibo);
+      if (std::isfinite(fibo) && fibo > 0) std::printf(" %8.2fx", r.median_ns / fibo);
+      else std::printf(" %9s", "-");
+      // Spread of the round medians: slowest / fastest round.
+      const auto [lo, hi] = std::minmax_element(r.round_medians_ns.begin(), r.round_medians_ns.end());
+      if (lo != r.round_medians_ns.end() && *lo > 0) std::printf(" %8.2fx\n", *hi / *lo);
       else std::printf(" %9s\n", "-");
     }
     for (std::size_t i = 0; i < res.default_algorithm.size(); ++i)
@@ -55,7 +73,8 @@ void print_table(const bench::BarrierBenchResult& res, const std::vector<int>& p
         std::printf("default chose '%s': %s\n", res.default_algorithm[i].second.c_str(),
                     res.default_reason[i].second.c_str());
   }
-  // The issue's targets, as measured ratios of medians (no pass/fail: the box is shared).
+  std::printf("(rounds: the slowest round's median / the fastest's)\n");
+  // The issues' targets, as measured ratios of medians (no pass/fail: the box is shared).
   auto ratio = [&](int p, const char* a, const char* b) { return median_of(res.rows, p, a) / median_of(res.rows, p, b); };
   auto best = [&](int p) {
     double m = std::nan("");
@@ -68,7 +87,20 @@ void print_table(const bench::BarrierBenchResult& res, const std::vector<int>& p
               median_of(res.rows, 2, "default") / best(2), ratio(2, "default", "omp-gomp"), ratio(2, "fibo", "omp-gomp"));
   std::printf("  p=8: default/std %.2f [<= 0.5], default/omp-gomp %.2f [<= 0.3]\n", ratio(8, "default", "std"),
               ratio(8, "default", "omp-gomp"));
+  std::printf("ratios of medians (issue 10's targets: p = 2 default/best <= 1.2; p >= 4 default ahead, < 1):\n");
+  int shown_p = 0;
+  for (const auto& r : bench::barrier_ratios(res, ps)) {
+    if (r.p != shown_p) std::printf("%s  p=%d:", shown_p == 0 ? "" : "\n", r.p);
+    shown_p = r.p;
+    std::printf(" %s/%s %.2f", r.numerator.c_str(), r.denominator.c_str(), r.value);
+    if (!r.best.empty()) std::printf(" (best: %s)", r.best.c_str());
+  }
+  if (shown_p != 0) std::printf("\n");
   for (const auto& n : res.notes) std::printf("note: %s\n", n.c_str());
+}
+
+nlohmann::json load_json(const bench::LoadSample& l) {
+  return {{"avg1", l.avg1}, {"avg5", l.avg5}, {"avg15", l.avg15}, {"runnable", l.runnable}};
 }
 
 void bench_barrier(const BenchBarrierArgs& a) {
@@ -76,8 +108,10 @@ void bench_barrier(const BenchBarrierArgs& a) {
   o.ps.clear();
   for (const auto& s : a.ps) o.ps.push_back(parse_positive("p", s));
   o.impls = a.impls;
-  if (a.quick) o.params = syncbench::Params{5, 5'000'000, 32, 1'000'000};
+  if (a.quick) o.params = bench::BarrierBenchOptions::kQuick;
   if (a.outer > 0) o.params.outer = a.outer;
+  if (a.rounds > 0) o.rounds = a.rounds;
+  o.settle_s = a.settle_s;
   const bool tty = !a.json && ::isatty(2) != 0;
   const auto res = bench::run_barrier_bench(o, [&](const std::string& msg) {
     if (tty) std::fprintf(stderr, "\r\033[Kmeasuring %s", msg.c_str());
@@ -86,8 +120,23 @@ void bench_barrier(const BenchBarrierArgs& a) {
   if (a.json) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& r : res.rows)
-      rows.push_back({{"p", r.p}, {"impl", r.impl}, {"median_ns", r.median_ns}, {"mean_ns", r.mean_ns}, {"sd_ns", r.sd_ns}});
-    print_json(nlohmann::json{{"rows", rows}});
+      rows.push_back({{"p", r.p}, {"impl", r.impl}, {"median_ns", r.median_ns}, {"mean_ns", r.mean_ns}, {"sd_ns", r.sd_ns},
+                      {"round_medians_ns", r.round_medians_ns}});
+    nlohmann::json ratios = nlohmann::json::array();
+    for (const auto& r : bench::barrier_ratios(res, o.ps)) {
+      nlohmann::json j{{"p", r.p}, {"numerator", r.numerator}, {"denominator", r.denominator}};
+      j["value"] = std::isfinite(r.value) ? nlohmann::json(r.value) : nlohmann::json(nullptr);
+      if (!r.best.empty()) j["best"] = r.best;
+      ratios.push_back(j);
+    }
+    print_json(nlohmann::json{{"rows", rows},
+                              {"ratios", ratios},
+                              {"allowed_cpus", res.allowed_cpus},
+                              {"rounds", res.rounds},
+                              {"outer_per_round", res.outer_per_round},
+                              {"settled_after_s", res.settled_after_s},
+                              {"load_before", load_json(res.load_before)},
+                              {"load_after", load_json(res.load_after)}});
     for (const auto& n : res.notes) std::fprintf(stderr, "postbox: note: %s\n", n.c_str());
   } else {
     print_table(res, o.ps, o);
@@ -110,7 +159,10 @@ void register_bench(CLI::App& app) {
       "(omp-gomp) and LLVM libomp (omp-llvm). The OpenMP rows come from the helper executables\n"
       "postbox-omp-gomp and postbox-omp-llvm, run as child processes from this executable's directory\n"
       "(the two runtimes cannot share a process); a missing helper is reported and its rows omitted.\n"
-      "Prints a table per p with each competitor's ratio to fibo, and the default barrier's choice and reason.");
+      "Competitors are interleaved: per p a warm-up pass, then rounds in which every competitor is measured\n"
+      "once in turn; a competitor's median is the median of its round medians, so load hits all alike.\n"
+      "Prints the CPUs this process may use, the load before and after, a table per p with each\n"
+      "competitor's ratio to fibo, the default barrier's choice and reason, and the issues' ratios.");
   sub->add_option("--p", args->ps, "Thread counts, comma separated (default 2,4,8,16; more than the cores oversubscribes)")
       ->delimiter(',');
   sub->add_option("--impl", args->impls,
@@ -118,10 +170,21 @@ void register_bench(CLI::App& app) {
                   "dissemination,mcs,tournament,hier,std,pthread,omp-gomp,omp-llvm)")
       ->delimiter(',');
   sub->add_flag("--json", args->json,
-                "Print {\"rows\": [{\"p\", \"impl\", \"median_ns\", \"mean_ns\", \"sd_ns\"}, ...]} (notes go to stderr)");
-  sub->add_flag("--quick", args->quick, "5 outer repetitions of about 5 ms (default: 20 of about 25 ms)");
-  sub->add_option("--outer", args->outer, "Outer repetitions (overrides the default and --quick)")
+                "Print {\"rows\": [{\"p\", \"impl\", \"median_ns\", \"mean_ns\", \"sd_ns\", \"round_medians_ns\"}, ...],\n"
+                "\"ratios\", \"allowed_cpus\", \"rounds\", \"outer_per_round\", \"settled_after_s\", \"load_before\",\n"
+                "\"load_after\"} (notes go to stderr)");
+  sub->add_flag("--quick", args->quick, "10 outer repetitions of about 5 ms (default: 20 of about 25 ms)");
+  sub->add_option("--outer", args->outer,
+                  "Outer repetitions per competitor and p, spread over the rounds (overrides the default and --quick)")
       ->check(CLI::Range(1, 100000));
+  sub->add_option("--rounds", args->rounds,
+                  "Rounds of the round-robin over the competitors (default 5; at most --outer): each round measures\n"
+                  "every competitor once, and a competitor's median is the median of its round medians")
+      ->check(CLI::Range(1, 1000));
+  sub->add_option("--settle", args->settle_s,
+                  "Before measuring, wait up to this many seconds for the other runnable tasks on the machine to\n"
+                  "average below one half over a second (default 0: do not wait); says how long it waited")
+      ->check(CLI::Range(0.0, 3600.0));
   sub->callback([args] { bench_barrier(*args); });
 }
 

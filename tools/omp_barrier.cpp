@@ -3,7 +3,8 @@
 // cannot share a process. `postbox bench barrier` runs them as child processes.
 //
 // Usage: postbox-omp-X --impl NAME --p 2,4,8 --outer N --target-ns T
-// Prints {"rows": [{"p": .., "impl": NAME, "median_ns": .., "mean_ns": .., "sd_ns": ..}, ...]}.
+// Prints {"rows": [{"p": .., "impl": NAME, "median_ns": .., "mean_ns": .., "sd_ns": .., "samples_ns": [..]}, ...]}
+// (samples_ns: the overhead per barrier of each outer repetition).
 #include <omp.h>
 
 #include <cstdio>
@@ -78,8 +79,10 @@ int main(int argc, char** argv) {
       return 1;
     }
     const auto s = postbox::syncbench::summarize(sh.per_barrier_ns, sh.inner_used);
-    std::printf("%s{\"p\": %d, \"impl\": \"%s\", \"median_ns\": %.3f, \"mean_ns\": %.3f, \"sd_ns\": %.3f}",
+    std::printf("%s{\"p\": %d, \"impl\": \"%s\", \"median_ns\": %.3f, \"mean_ns\": %.3f, \"sd_ns\": %.3f, \"samples_ns\": [",
                 first ? "" : ", ", p, impl.c_str(), s.median_ns, s.mean_ns, s.sd_ns);
+    for (std::size_t i = 0; i < sh.per_barrier_ns.size(); ++i) std::printf("%s%.3f", i == 0 ? "" : ", ", sh.per_barrier_ns[i]);
+    std::printf("]}");
     first = false;
   }
   std::printf("]}\n");

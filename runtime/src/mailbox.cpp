@@ -11,6 +11,7 @@
 
 #include "mailbox_ring.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/internal/inject.hpp"
 
 namespace postbox {
 
@@ -186,16 +187,19 @@ Ring* Mailboxes::create_ring(std::atomic<Ring*>& slot) {
   // release: the receiver's acquire load sees a constructed ring. Program order puts it before
   // the record's header store and the wake-up handshake after it, so a receiver that raised its
   // flag and found the slot empty is woken (see mailbox.hpp).
+  internal::sync_point();
   slot.store(r, std::memory_order_release);
   return r;
 }
 
 [[gnu::always_inline]] inline Ring* Mailboxes::ring_from(int dst, int src) const noexcept {
+  internal::sync_point();
   // acquire: pairs with the creating store in create_ring().
   return inboxes_[dst].from[src].load(std::memory_order_acquire);
 }
 
 [[gnu::always_inline]] inline bool Mailboxes::peer_sleeping(std::atomic<std::uint32_t>& flag) const noexcept {
+  internal::sync_point();
   if (asymmetric_) [[likely]] {
     // The compiler barrier keeps the flag load after the publishing store in program order;
     // the waiter's membarrier() makes that order hold in hardware.
@@ -210,10 +214,12 @@ Ring* Mailboxes::create_ring(std::atomic<Ring*>& slot) {
 }
 
 void Mailboxes::raise(std::atomic<std::uint32_t>& sleeping) const {
+  internal::sync_point();
   if (asymmetric_) {
     // relaxed: membarrier() below is a full fence in every running thread of the process,
     // peers included, between this store and the waiter's next loads.
     sleeping.store(1, std::memory_order_relaxed);
+    internal::sync_point();
     PB_CHECK(::syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0, "membarrier failed");
     return;
   }
@@ -238,7 +244,9 @@ void Mailboxes::await(std::atomic<std::uint32_t>& sleeping, std::atomic<std::uin
   });
   // relaxed: only this thread raises or lowers the flag; a stale raised flag costs a peer
   // one spurious wake, never a lost one.
+  internal::sync_point();
   if (raised) sleeping.store(0, std::memory_order_relaxed);
+  internal::sync_point();
   if (aborted_.load(std::memory_order_acquire)) throw_aborted();
 }
 
@@ -247,6 +255,7 @@ void Mailboxes::send(int src, int dst, std::span<const std::byte> message) {
   if (static_cast<unsigned>(dst) >= static_cast<unsigned>(p_)) [[unlikely]] check_rank(dst, "send: destination");
   PB_CHECK(message.size() <= kMaxMessageBytes,
            "mailbox message of " + std::to_string(message.size()) + " bytes exceeds kMaxMessageBytes");
+  internal::sync_point();
   if (aborted_.load(std::memory_order_acquire)) [[unlikely]] throw_aborted();
   Ring& r = ring_to(src, dst);
   const std::uint64_t n = message.size();
@@ -258,13 +267,14 @@ void Mailboxes::send(int src, int dst, std::span<const std::byte> message) {
   const std::uint64_t h = r.write;
   const std::uint64_t end = h + total;
   // The record plus the zero word after it must fit before tail + capacity.
-  if (end + kHeaderBytes - r.cached_tail > r.capacity()) [[unlikely]] await_room(r, src, h, total);
+  if (end + kHeaderBytes - r.cached_tail > r.capacity()) [[unlikely]] await_room(r, src, dst, h, total, n);
   if (n != 0) copy_in(r, h + kHeaderBytes, message.data(), n);
   if (end + kHeaderBytes > r.zeroed) [[unlikely]] {
     // relaxed: published by the release store of the header below.
     header_word(r, end).store(0, std::memory_order_relaxed);
     r.zeroed = end + kHeaderBytes;
   }
+  internal::sync_point();
   // release: the payload and the next slot's zero before the header the consumer polls.
   header_word(r, h).store(n | kHeaderValid, std::memory_order_release);
   r.write = end;
@@ -282,15 +292,18 @@ void Mailboxes::zero_ahead(Ring& r, std::uint64_t end) noexcept {
   r.zeroed = std::max(r.zeroed, to);
 }
 
-void Mailboxes::await_room(Ring& r, int src, std::uint64_t h, std::uint64_t len) {
+void Mailboxes::await_room(Ring& r, int src, int dst, std::uint64_t h, std::uint64_t len, std::uint64_t n) {
   const std::uint64_t cap = r.capacity();
+  internal::sync_point();
   // acquire: the consumer finished reading the bytes before it advanced tail past them.
   r.cached_tail = line_floor(r.tail.load(std::memory_order_acquire));
   if (h + len + kHeaderBytes - r.cached_tail <= cap) return;
+  if (src == dst) [[unlikely]] fail_self_send(r, src, n);
   const auto room = [&] {
     return h + len + kHeaderBytes - line_floor(r.tail.load(std::memory_order_acquire)) <= cap;
   };
   await(r.producer_sleeping, inboxes_[src].space_word, room);
+  internal::sync_point();
   r.cached_tail = line_floor(r.tail.load(std::memory_order_acquire));
 }
 
@@ -304,7 +317,7 @@ void Mailboxes::send_streamed(Ring& r, int src, int dst, std::span<const std::by
   while (pos < total) {
     const std::uint64_t len = std::min(total - pos, r.chunk);
     // 8 bytes stay free past every chunk, for the zero word that marks the next header slot.
-    if (h + len + kHeaderBytes - r.cached_tail > r.capacity()) await_room(r, src, h, len);
+    if (h + len + kHeaderBytes - r.cached_tail > r.capacity()) await_room(r, src, dst, h, len, n);
     const PayloadSlice s = payload_slice(pos, len, n);
     if (s.n != 0) copy_in(r, h + s.record_off, message.data() + s.payload_off, s.n);
     if (pos + len == total) {
@@ -312,10 +325,12 @@ void Mailboxes::send_streamed(Ring& r, int src, int dst, std::span<const std::by
       header_word(r, start + total).store(0, std::memory_order_relaxed);
       r.zeroed = std::max(r.zeroed, start + total + kHeaderBytes);
     }
+    internal::sync_point();
     // release: the first chunk before the header the consumer polls.
     if (pos == 0) header_word(r, start).store(n | kHeaderValid, std::memory_order_release);
     h += len;
     pos += len;
+    internal::sync_point();
     // release: later chunks are published by head (the consumer's acquire load in take_streamed).
     r.head.store(h, std::memory_order_release);
     if (peer_sleeping(box.receiver_sleeping)) [[unlikely]] wake(box.recv_word);
@@ -325,11 +340,13 @@ void Mailboxes::send_streamed(Ring& r, int src, int dst, std::span<const std::by
 
 [[gnu::always_inline]] inline std::uint64_t Mailboxes::header_at_tail(const Ring& r) noexcept {
   const std::uint64_t t = r.tail.load(std::memory_order_relaxed);  // relaxed: the consumer's own index
+  internal::sync_point();
   // acquire: pairs with the producer's release store of the header; the first chunk is visible.
   return header_word(const_cast<Ring&>(r), t).load(std::memory_order_acquire);
 }
 
 std::uint64_t Mailboxes::await_header(int dst, int src, Ring*& r) {
+  if (dst == src) [[unlikely]] fail_self_recv(dst, "recv");
   Inbox& box = inboxes_[dst];
   std::atomic<Ring*>& slot = box.from[src];
   // Polls the header slot only: one line, which also holds the payload of a small message.
@@ -357,6 +374,7 @@ std::uint64_t Mailboxes::await_header(int dst, int src, Ring*& r) {
   // address does not depend on any loaded value) overlaps those misses.
   __builtin_prefetch(r.buf + ((t + kPrefetchAhead) & r.mask));
   if (n != 0) copy_out(r, t + kHeaderBytes, out, n);
+  internal::sync_point();
   // release: the payload is read before the producer may overwrite it.
   r.tail.store(t + total, std::memory_order_release);
   if (peer_sleeping(r.producer_sleeping)) [[unlikely]] wake(inboxes_[src].space_word);
@@ -373,12 +391,14 @@ void Mailboxes::take_streamed(Ring& r, int dst, int src, std::uint64_t n, std::b
   std::uint64_t pos = 0;
   while (pos < total) {
     if (avail <= t) {
+      internal::sync_point();
       // acquire: pairs with the producer's head store.
       r.cached_head = r.head.load(std::memory_order_acquire);
       if (r.cached_head <= t) {
         // The message has started, so its sender is mid-stream and will publish more.
         const auto more = [&] { return r.head.load(std::memory_order_acquire) > t; };
         await(mine.receiver_sleeping, mine.recv_word, more);
+        internal::sync_point();
         r.cached_head = r.head.load(std::memory_order_acquire);
       }
       avail = r.cached_head;
@@ -388,6 +408,7 @@ void Mailboxes::take_streamed(Ring& r, int dst, int src, std::uint64_t n, std::b
     if (s.n != 0) copy_out(r, t + s.record_off, out + s.payload_off, s.n);
     t += len;
     pos += len;
+    internal::sync_point();
     // release: the bytes are read before the producer may overwrite them.
     r.tail.store(t, std::memory_order_release);
     if (peer_sleeping(r.producer_sleeping)) [[unlikely]] wake(sender.space_word);
@@ -397,6 +418,7 @@ void Mailboxes::take_streamed(Ring& r, int dst, int src, std::uint64_t n, std::b
 std::size_t Mailboxes::recv(int dst, int src, std::span<std::byte> out) {
   if (static_cast<unsigned>(dst) >= static_cast<unsigned>(p_)) [[unlikely]] check_rank(dst, "recv: destination");
   if (static_cast<unsigned>(src) >= static_cast<unsigned>(p_)) [[unlikely]] check_rank(src, "recv: source");
+  internal::sync_point();
   if (aborted_.load(std::memory_order_acquire)) [[unlikely]] throw_aborted();
   Ring* r = ring_from(dst, src);
   std::uint64_t w = r != nullptr ? header_at_tail(*r) : 0;
@@ -407,6 +429,19 @@ std::size_t Mailboxes::recv(int dst, int src, std::span<std::byte> out) {
   return n;
 }
 
+void Mailboxes::fail_self_send(const Ring& r, int rank, std::uint64_t n) {
+  // relaxed: this thread is the ring's consumer too (self-messages have one thread).
+  const std::uint64_t undelivered = r.write - r.tail.load(std::memory_order_relaxed);
+  PB_CHECK(false, "mailbox send: rank " + std::to_string(rank) + " sends itself a message of " + std::to_string(n) +
+                      " bytes that does not fit its ring to itself (" + std::to_string(r.capacity()) + " bytes, " +
+                      std::to_string(undelivered) + " of them undelivered): nobody else would drain it");
+}
+
+void Mailboxes::fail_self_recv(int rank, const char* what) {
+  PB_CHECK(false, std::string("mailbox ") + what + ": rank " + std::to_string(rank) +
+                      " waits for a message from itself and none is pending: nobody else can send it");
+}
+
 void Mailboxes::fail_too_small(int src, std::uint64_t n, std::size_t room) {
   PB_CHECK(n <= room, "mailbox recv: message of " + std::to_string(n) + " bytes from rank " + std::to_string(src) +
                           " does not fit the " + std::to_string(room) + "-byte buffer");
@@ -415,6 +450,7 @@ void Mailboxes::fail_too_small(int src, std::uint64_t n, std::size_t room) {
 std::vector<std::byte> Mailboxes::recv(int dst, int src) {
   if (static_cast<unsigned>(dst) >= static_cast<unsigned>(p_)) [[unlikely]] check_rank(dst, "recv: destination");
   if (static_cast<unsigned>(src) >= static_cast<unsigned>(p_)) [[unlikely]] check_rank(src, "recv: source");
+  internal::sync_point();
   if (aborted_.load(std::memory_order_acquire)) [[unlikely]] throw_aborted();
   Ring* r = ring_from(dst, src);
   std::uint64_t w = r != nullptr ? header_at_tail(*r) : 0;
@@ -427,6 +463,7 @@ std::vector<std::byte> Mailboxes::recv(int dst, int src) {
 bool Mailboxes::try_recv(int dst, int src, std::span<std::byte> out, std::size_t& size) {
   check_rank(dst, "try_recv: destination");
   check_rank(src, "try_recv: source");
+  internal::sync_point();
   if (aborted_.load(std::memory_order_acquire)) throw_aborted();
   Ring* r = ring_from(dst, src);
   if (r == nullptr || header_at_tail(*r) == 0) return false;
@@ -436,6 +473,7 @@ bool Mailboxes::try_recv(int dst, int src, std::span<std::byte> out, std::size_t
 
 int Mailboxes::try_recv_any(int dst, std::span<std::byte> out, std::size_t& size) {
   check_rank(dst, "try_recv_any: destination");
+  internal::sync_point();
   if (aborted_.load(std::memory_order_acquire)) throw_aborted();
   Inbox& box = inboxes_[dst];
   for (int i = 0; i < p_; ++i) {
@@ -457,6 +495,7 @@ int Mailboxes::recv_any(int dst, std::span<std::byte> out, std::size_t& size) {
   for (;;) {
     const int src = try_recv_any(dst, out, size);
     if (src >= 0) return src;
+    if (p_ == 1) [[unlikely]] fail_self_recv(dst, "recv_any");
     const auto ready = [&] {
       for (int s = 0; s < p_; ++s) {
         Ring* q = box.from[s].load(std::memory_order_acquire);  // acquire: pairs with create_ring()
@@ -471,6 +510,7 @@ int Mailboxes::recv_any(int dst, std::span<std::byte> out, std::size_t& size) {
 void Mailboxes::abort() noexcept {
   // seq_cst: before the word increments below, so a waiter that loaded its word before the
   // increment and then checked aborted_ either saw true or sleeps on a value that changed.
+  internal::sync_point();
   aborted_.store(true, std::memory_order_seq_cst);
   for (int d = 0; d < p_; ++d) {
     wake(inboxes_[d].recv_word);

@@ -100,16 +100,19 @@ static_assert(alignof(Ring) == kCacheLine && sizeof(Ring) == 4 * kCacheLine,
 
 // Per destination rank.
 struct Inbox {
-  // Line 0: read by every sender to this rank on every send; written only when the rank is
-  // about to block (receiver_sleeping) and when a ring from a new source is created (from[]).
+  // Line 0: read by every sender to this rank on every send and by the receiver on every
+  // receive; written only when a ring from a new source is created (from[]).
   // p slots, one per source, null until first use; a cache-line-aligned array of its own, so
   // the slots never share a line with anything written on a fast path.
   alignas(kCacheLine) std::atomic<Ring*>* from = nullptr;
-  std::atomic<std::uint32_t> receiver_sleeping{0};
 
-  // Line 1: futex words, touched on the slow path only.
+  // Line 1: the receiver's doorbell and the futex words, touched by the receiver on the slow
+  // path only. Senders look at receiver_sleeping after every publication: a plain load under
+  // membarrier, a read-modify-write in the portable handshake, which takes the line; apart from
+  // line 0, which the receiver reads on every receive, that costs no transfer per message.
+  alignas(kCacheLine) std::atomic<std::uint32_t> receiver_sleeping{0};
   // Incremented to wake this rank blocked as a receiver (recv, recv_any).
-  alignas(kCacheLine) std::atomic<std::uint32_t> recv_word{0};
+  std::atomic<std::uint32_t> recv_word{0};
   // Incremented to wake this rank blocked as a sender on a full ring.
   std::atomic<std::uint32_t> space_word{0};
 
@@ -117,9 +120,12 @@ struct Inbox {
   alignas(kCacheLine) int next_any = 0;  // round-robin cursor of recv_any
 };
 
+static_assert(offsetof(Inbox, receiver_sleeping) - offsetof(Inbox, from) >= kCacheLine,
+              "Inbox: the doorbell (a read-modify-write per send in the portable handshake) must not share "
+              "the line the receiver reads on every receive");
 static_assert(offsetof(Inbox, recv_word) - offsetof(Inbox, from) >= kCacheLine,
               "Inbox: futex words must not share the line every sender reads");
-static_assert(offsetof(Inbox, next_any) - offsetof(Inbox, recv_word) >= kCacheLine,
+static_assert(offsetof(Inbox, next_any) - offsetof(Inbox, receiver_sleeping) >= kCacheLine,
               "Inbox: the receiver's private cursor must not share the futex line");
 static_assert(alignof(Inbox) == kCacheLine, "Inbox: adjacent inboxes must not share a line");
 

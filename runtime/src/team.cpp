@@ -10,14 +10,16 @@
 namespace postbox {
 namespace {
 
-bool outnumber_hardware(int threads) {
-  return static_cast<unsigned>(threads) > std::max(1U, std::thread::hardware_concurrency());
-}
-
-// With more ranks than hardware threads, a rank spinning in recv holds the core its sender
-// needs: the mailboxes then skip the spin phase and yield at once.
-MailboxOptions mailbox_options(MailboxOptions o, int p) {
-  if (outnumber_hardware(p)) o.wait.spin_ns = 0;
+// With more ranks than CPUs the process may use, a rank spinning in recv holds the core its
+// sender needs: the mailboxes then skip the spin phase and yield at once. Waits then end in a
+// block far more often, and membarrier(2) on every block interrupts the CPUs running the other
+// ranks: there it never clearly paid, and cost 1.2-1.4x on blocking round trips
+// (docs/mailboxes.md, "membarrier or not").
+MailboxOptions mailbox_options(MailboxOptions o, int p, int cpus) {
+  if (p > cpus) {
+    o.wait.spin_ns = 0;
+    o.use_membarrier = false;
+  }
   return o;
 }
 
@@ -58,16 +60,17 @@ Team::Team(int p, TeamOptions options)
       placement_(topology_->place(options.placement, p_)),
       pin_request_(options.pin),
       wrapped_(topology_->wraps(options.placement, p_)),
+      allowed_cpus_(allowed_cpu_count()),
       wait_(options.mailbox.wait),
       park_wait_(wait_),
-      mailboxes_(p_, mailbox_options(options.mailbox, p_)) {
+      mailboxes_(p_, mailbox_options(options.mailbox, p_, allowed_cpus_)) {
   if (wrapped_) {
     const std::size_t places = options.placement.policy == Placement::Policy::list ? options.placement.pus.size()
                                                                                   : static_cast<std::size_t>(topology_->pus());
     std::fprintf(stderr, "postbox: team of %d ranks on %zu places (%s placement): wrapping around, several ranks share a PU\n",
                  p_, places, options.placement.policy == Placement::Policy::list ? "list" : options.placement.to_string().c_str());
   }
-  if (outnumber_hardware(p_ + 1)) park_wait_.spin_ns = 0;
+  if (p_ + 1 > allowed_cpus_) park_wait_.spin_ns = 0;
   threads_.reserve(static_cast<std::size_t>(p_));
   try {
     for (int r = 0; r < p_; ++r) threads_.emplace_back([this, r] { worker(r); });
@@ -141,9 +144,29 @@ void Team::record_failure(std::exception_ptr e, bool is_aborted) noexcept {
 }
 
 void Team::abort() noexcept {
-  // acq_rel: release makes the aborting thread's writes visible to whoever sees the abort;
-  // only the first caller goes on.
-  if (aborted_.exchange(true, std::memory_order_acq_rel)) return;
+  // seq_cst: one half of the hand-over in apply_requested_aborts().
+  abort_requested_.store(true, std::memory_order_seq_cst);
+  apply_requested_aborts();
+}
+
+void Team::apply_requested_aborts() noexcept {
+  // Whoever holds abort_busy_ applies the requests made meanwhile before it lets go, so a
+  // request is never dropped and abort() never waits. seq_cst on all four operations: a request
+  // stored before a failed exchange below precedes the holder's release store in one total
+  // order, so the holder's next load of abort_requested_ sees it.
+  while (abort_requested_.load(std::memory_order_seq_cst)) {
+    if (abort_busy_.exchange(true, std::memory_order_seq_cst)) return;  // the holder applies it
+    if (abort_requested_.exchange(false, std::memory_order_seq_cst)) abort_locked();
+    abort_busy_.store(false, std::memory_order_seq_cst);
+  }
+}
+
+void Team::abort_locked() noexcept {
+  // Only the holder of abort_busy_ writes aborted_.
+  if (aborted_.load(std::memory_order_relaxed)) return;
+  // release: the aborting thread's writes (carried here by abort_requested_) reach whoever
+  // sees the abort.
+  aborted_.store(true, std::memory_order_release);
   mailboxes_.abort();
   std::lock_guard<std::mutex> lock(listener_mu_);
   for (auto& [id, listener] : listeners_) listener();
@@ -187,6 +210,12 @@ void Team::run(const std::function<void(RankContext&)>& fn) {
   wait_until(park_wait_, done_word_, [&] { return remaining_.load(std::memory_order_acquire) == 0; });
   job_ = nullptr;
 
+  // The outcome is decided and the abort state reset holding abort_busy_: an abort() in flight
+  // finishes first (its body is short), and one that arrives meanwhile is left to
+  // apply_requested_aborts() below, so it aborts the next run instead of being cleared.
+  // seq_cst: the hand-over protocol of apply_requested_aborts().
+  while (abort_busy_.exchange(true, std::memory_order_seq_cst)) std::this_thread::yield();
+  if (abort_requested_.exchange(false, std::memory_order_seq_cst)) abort_locked();  // asked before now: this run's
   std::exception_ptr error;
   if (aborted_.load(std::memory_order_relaxed)) {
     {
@@ -196,9 +225,12 @@ void Team::run(const std::function<void(RankContext&)>& fn) {
       first_aborted_ = nullptr;
     }
     if (!error) error = std::make_exception_ptr(Aborted());
+    if (reset_hook_) reset_hook_();
     mailboxes_.reset();
     aborted_.store(false, std::memory_order_relaxed);  // workers are parked; the next run's release publishes it
   }
+  abort_busy_.store(false, std::memory_order_seq_cst);
+  apply_requested_aborts();
   // release: the next run() caller, possibly another thread, sees this run's cleanup.
   running_.store(false, std::memory_order_release);
   if (error) std::rethrow_exception(error);

@@ -1,7 +1,11 @@
 #include "postbox/runtime/topology.hpp"
 
 #include <hwloc.h>
+#include <sched.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <fstream>
 #include <map>
@@ -235,15 +239,61 @@ std::string Placement::to_string() const {
 
 // ---- Topology ----------------------------------------------------------------------------
 
-Topology Topology::machine() {
-  // Loaded once: hwloc discovery reads sysfs and takes milliseconds; the machine does not change
-  // under a running process in any way postbox cares about.
+namespace {
+
+// Loaded once: hwloc discovery reads sysfs and takes milliseconds; the machine does not change
+// under a running process in any way postbox cares about.
+const std::shared_ptr<const TopologyImpl>& machine_impl() {
   static const std::shared_ptr<const TopologyImpl> shared = [] {
-    auto impl = new_impl(Source::machine, "");
+    auto impl = new_impl(Topology::Source::machine, "");
     return std::shared_ptr<const TopologyImpl>(finish_load(std::move(impl), "machine topology"));
   }();
-  return Topology(shared);
+  return shared;
 }
+
+// The CPUs in the affinity mask of thread `tid` (0: the caller), appended to out. False when
+// the kernel refuses. The mask is sized up until it holds the kernel's cpumask (EINVAL below).
+bool append_affinity(pid_t tid, std::vector<int>& out) {
+  for (int n = 1024; n <= (1 << 22); n *= 2) {
+    cpu_set_t* set = CPU_ALLOC(static_cast<std::size_t>(n));
+    if (set == nullptr) return false;
+    const std::size_t bytes = CPU_ALLOC_SIZE(static_cast<std::size_t>(n));
+    CPU_ZERO_S(bytes, set);
+    if (::sched_getaffinity(tid, bytes, set) == 0) {
+      for (int c = 0; c < n; ++c) {
+        if (CPU_ISSET_S(static_cast<std::size_t>(c), bytes, set)) out.push_back(c);
+      }
+      CPU_FREE(set);
+      return true;
+    }
+    const int err = errno;
+    CPU_FREE(set);
+    if (err != EINVAL) return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+int allowed_cpu_count() {
+  std::vector<int> cpus;
+  const bool caller = append_affinity(0, cpus);
+  // The main thread's id is the process id (Linux); it fails harmlessly once main has exited.
+  const bool main_thread = append_affinity(::getpid(), cpus);
+  if (caller || main_thread) {
+    std::sort(cpus.begin(), cpus.end());
+    const auto n = std::unique(cpus.begin(), cpus.end()) - cpus.begin();
+    if (n > 0) return static_cast<int>(n);
+  }
+  try {
+    const int w = hwloc_bitmap_weight(hwloc_topology_get_allowed_cpuset(machine_impl()->topo));
+    return std::max(1, w);
+  } catch (const InputError&) {
+    return 1;  // no hwloc either: nothing says more than one CPU
+  }
+}
+
+Topology Topology::machine() { return Topology(machine_impl()); }
 
 Topology Topology::synthetic(std::string_view description) {
   const std::string desc(description);

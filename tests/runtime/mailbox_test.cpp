@@ -13,62 +13,21 @@
 #include <thread>
 #include <vector>
 
+#include "mailbox_traffic.hpp"
 #include "postbox/runtime/check.hpp"
 
 namespace postbox {
 namespace {
+
+using testing_support::fill;
+using testing_support::Mode;
+using testing_support::mode_name;
 
 #ifdef POSTBOX_TSAN
 constexpr long kScale = 10;  // ThreadSanitizer runs the same rows with 10x fewer messages
 #else
 constexpr long kScale = 1;
 #endif
-
-constexpr std::uint64_t kSeed = 0x5eed'2024'0002ULL;
-
-std::uint64_t mix(std::uint64_t x) {
-  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-std::uint64_t message_key(int src, int dst, long k) {
-  return mix(kSeed ^ (static_cast<std::uint64_t>(src) << 44) ^ (static_cast<std::uint64_t>(dst) << 24) ^
-             static_cast<std::uint64_t>(k));
-}
-
-// Mixed sizes 0 B .. 64 KiB, mostly small: 5% empty, 80% up to 64 B, 13% up to 4 KiB, 2% up to 64 KiB.
-std::size_t message_size(std::uint64_t key) {
-  const std::uint64_t bucket = key % 100;
-  const std::uint64_t r = key >> 16;
-  if (bucket < 5) return 0;
-  if (bucket < 85) return r % 65;
-  if (bucket < 98) return r % 4097;
-  return r % 65537;
-}
-
-// Fills out[0, n) with the content of the message with this key.
-void fill(std::uint64_t key, std::byte* out, std::size_t n) {
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const std::uint64_t w = mix(key + i);
-    std::memcpy(out + i, &w, 8);
-  }
-  if (i < n) {
-    const std::uint64_t w = mix(key + i);
-    std::memcpy(out + i, &w, n - i);
-  }
-}
-
-std::uint64_t checksum(const std::byte* p, std::size_t n) {
-  std::uint64_t h = 1469598103934665603ULL ^ n;
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ static_cast<std::uint64_t>(p[i])) * 1099511628211ULL;
-  return h;
-}
-
-enum class Mode { kRecv, kRecvAny, kTryRecv };
 
 struct StressRow {
   const char* file;
@@ -82,19 +41,15 @@ struct StressRow {
 };
 
 std::ostream& operator<<(std::ostream& os, const StressRow& r) {
-  const char* m = r.mode == Mode::kRecv ? "recv" : r.mode == Mode::kRecvAny ? "recv_any" : "try_recv";
-  return os << r.file << ":" << r.line << " p=" << r.p << " " << m << " messages=" << r.messages
+  return os << r.file << ":" << r.line << " p=" << r.p << " " << mode_name(r.mode) << " messages=" << r.messages
             << " ring=" << r.ring_bytes << " spin=" << r.wait.spin_ns << " yield=" << r.wait.yield_ns
             << (r.membarrier ? "" : " portable-handshake");
 }
 
 class MailboxStress : public testing::TestWithParam<StressRow> {};
 
-// Each rank has a sender thread and a receiver thread (one thread per role, as mailbox.hpp
-// allows), so 2p threads share the 2 cores. Senders follow a diagonal schedule: in round k,
-// step j = 1..p-1, rank s sends its k-th message to s + j. In Mode::kRecv the receivers follow
-// the mirror schedule (rank d receives from d - j), which cannot deadlock: the receiver that is
-// least advanced waits on a sender that is at the same step, sending to it, or ahead.
+// The all-to-all pattern of mailbox_traffic.hpp: a sender and a receiver thread per rank, so
+// 2p threads share the 2 cores; every message checked for order and content.
 TEST_P(MailboxStress, ConservesEveryMessageInPairOrder) {
   const StressRow row = GetParam();
   SCOPED_TRACE(testing::PrintToString(row));
@@ -105,114 +60,7 @@ TEST_P(MailboxStress, ConservesEveryMessageInPairOrder) {
   opt.wait = row.wait;
   opt.use_membarrier = row.membarrier;
   Mailboxes mb(p, opt);
-
-  std::vector<std::uint64_t> sent_sum(static_cast<std::size_t>(p), 0), recv_sum(static_cast<std::size_t>(p), 0);
-  std::vector<long> sent_count(static_cast<std::size_t>(p), 0), recv_count(static_cast<std::size_t>(p), 0);
-  std::vector<std::string> errors(static_cast<std::size_t>(p));
-
-  auto sender = [&](int s) {
-    std::vector<std::byte> buf(65536);
-    for (long k = 0; k < per_pair; ++k) {
-      for (int j = 1; j < p; ++j) {
-        const int d = (s + j) % p;
-        const std::uint64_t key = message_key(s, d, k);
-        const std::size_t n = message_size(key);
-        fill(key, buf.data(), n);
-        mb.send(s, d, std::span<const std::byte>(buf.data(), n));
-        sent_sum[static_cast<std::size_t>(s)] += checksum(buf.data(), n);
-        ++sent_count[static_cast<std::size_t>(s)];
-      }
-    }
-  };
-
-  auto receiver = [&](int d) {
-    std::vector<std::byte> buf(65536), expect(65536);
-    std::vector<long> next(static_cast<std::size_t>(p), 0);
-    std::string& err = errors[static_cast<std::size_t>(d)];
-    auto check = [&](int s, std::size_t n) {
-      const long k = next[static_cast<std::size_t>(s)]++;
-      const std::uint64_t key = message_key(s, d, k);
-      const std::size_t want = message_size(key);
-      fill(key, expect.data(), want);
-      if (err.empty() && (n != want || std::memcmp(buf.data(), expect.data(), n) != 0)) {
-        err = "rank " + std::to_string(d) + ": message " + std::to_string(k) + " from rank " + std::to_string(s) +
-              " has size " + std::to_string(n) + " (want " + std::to_string(want) + ") or wrong content";
-      }
-      recv_sum[static_cast<std::size_t>(d)] += checksum(buf.data(), n);
-      ++recv_count[static_cast<std::size_t>(d)];
-    };
-    const long want_total = per_pair * (p - 1);
-    switch (row.mode) {
-      case Mode::kRecv:
-        for (long k = 0; k < per_pair; ++k) {
-          for (int j = 1; j < p; ++j) {
-            const int s = (d - j + p) % p;
-            check(s, mb.recv(d, s, buf));
-          }
-        }
-        break;
-      case Mode::kRecvAny:
-        for (long i = 0; i < want_total; ++i) {
-          std::size_t n = 0;
-          const int s = mb.recv_any(d, buf, n);
-          check(s, n);
-        }
-        break;
-      case Mode::kTryRecv: {
-        long got = 0;
-        int s = (d + 1) % p;
-        unsigned idle = 0;
-        while (got < want_total) {
-          std::size_t n = 0;
-          bool progress = false;
-          if (got % 3 == 0) {  // every third attempt goes through try_recv_any
-            const int from = mb.try_recv_any(d, buf, n);
-            if (from >= 0) {
-              check(from, n);
-              progress = true;
-            }
-          } else if (s != d && mb.try_recv(d, s, buf, n)) {
-            check(s, n);
-            progress = true;
-          }
-          s = (s + 1) % p;
-          if (progress) {
-            ++got;
-            idle = 0;
-          } else if (++idle >= static_cast<unsigned>(p)) {
-            std::this_thread::yield();  // a full scan found nothing: give the core to a sender
-            idle = 0;
-          }
-        }
-        break;
-      }
-    }
-  };
-
-  {
-    std::vector<std::jthread> threads;
-    for (int r = 0; r < p; ++r) {
-      threads.emplace_back(receiver, r);
-      threads.emplace_back(sender, r);
-    }
-  }
-
-  std::uint64_t total_sent = 0, total_recv = 0;
-  long n_sent = 0, n_recv = 0;
-  for (int r = 0; r < p; ++r) {
-    EXPECT_EQ(errors[static_cast<std::size_t>(r)], "");
-    EXPECT_EQ(recv_count[static_cast<std::size_t>(r)], per_pair * (p - 1)) << "rank " << r;
-    total_sent += sent_sum[static_cast<std::size_t>(r)];
-    total_recv += recv_sum[static_cast<std::size_t>(r)];
-    n_sent += sent_count[static_cast<std::size_t>(r)];
-    n_recv += recv_count[static_cast<std::size_t>(r)];
-  }
-  EXPECT_EQ(n_sent, n_recv);
-  EXPECT_EQ(total_sent, total_recv);
-  // Nothing left over: every ring is empty.
-  std::byte b[1];
-  std::size_t n = 0;
-  for (int d = 0; d < p; ++d) EXPECT_EQ(mb.try_recv_any(d, b, n), -1) << "rank " << d;
+  EXPECT_EQ(testing_support::all_to_all(mb, row.mode, per_pair), "");
 }
 
 // About 1.1 x 10^6 messages over the suite in Release.
@@ -477,6 +325,56 @@ TEST(MailboxDeathTest, RankOutsideTheTeamFailsFast) {
   EXPECT_DEATH((void)mb.recv(5, 0, b), "recv: destination rank 5");
   std::size_t n = 0;
   EXPECT_DEATH((void)mb.try_recv_any(3, b, n), "try_recv_any: destination rank 3");
+}
+
+TEST(Mailbox, StreamedSendToSelfThatFitsIsDelivered) {
+  MailboxOptions o;
+  o.ring_bytes = 4096;  // chunks of 1 KiB: 3000 bytes are streamed, and fit the free space
+  Mailboxes mb(2, o);
+  const auto a = pattern(8, 3000);
+  mb.send(1, 1, a);
+  EXPECT_EQ(mb.recv(1, 1), a);
+  const auto b = pattern(9, 40);
+  mb.send(1, 1, b);
+  std::byte buf[64];
+  std::size_t n = 0;
+  EXPECT_EQ(mb.recv_any(1, buf, n), 1);
+  EXPECT_EQ(std::vector<std::byte>(buf, buf + n), b);
+}
+
+// Regression (issue 10's review list): a self-send larger than the ring used to wait forever
+// for a receiver that is the sender itself. Each call below can never complete.
+TEST(MailboxDeathTest, SelfSendThatCannotFitFailsFastInsteadOfHanging) {
+  MailboxOptions o;
+  o.ring_bytes = 4096;
+  Mailboxes mb(2, o);
+  EXPECT_DEATH(mb.send(0, 0, pattern(1, 5000)),
+               "rank 0 sends itself a message of 5000 bytes that does not fit its ring to itself \\(4096 bytes, 0 of "
+               "them undelivered\\): nobody else would drain it");
+  EXPECT_DEATH(
+      {
+        mb.send(1, 1, pattern(2, 3000));  // fits
+        mb.send(1, 1, pattern(3, 1200));  // the free space is 1 KiB minus the reserve
+      },
+      "rank 1 sends itself a message of 1200 bytes .* 3008 of them undelivered");
+  EXPECT_DEATH(
+      {
+        for (int i = 0; i < 200; ++i) mb.send(0, 0, pattern(static_cast<std::uint64_t>(i), 24));  // 32-byte records
+      },
+      "rank 0 sends itself a message of 24 bytes");
+}
+
+TEST(MailboxDeathTest, ReceivingFromItselfWithNothingPendingFailsFast) {
+  Mailboxes mb(3);
+  std::byte b[8];
+  std::size_t n = 0;
+  EXPECT_DEATH((void)mb.recv(2, 2, b), "mailbox recv: rank 2 waits for a message from itself and none is pending");
+  EXPECT_DEATH((void)mb.recv(1, 1), "mailbox recv: rank 1 waits for a message from itself");
+  mb.notify(0, 0);
+  (void)mb.recv(0, 0, b);
+  EXPECT_DEATH((void)mb.recv(0, 0, b), "rank 0 waits for a message from itself");  // the one message is gone
+  Mailboxes solo(1);
+  EXPECT_DEATH((void)solo.recv_any(0, b, n), "mailbox recv_any: rank 0 waits for a message from itself");
 }
 
 TEST(MailboxDeathTest, MessageLargerThanTheBufferFailsFast) {

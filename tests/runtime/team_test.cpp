@@ -1,22 +1,35 @@
 #include "postbox/runtime/team.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/wait.hpp"
 
 namespace postbox {
+namespace internal {
+// The test seam team.hpp declares: a hook run() calls between deciding that a run aborted and
+// resetting (the window in which an abort used to be lost).
+struct TeamTestPeer {
+  static void set_reset_hook(Team& team, std::function<void()> hook) { team.reset_hook_ = std::move(hook); }
+};
+}  // namespace internal
+
 namespace {
 
 int thread_count() {
@@ -207,6 +220,128 @@ TEST(Team, AbortWithoutAnyFailureMakesRunThrowAborted) {
                Aborted);
   EXPECT_FALSE(team.aborted());
   team.run([](RankContext&) {});
+}
+
+// Regression (issue 10's review list): an abort() that arrived while run() reset the abort
+// state found the team still aborted, returned, and was then cleared with the run's own abort.
+TEST(Team, AbortArrivingWhileRunResetsIsNotLostItAbortsTheNextRun) {
+  Team team(3);
+  std::mutex mu;
+  std::vector<std::thread::id> listener_threads;
+  const Team::ListenerId id = team.add_abort_listener([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    listener_threads.push_back(std::this_thread::get_id());
+  });
+  bool hook_ran = false;
+  internal::TeamTestPeer::set_reset_hook(team, [&] {
+    hook_ran = true;
+    std::thread other([&] { team.abort(); });  // abort() never waits, so this join cannot hang
+    other.join();
+  });
+  EXPECT_THROW(team.run([](RankContext& ctx) {
+    if (ctx.rank() == 1) throw std::runtime_error("rank 1 failed");
+  }),
+               std::runtime_error);
+  internal::TeamTestPeer::set_reset_hook(team, {});
+  ASSERT_TRUE(hook_ran);
+  EXPECT_TRUE(team.aborted()) << "the abort that arrived during the reset was lost";
+  EXPECT_TRUE(team.mailboxes().aborted()) << "team and mailboxes disagree";
+  {
+    // Once for the failing rank's abort (on its thread), once for the late one, applied by run().
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_EQ(listener_threads.size(), 2U);
+    EXPECT_NE(listener_threads[0], std::this_thread::get_id());
+    EXPECT_EQ(listener_threads[1], std::this_thread::get_id());
+  }
+  team.remove_abort_listener(id);
+  std::atomic<int> saw_abort{0};
+  EXPECT_THROW(team.run([&](RankContext& ctx) {
+    if (ctx.aborted()) saw_abort.fetch_add(1, std::memory_order_relaxed);
+  }),
+               Aborted);
+  EXPECT_EQ(saw_abort.load(), 3);
+  EXPECT_FALSE(team.aborted());
+  team.run([](RankContext& ctx) { EXPECT_FALSE(ctx.aborted()); });
+}
+
+TEST(Team, AbortFromAListenerOrFromTheResettingThreadIsHarmless) {
+  Team team(2);
+  const Team::ListenerId id = team.add_abort_listener([&] { team.abort(); });
+  EXPECT_THROW(team.run([](RankContext& ctx) {
+    if (ctx.rank() == 0) ctx.team().abort();
+  }),
+               Aborted);
+  EXPECT_FALSE(team.aborted());
+  team.remove_abort_listener(id);
+  // The hook runs on run()'s own thread, inside the reset.
+  internal::TeamTestPeer::set_reset_hook(team, [&] { team.abort(); });
+  EXPECT_THROW(team.run([](RankContext& ctx) { ctx.team().abort(); }), Aborted);
+  internal::TeamTestPeer::set_reset_hook(team, {});
+  EXPECT_TRUE(team.aborted());
+  EXPECT_THROW(team.run([](RankContext&) {}), Aborted);
+  team.run([](RankContext&) {});
+}
+
+// Aborts from another thread at arbitrary moments of runs that fail or not: whenever nobody is
+// aborting, the team and its mailboxes agree, and a team left aborted aborts exactly the next run.
+TEST(Team, ConcurrentAbortsKeepTeamAndMailboxesInAgreement) {
+#ifdef POSTBOX_TSAN
+  constexpr int kIterations = 60;
+#else
+  constexpr int kIterations = 400;
+#endif
+  Team team(2);
+  for (int i = 0; i < kIterations; ++i) {
+    std::atomic<bool> go{false};
+    std::thread aborter([&] {
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      for (int k = 0; k < i % 7; ++k) std::this_thread::yield();
+      team.abort();
+    });
+    try {
+      team.run([&](RankContext& ctx) {
+        go.store(true, std::memory_order_release);
+        if (ctx.rank() == 0 && i % 3 == 0) throw std::runtime_error("failed");
+        if (ctx.rank() == 1 && i % 3 == 1) (void)ctx.recv(0);  // blocks until the abort
+      });
+      ASSERT_NE(i % 3, 0) << "the failing rank's exception was lost";
+    } catch (const std::runtime_error&) {
+      // the rank's exception or Aborted (derives from runtime_error)
+    }
+    aborter.join();
+    ASSERT_EQ(team.aborted(), team.mailboxes().aborted()) << "iteration " << i;
+    if (team.aborted()) {
+      ASSERT_THROW(team.run([](RankContext&) {}), Aborted) << "iteration " << i;
+      ASSERT_FALSE(team.aborted());
+    }
+  }
+}
+
+// ---- oversubscription --------------------------------------------------------------------
+
+TEST(TeamDeathTest, RanksBeyondTheAllowedCpusSkipTheSpinPhaseAndMembarrier) {
+  TeamOptions o;
+  o.mailbox.wait = WaitPolicy{5'000, 10'000};
+  {
+    Team fits(1, o);
+    EXPECT_EQ(fits.mailboxes().options().wait.spin_ns, 5'000);
+    EXPECT_TRUE(fits.mailboxes().options().use_membarrier);
+  }
+  // A child process allowed one CPU (as under `taskset -c 0`): two ranks oversubscribe it,
+  // whatever std::thread::hardware_concurrency() says.
+  EXPECT_EXIT(
+      {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(sched_getcpu(), &one);
+        if (sched_setaffinity(0, sizeof one, &one) != 0) std::_Exit(3);
+        Team team(2, o);
+        const MailboxOptions& m = team.mailboxes().options();
+        std::fprintf(stderr, "allowed %d spin %lld membarrier %d\n", allowed_cpu_count(),
+                     static_cast<long long>(m.wait.spin_ns), m.use_membarrier ? 1 : 0);
+        std::_Exit(m.wait.spin_ns == 0 && !m.use_membarrier ? 0 : 4);
+      },
+      testing::ExitedWithCode(0), "allowed 1 spin 0 membarrier 0");
 }
 
 // ---- lifetime ----------------------------------------------------------------------------

@@ -2,7 +2,15 @@
 
 #include <gtest/gtest.h>
 #include <hwloc.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include <cerrno>
+#include <cstddef>
 
 #include <algorithm>
 #include <cstdio>
@@ -415,6 +423,94 @@ TEST(Topology, SyntheticCannotBind) {
   th.join();
   EXPECT_FALSE(bound);
 }
+
+// ---- allowed_cpu_count -------------------------------------------------------------------
+
+int affinity_count() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return -1;
+  return CPU_COUNT(&set);
+}
+
+TEST(AllowedCpuCount, IsTheProcessAffinityMask) {
+  // The test runs on the main thread, whose mask is the process's.
+  EXPECT_EQ(allowed_cpu_count(), affinity_count());
+  EXPECT_GE(allowed_cpu_count(), 1);
+}
+
+TEST(AllowedCpuCount, AThreadPinnedToOneCpuStillSeesTheProcessSet) {
+  const int process = allowed_cpu_count();
+  int pinned = -1;
+  int own = -1;
+  std::thread th([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(::sched_getcpu(), &one);
+    ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+    own = affinity_count();
+    pinned = allowed_cpu_count();
+  });
+  th.join();
+  EXPECT_EQ(own, 1);
+  EXPECT_EQ(pinned, process);
+}
+
+TEST(AllowedCpuCountDeathTest, IsOneInAProcessAllowedOneCpu) {
+  // A child process restricted as `taskset -c N` would: its main thread and every thread it
+  // starts see one CPU, whatever the host has.
+  EXPECT_EXIT(
+      {
+        if (allowed_cpu_count() < 1) std::_Exit(4);  // read once before: nothing may be cached
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(::sched_getcpu(), &one);
+        if (::sched_setaffinity(0, sizeof one, &one) != 0) std::_Exit(3);
+        int in_thread = -1;
+        std::thread th([&] { in_thread = allowed_cpu_count(); });
+        th.join();
+        std::fprintf(stderr, "main %d thread %d\n", allowed_cpu_count(), in_thread);
+        std::_Exit(0);
+      },
+      testing::ExitedWithCode(0), "main 1 thread 1");
+}
+
+#if defined(__x86_64__)
+// Restricts this process to one CPU, makes sched_getaffinity fail (a seccomp filter, as some
+// sandboxes install), prints allowed_cpu_count() and hwloc's allowed count, and exits 0 when they
+// agree.
+[[noreturn]] void count_without_sched_getaffinity() {
+  const int hwloc_allowed = Topology::machine().pus();  // loaded before the filter
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(::sched_getcpu(), &one);
+  if (::sched_setaffinity(0, sizeof one, &one) != 0) std::_Exit(3);
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sched_getaffinity, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog prog{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+    std::_Exit(5);
+  }
+  cpu_set_t probe;
+  if (::sched_getaffinity(0, sizeof probe, &probe) == 0) std::_Exit(6);  // the filter did not take
+  const int count = allowed_cpu_count();
+  std::fprintf(stderr, "count %d hwloc %d\n", count, hwloc_allowed);
+  std::_Exit(count == hwloc_allowed ? 0 : 7);
+}
+
+// Where sched_getaffinity is unavailable the count is hwloc's allowed cpuset: the affinity
+// restriction to one CPU no longer shows.
+TEST(AllowedCpuCountDeathTest, FallsBackToHwlocsAllowedCpusetWithoutSchedGetaffinity) {
+  EXPECT_EXIT(count_without_sched_getaffinity(), testing::ExitedWithCode(0), "count [0-9]+ hwloc [0-9]+");
+}
+#endif
 
 TEST(TopologyDeathTest, PuOutOfRangeIsAProgrammingError) {
   const Topology t = Topology::synthetic("pack:1 core:2 pu:1");

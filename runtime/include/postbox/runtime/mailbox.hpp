@@ -7,8 +7,11 @@
 // guarantees this: one thread per rank; a rank's sending and receiving may also be split over
 // two threads, one per role). Handing a role to another thread needs a happens-before edge
 // (joining, a barrier). Ranks are 0..size()-1; a rank outside that range is a programming
-// error (PB_CHECK, file:line). A rank may send to itself, but a self-send must fit in the free
-// space of the ring: nobody else will drain it.
+// error (PB_CHECK, file:line). A rank may send to itself; its messages to itself are sent and
+// received by one thread, so a call that could only complete with another thread's help fails
+// fast (PB_CHECK) instead of hanging: a self-send that does not fit the free space of the
+// rank's ring to itself (nobody else would drain it), and a blocking receive from itself
+// (recv(r, r), or recv_any on a one-rank mailbox) with nothing pending (nobody else can send it).
 //
 // Guarantees: per-pair FIFO; every message is delivered exactly once, byte for byte; messages
 // of 0 bytes (notify) up to kMaxMessageBytes; a message longer than a quarter ring is streamed
@@ -68,7 +71,9 @@ struct MailboxOptions {
   // How blocking calls wait; defaults to the process default (POSTBOX_SPIN_NS, ...).
   WaitPolicy wait = default_wait_policy();
   // Use membarrier(2) for the wake-up handshake where Linux offers it (no fence on the fast
-  // path). false forces the portable handshake (a seq_cst read-modify-write per publication);
+  // path). false forces the portable handshake (a seq_cst read-modify-write per publication),
+  // which a Team chooses when its ranks outnumber the CPUs (each membarrier() on a block
+  // interrupts every CPU running a thread of the process; docs/mailboxes.md measures both);
   // tests use it to cover that path on machines that have membarrier.
   bool use_membarrier = true;
 };
@@ -123,7 +128,11 @@ class alignas(64) Mailboxes {
   internal::Ring* create_ring(std::atomic<internal::Ring*>& slot);
   internal::Ring* ring_from(int dst, int src) const noexcept;
   // Producer side: waits until [h, h + len) plus the end mark fits the ring (refreshes the cache).
-  void await_room(internal::Ring& r, int src, std::uint64_t h, std::uint64_t len);
+  // n: the message's size, for the self-send failure.
+  void await_room(internal::Ring& r, int src, int dst, std::uint64_t h, std::uint64_t len, std::uint64_t n);
+  // The calls that can never complete (see Requirements): fail fast with what happened.
+  [[noreturn, gnu::cold]] static void fail_self_send(const internal::Ring& r, int rank, std::uint64_t n);
+  [[noreturn, gnu::cold]] static void fail_self_recv(int rank, const char* what);
   // Producer side: zeroes ahead of end, up to the end of the next cache line (ring.hpp: zeroed).
   static void zero_ahead(internal::Ring& r, std::uint64_t end) noexcept;
   // Producer side: a record longer than one chunk, streamed through the ring.

@@ -11,6 +11,12 @@
 // topology cannot, so such a team is never pinned). When p exceeds the places, placement wraps
 // (rank r on place r mod n) and the constructor prints one line saying so on stderr.
 //
+// Oversubscription: when p exceeds allowed_cpu_count() (the CPUs this process may run on, not
+// the host's), the mailboxes skip the spin phase (mailboxes().options().wait.spin_ns == 0): a
+// rank spinning in recv would hold the core its sender needs; and they use the portable
+// wake-up handshake (mailboxes().options().use_membarrier == false): waits end in a block far
+// more often, and membarrier(2) on each block would interrupt the CPUs running other ranks.
+//
 // Failure: when fn throws in some rank, the team aborts: team.aborted() becomes true, every
 // blocked or later mailbox call throws postbox::Aborted, and every abort listener runs. run()
 // returns only after every rank has returned, then rethrows the *root cause*: the first
@@ -20,6 +26,14 @@
 // so the team is reusable. After a run that did not abort, undelivered messages stay in the
 // mailboxes for the next run. abort() called while no run is in progress aborts the next run.
 //
+// abort() never waits and is never lost. An abort() that returns before run() has seen every
+// rank return aborts that run (run() throws). Once every rank has returned, run() decides the
+// outcome and resets the mailboxes as one step; an abort() that arrives during that step
+// returns at once and run() applies it right after the reset, before it returns: the abort then
+// belongs to the next run (aborted() is true when run() returns, and the next run throws
+// Aborted). An abort() that runs while another abort() of the same run is in progress may
+// return before that one has finished waking the ranks.
+//
 // Abort hook for other blocking primitives (barriers...): a primitive that waits on its own
 // wait word registers a listener that wakes that word, and includes ctx.aborted() in its wait
 // predicate; when it sees the abort it throws postbox::Aborted:
@@ -28,8 +42,10 @@
 //     if (!ready()) throw postbox::Aborted();
 //     ...
 //     team.remove_abort_listener(id);
-// Listeners run on the thread that aborts, once per abort, after aborted() has become true,
-// under the team's listener lock: they must be short and must not add or remove listeners.
+// Listeners run on the thread that applies the abort (the aborting thread, or run() for an
+// abort that arrived during its reset), once per abort, after aborted() has become true, under
+// the team's listener lock: they must be short and must not add or remove listeners (calling
+// abort() from one is harmless: the team is already aborted).
 //
 // Memory ordering: everything the caller did before run() is visible to every rank when fn
 // starts; everything every rank did in fn is visible to the caller after run() returns or
@@ -58,6 +74,9 @@
 namespace postbox {
 
 class Team;
+namespace internal {
+struct TeamTestPeer;  // tests only: reaches Team's test seam
+}
 
 struct TeamOptions {
   Placement placement = Placement::compact();
@@ -121,8 +140,8 @@ class Team {
   // True when p exceeds the placement's places, so some PU hosts several ranks.
   [[nodiscard]] bool wrapped() const noexcept { return wrapped_; }
 
-  // Aborts the current run: mailboxes abort, listeners run. Idempotent; safe from any thread.
-  // run() calls it on the first failure.
+  // Aborts the current run: mailboxes abort, listeners run. Idempotent; safe from any thread;
+  // never waits (see "abort() never waits" above). run() calls it on the first failure.
   void abort() noexcept;
   [[nodiscard]] bool aborted() const noexcept;
   ListenerId add_abort_listener(std::function<void()> listener);
@@ -130,7 +149,12 @@ class Team {
 
  private:
   void worker(int rank);
+  friend struct internal::TeamTestPeer;
   void record_failure(std::exception_ptr e, bool is_aborted) noexcept;
+  // Applies pending abort requests when it can take abort_busy_ (see abort()).
+  void apply_requested_aborts() noexcept;
+  // The abort itself: aborted_, mailboxes, listeners. Only with abort_busy_ held.
+  void abort_locked() noexcept;
   void stop_workers() noexcept;
 
   int p_;
@@ -138,11 +162,13 @@ class Team {
   std::vector<int> placement_;
   bool pin_request_;
   bool wrapped_ = false;
+  // allowed_cpu_count() when the team was made: the ranks outnumber it → oversubscribed.
+  int allowed_cpus_;
   bool pinned_ = false;
   WaitPolicy wait_;
   // How the caller waits for a run and workers wait between runs: wait_, without the spin phase
-  // when the ranks plus the caller outnumber the hardware threads (a spinning bystander would
-  // take the core that the thread it waits for needs).
+  // when the ranks plus the caller outnumber allowed_cpus_ (a spinning bystander would take the
+  // core that the thread it waits for needs).
   WaitPolicy park_wait_;
   Mailboxes mailboxes_;
 
@@ -156,7 +182,16 @@ class Team {
   alignas(64) std::atomic<int> remaining_{0};
   std::atomic<std::uint32_t> done_word_{0};
   alignas(64) std::atomic<bool> running_{false};
+  // Written only by the holder of abort_busy_ (abort_locked(), and run() when it resets).
   std::atomic<bool> aborted_{false};
+  // abort() sets abort_requested_; the holder of abort_busy_ applies it (apply_requested_aborts).
+  // run() holds abort_busy_ while it decides a run's outcome and resets, so an abort never
+  // overlaps a reset and one that arrives during it is applied afterwards, not cleared.
+  std::atomic<bool> abort_requested_{false};
+  std::atomic<bool> abort_busy_{false};
+  // Test seam (internal::TeamTestPeer): called by run() inside that step, after deciding that
+  // the run aborted and before the reset.
+  std::function<void()> reset_hook_;
   std::atomic<int> unpinned_{0};  // workers whose bind failed (or that did not try)
   std::atomic<int> started_{0};
 

@@ -60,6 +60,15 @@ struct Placement {
   [[nodiscard]] std::string to_string() const;
 };
 
+// The number of CPUs the calling process may run on: the union of the affinity masks
+// (sched_getaffinity) of the calling thread and of the process's main thread, so taskset,
+// cgroup cpusets and batch schedulers (Slurm) count, while a worker thread that pinned itself to
+// one PU still sees the process's set; hwloc's allowed cpuset where sched_getaffinity is
+// unavailable. At least 1. Read afresh on every call (a few microseconds): the set can change.
+// Judge oversubscription by this, never by std::thread::hardware_concurrency(), which counts
+// every CPU of the host.
+int allowed_cpu_count();
+
 class Topology {
  public:
   enum class Source { machine, synthetic, xml };

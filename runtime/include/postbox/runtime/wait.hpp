@@ -23,6 +23,8 @@
 #include <cstdint>
 #include <thread>
 
+#include "postbox/runtime/internal/inject.hpp"
+
 namespace postbox {
 
 struct WaitPolicy {
@@ -53,6 +55,7 @@ inline void cpu_relax() noexcept {
 // Wakes every thread blocked in wait_until() on `word`. Cheap when nobody is blocked
 // (libstdc++ skips the futex call when it counts no waiters).
 inline void wake(std::atomic<std::uint32_t>& word) noexcept {
+  internal::sync_point();
   // seq_cst: orders the condition's stores before the change of word seen by the futex.
   word.fetch_add(1, std::memory_order_seq_cst);
   word.notify_all();
@@ -70,6 +73,9 @@ inline void wake(std::atomic<std::uint32_t>& word) noexcept {
 // re-evaluated after it, with the protocol above, so nothing it announces can be missed.
 template <class Pred, class BeforeBlock>
 int wait_until(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, Pred&& pred, BeforeBlock&& before_block) {
+  // Delay injection (internal/inject.hpp) at every phase change and every outer poll; empty
+  // in normal builds.
+  internal::sync_point();
   if (pred()) return 0;
   using clock = std::chrono::steady_clock;
   for (int i = 0; i < 64; ++i) {
@@ -79,6 +85,7 @@ int wait_until(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, Pred&
   const auto spin_end = clock::now() + std::chrono::nanoseconds(policy.spin_ns);
   // The clock is read every 64 polls: about 1 us of pause instructions.
   while (clock::now() < spin_end) {
+    internal::sync_point();
     for (int i = 0; i < 64; ++i) {
       cpu_relax();
       if (pred()) return 0;
@@ -87,12 +94,16 @@ int wait_until(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, Pred&
   const auto yield_end = spin_end + std::chrono::nanoseconds(policy.yield_ns);
   while (clock::now() < yield_end) {
     std::this_thread::yield();
+    internal::sync_point();
     if (pred()) return 1;
   }
+  internal::sync_point();
   before_block();
   for (;;) {
+    internal::sync_point();
     // seq_cst: pairs with the fetch_add in wake(); see the protocol above.
     const std::uint32_t seen = word.load(std::memory_order_seq_cst);
+    internal::sync_point();
     if (pred()) return 2;
     word.wait(seen, std::memory_order_seq_cst);
   }
