@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
+#include <cstdio>
+#include <set>
 
 #include "engine.hpp"
 #include "postbox/barrier/version.hpp"
+#include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/postal.hpp"
 #include "postbox/runtime/calibrate.hpp"
 #include "postbox/runtime/check.hpp"
@@ -20,20 +22,28 @@ const WaitPolicy& barrier_wait_policy() {
   return policy;
 }
 
-int combine_rounds_lambda(const SendRecv& send_recv) {
+int combine_rounds_lambda(const SendRecv& send_recv, int p) {
   validate_send_recv(send_recv.s, send_recv.r);
-  const Rational lambda = send_recv.lambda();
-  if (lambda.is_integer()) return static_cast<int>(lambda.num());
-  const auto lo = lambda.floor();
-  // Bruck §3.3: delay-send (⌊λ⌋ rounds, sends stretched to λ/⌊λ⌋) is faster below the break-even λ.
-  return lambda.to_double() < break_even_lambda(static_cast<int>(lo)) ? static_cast<int>(lo)
-                                                                        : static_cast<int>(lambda.ceil());
+  if (p < 1) throw InputError("barrier: p must be at least 1, got " + std::to_string(p));
+  return static_cast<int>(choose_postal(send_recv.lambda(), p).L);
 }
 
 namespace internal {
 
-BarrierBase::BarrierBase(Algorithm algorithm, int p, BarrierOptions options, std::string reason)
-    : engine_(std::make_unique<Engine>(algorithm, p, std::move(options), std::move(reason))) {}
+// Everything a barrier's engine is built from, computed once from the options (so that no
+// constructor argument depends on the evaluation order of another).
+struct Prepared {
+  BarrierAlgorithm algorithm = BarrierAlgorithm::central;
+  BarrierOptions options;  // wait = the policy in use; send_recv resolved where used
+  std::string reason;
+};
+
+void BarrierTesting::set_phase(BarrierBase& barrier, std::uint64_t phase) { barrier.engine_->set_phase_for_testing(phase); }
+
+}  // namespace internal
+
+BarrierBase::BarrierBase(int p, internal::Prepared&& x)
+    : engine_(std::make_unique<internal::Engine>(x.algorithm, p, std::move(x.options), std::move(x.reason))) {}
 BarrierBase::BarrierBase(BarrierBase&&) noexcept = default;
 BarrierBase& BarrierBase::operator=(BarrierBase&&) noexcept = default;
 BarrierBase::~BarrierBase() = default;
@@ -43,19 +53,21 @@ BarrierToken BarrierBase::arrive(int rank) { return engine_->arrive(rank); }
 void BarrierBase::wait(int rank, BarrierToken token) { engine_->wait(rank, token); }
 void BarrierBase::arrive_and_drop(int rank) { engine_->arrive_and_drop(rank); }
 void BarrierBase::abort() noexcept { engine_->abort(); }
-void BarrierBase::reduce_impl(int rank, ReduceArgs* args) { engine_->arrive_and_wait(rank, args); }
+void BarrierBase::reduce_impl(int rank, internal::ReduceArgs* args) { engine_->arrive_and_wait(rank, args); }
 int BarrierBase::size() const noexcept { return engine_->size(); }
 int BarrierBase::participants() const noexcept { return engine_->participants(); }
 const char* BarrierBase::algorithm() const noexcept { return engine_->algorithm_name(); }
 const std::string& BarrierBase::reason() const noexcept { return engine_->reason(); }
 
-}  // namespace internal
-
 namespace {
 
-using internal::Algorithm;
-using internal::Choice;
-using internal::ResolvedSr;
+using internal::Prepared;
+
+// s and r as a barrier uses them, and where they came from (for reason()).
+struct ResolvedSr {
+  SendRecv sr;
+  std::string from;
+};
 
 // Where s and r came from, for reason().
 std::string source_text(const std::string& source) {
@@ -85,24 +97,53 @@ std::string sr_text(const ResolvedSr& x) {
   return "s = " + x.sr.s.str() + ", r = " + x.sr.r.str() + " ns (λ = " + x.sr.lambda().str() + ", " + x.from + ")";
 }
 
-BarrierOptions with_sr(BarrierOptions o, const ResolvedSr& x) {
-  o.send_recv = x.sr;
-  return o;
-}
-
-std::string combine_text(const ResolvedSr& x) {
-  const SendRecv& sr = x.sr;
-  const int l = combine_rounds_lambda(sr);
+std::string combine_text(const ResolvedSr& x, int p) {
+  const PostalChoice c = choose_postal(x.sr.lambda(), p);
   std::string why;
-  if (!sr.lambda().is_integer()) {
-    why = l == sr.lambda().floor() ? ", delay-send below the break-even λ" : ", delay-receive at or above the break-even λ";
-  }
-  return "postal-model combine rounds with λ = " + std::to_string(l) + why + " from " + sr_text(x);
+  if (c.variant == "delay-send") why = ", delay-send (faster than delay-receive for p = " + std::to_string(p) + ")";
+  if (c.variant == "delay-recv") why = ", delay-receive (not slower than delay-send for p = " + std::to_string(p) + ")";
+  return "postal-model combine rounds with λ = " + std::to_string(c.L) + why + " from " + sr_text(x);
 }
 
+unsigned cpus_of(const BarrierOptions& o) { return o.cpus != 0 ? o.cpus : static_cast<unsigned>(allowed_cpu_count()); }
 
+std::string us_text(std::int64_t ns) {
+  char buf[32];
+  if (ns % 1000 == 0) {
+    std::snprintf(buf, sizeof buf, "%lld us", static_cast<long long>(ns / 1000));
+  } else {
+    std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
+  }
+  return buf;
+}
 
-// Number of distinct L3 (else package) groups the placed ranks span, or 1 without a topology.
+// The wait policy in use and its line for reason().
+Prepared prepare(BarrierAlgorithm algorithm, int p, BarrierOptions o, std::string reason) {
+  if (p < 1) throw InputError("barrier: p must be at least 1, got " + std::to_string(p));
+  const unsigned cpus = cpus_of(o);
+  const bool over = static_cast<unsigned>(p) > cpus;
+  std::string wait = over && o.oversubscribed_wait ? "oversubscribed (p = " + std::to_string(p) + " > " +
+                                                         std::to_string(cpus) + " CPUs): "
+                                                   : "";
+  if (over && o.oversubscribed_wait) o.wait = *o.oversubscribed_wait;
+  const WaitPolicy& w = o.wait;
+  wait += w.spin_ns > 0 ? "spin up to " + us_text(w.spin_ns) + " (adaptive)" : "no spin";
+  wait += w.yield_ns > 0 ? ", yield up to " + us_text(w.yield_ns) : ", no yield";
+  wait += o.debug_timeout.count() > 0 ? ", then poll (debug mode)" : ", then block in a futex";
+  return Prepared{algorithm, std::move(o), std::move(reason) + "; waiting: " + wait};
+}
+
+// With the calibration resolved into the options (fibo, combine).
+Prepared prepare_sr(BarrierAlgorithm algorithm, int p, BarrierOptions o, const std::string& head) {
+  const ResolvedSr x = resolve_sr(o);
+  o.send_recv = x.sr;
+  std::string reason = algorithm == BarrierAlgorithm::combine ? "combine: " + combine_text(x, p)
+                                                              : head + sr_text(x);
+  return prepare(algorithm, p, std::move(o), std::move(reason));
+}
+
+// Number of distinct L3 groups (package groups where the topology has no L3) that the placed
+// ranks span, by the grouping the hier shape uses; 1 without a topology.
 int groups_spanned(int p, const BarrierOptions& o) {
   std::shared_ptr<const Topology> topo = o.topology;
   if (!topo) {
@@ -112,86 +153,76 @@ int groups_spanned(int p, const BarrierOptions& o) {
       return 1;
     }
   }
-  std::vector<int> keys;
+  std::vector<int> pus;
   for (int r = 0; r < p; ++r) {
     const int pu = o.placement.empty() ? r % topo->pus() : o.placement[static_cast<std::size_t>(r)];
     if (pu < 0 || pu >= topo->pus()) return 1;
-    const PuInfo& info = topo->pu(pu);
-    const int key = info.l3 >= 0 ? info.l3 : (info.package >= 0 ? 1'000'000 + info.package : 0);
-    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+    pus.push_back(pu);
   }
-  return static_cast<int>(keys.size());
+  const auto groups = topology_groups(*topo, pus);
+  const auto& level = groups[topo->l3_groups() > 0 ? kGroupLevelL3 : kGroupLevelPackage];
+  return static_cast<int>(std::set<int>(level.begin(), level.end()).size());
 }
 
-Choice choose(int p, const BarrierOptions& o) {
+Prepared choose(int p, BarrierOptions o) {
   if (p < 1) throw InputError("barrier: p must be at least 1, got " + std::to_string(p));
-  unsigned hw = o.hardware_threads;
-  if (hw == 0) hw = std::max(1U, std::thread::hardware_concurrency());
-  if (p == 1) return {Algorithm::central, "central: p = 1, nothing to wait for", std::nullopt};
-  if (static_cast<unsigned>(p) > hw) {
-    return {Algorithm::central, "central: " + std::to_string(p) + " threads on " + std::to_string(hw) +
-                                    " hardware threads are oversubscribed: a tree or round wake-up would pass through "
-                                    "descheduled threads, so one counter and one futex word; waiters yield for at most 3 us, "
-                                    "then block, and the last arriver wakes all with one call",
-            std::nullopt};
+  const unsigned cpus = cpus_of(o);
+  if (p == 1) return prepare(BarrierAlgorithm::central, p, std::move(o), "central: p = 1, nothing to wait for");
+  if (static_cast<unsigned>(p) > cpus) {
+    return prepare(BarrierAlgorithm::central, p, std::move(o),
+                   "central: " + std::to_string(p) + " threads on " + std::to_string(cpus) +
+                       " allowed CPUs are oversubscribed: a tree or round wake-up would pass through descheduled "
+                       "threads, so one counter and one futex word, and the last arriver wakes all with one call");
   }
   if (p >= 4) {
     const int groups = groups_spanned(p, o);
     if (groups > 1) {
-      return {Algorithm::hier, "hier: the " + std::to_string(p) + " ranks span " + std::to_string(groups) +
-                                   " L3/package groups; inner trees per group, one tree across leaders",
-              std::nullopt};
+      return prepare(BarrierAlgorithm::hier, p, std::move(o),
+                     "hier: the " + std::to_string(p) + " ranks span " + std::to_string(groups) +
+                         " L3/package groups; binomial trees per topology level");
     }
   }
   const ResolvedSr x = resolve_sr(o);
-  const int l = combine_rounds_lambda(x.sr);
+  o.send_recv = x.sr;
+  const int l = combine_rounds_lambda(x.sr, p);
   if (p <= 16 || l <= 2) {
-    return {Algorithm::combine,
-            "combine: " + std::to_string(p) + " ranks on " + std::to_string(hw) +
-                " hardware threads, one group; every rank learns completion itself in " + combine_text(x),
-            x.sr};
+    return prepare(BarrierAlgorithm::combine, p, std::move(o),
+                   "combine: " + std::to_string(p) + " ranks on " + std::to_string(cpus) +
+                       " allowed CPUs, one group; every rank learns completion itself in " + combine_text(x, p));
   }
-  return {Algorithm::fibo,
-          "fibo: " + std::to_string(p) + " ranks with a large receive latency (" + sr_text(x) +
-              "): binomial arrival, Fibo-tree wake-up sends fewer messages than combine rounds",
-          x.sr};
+  return prepare(BarrierAlgorithm::fibo, p, std::move(o),
+                 "fibo: " + std::to_string(p) + " ranks with a large receive latency (" + sr_text(x) +
+                     "): binomial arrival, Fibo-tree wake-up sends fewer messages than combine rounds");
 }
 
 }  // namespace
 
 CentralBarrier::CentralBarrier(int p, BarrierOptions options)
-    : BarrierBase(Algorithm::central, p, std::move(options), "central: sense-reversing counter and release word") {}
+    : BarrierBase(p, prepare(BarrierAlgorithm::central, p, std::move(options), "central: one counter and one release word")) {}
 
 DisseminationBarrier::DisseminationBarrier(int p, BarrierOptions options)
-    : BarrierBase(Algorithm::dissemination, p, std::move(options), "dissemination: ceil(log2 p) rounds to i + 2^k") {}
+    : BarrierBase(p, prepare(BarrierAlgorithm::dissemination, p, std::move(options),
+                             "dissemination: ceil(log2 p) rounds to i + 2^k")) {}
 
-CombineBarrier::CombineBarrier(int p, BarrierOptions options) : CombineBarrier(p, std::move(options), resolve_sr(options)) {}
-
-CombineBarrier::CombineBarrier(int p, BarrierOptions options, const internal::ResolvedSr& x)
-    : BarrierBase(Algorithm::combine, p, with_sr(std::move(options), x), "combine: " + combine_text(x)) {}
+CombineBarrier::CombineBarrier(int p, BarrierOptions options)
+    : BarrierBase(p, prepare_sr(BarrierAlgorithm::combine, p, std::move(options), "")) {}
 
 McsBarrier::McsBarrier(int p, BarrierOptions options)
-    : BarrierBase(Algorithm::mcs, p, std::move(options), "mcs: 4-ary arrival into the parent's line, binary wake-up") {}
+    : BarrierBase(p, prepare(BarrierAlgorithm::mcs, p, std::move(options), "mcs: 4-ary combining arrival, binary wake-up")) {}
 
 TournamentBarrier::TournamentBarrier(int p, BarrierOptions options)
-    : BarrierBase(Algorithm::tournament, p, std::move(options),
-                  "tournament: static winners over ceil(log2 p) rounds, champion wakes in reverse") {}
+    : BarrierBase(p, prepare(BarrierAlgorithm::tournament, p, std::move(options),
+                             "tournament: binomial arrival as two-input matches, wake-up in reverse round order")) {}
 
-FiboBarrier::FiboBarrier(int p, BarrierOptions options) : FiboBarrier(p, std::move(options), resolve_sr(options)) {}
-
-FiboBarrier::FiboBarrier(int p, BarrierOptions options, const internal::ResolvedSr& x)
-    : BarrierBase(Algorithm::fibo, p, with_sr(std::move(options), x), "fibo: binomial arrival, Fibo-tree wake-up from " + sr_text(x)) {}
+FiboBarrier::FiboBarrier(int p, BarrierOptions options)
+    : BarrierBase(p, prepare_sr(BarrierAlgorithm::fibo, p, std::move(options),
+                                "fibo: binomial combining arrival, Fibo-tree wake-up from ")) {}
 
 HierBarrier::HierBarrier(int p, BarrierOptions options)
-    : BarrierBase(Algorithm::hier, p, std::move(options), "hier: binomial tree per L3/package group and across leaders") {}
+    : BarrierBase(p, prepare(BarrierAlgorithm::hier, p, std::move(options),
+                             "hier: binomial trees per topology level, across leaders first")) {}
 
-Barrier::Barrier(int p, BarrierOptions options) : Barrier(p, std::move(options), choose(p, options)) {}
-
-Barrier::Barrier(int p, BarrierOptions options, internal::Choice&& choice)
-    : BarrierBase(choice.algorithm, p,
-                  choice.send_recv ? with_sr(std::move(options), internal::ResolvedSr{*choice.send_recv, {}})
-                                   : std::move(options),
-                  std::move(choice.reason)) {}
+Barrier::Barrier(int p, BarrierOptions options) : BarrierBase(p, choose(p, std::move(options))) {}
 
 const std::vector<std::string>& barrier_names() {
   static const std::vector<std::string> names = {"default", "fibo",          "combine",    "central",
@@ -201,7 +232,7 @@ const std::vector<std::string>& barrier_names() {
 
 std::unique_ptr<AnyBarrier> make_barrier(std::string_view name, int p, BarrierOptions options) {
   if (p < 1) throw InputError("barrier: p must be at least 1, got " + std::to_string(p));
-  auto wrap = [&](internal::BarrierBase&& b) { return std::make_unique<AnyBarrier>(std::move(b), std::string(name)); };
+  auto wrap = [&](BarrierBase&& b) { return std::make_unique<AnyBarrier>(std::move(b), std::string(name)); };
   if (name == "default") return wrap(Barrier(p, std::move(options)));
   if (name == "fibo") return wrap(FiboBarrier(p, std::move(options)));
   if (name == "combine") return wrap(CombineBarrier(p, std::move(options)));

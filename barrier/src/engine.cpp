@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
-#include <map>
+#include <numeric>
 #include <thread>
 
 #if defined(__linux__)
@@ -14,21 +14,16 @@
 
 #include "postbox/collectives/postal.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/internal/inject.hpp"
 #include "postbox/runtime/topology.hpp"
 
 namespace postbox::internal {
 
 namespace {
 
-Algorithm checked(Algorithm a, int p) {
-  if (p < 1) throw InputError("barrier: p must be at least 1, got " + std::to_string(p));
-  return a;
-}
-
-// The futex on a flag word. Not std::atomic::wait: libstdc++'s (GCC 12) spins and calls
+// The futex on a Word's seq. Not std::atomic::wait: libstdc++'s (GCC 12) spins and calls
 // sched_yield four times before the futex, and on a loaded machine every yield hands the core
-// to another process for a whole time slice (measured: a barrier that yields costs
-// milliseconds per phase at load 10, one that blocks at once tens of microseconds).
+// to another process for a whole time slice (docs/barrier.md, "Waiting").
 #if defined(__linux__)
 static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
                   std::atomic<std::uint32_t>::is_always_lock_free,
@@ -41,17 +36,53 @@ void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
   (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
 #else
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen) noexcept {
-  word.wait(seen, std::memory_order_relaxed);
-}
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen) noexcept { word.wait(seen, std::memory_order_seq_cst); }
 void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept { word.notify_all(); }
 #endif
 
-WaitPolicy policy_for(int p, const BarrierOptions& o) {
-  unsigned hw = o.hardware_threads;
-  if (hw == 0) hw = std::max(1U, std::thread::hardware_concurrency());
-  if (o.oversubscribed_wait && static_cast<unsigned>(p) > hw) return *o.oversubscribed_wait;
-  return o.wait;
+BarrierShape::Family family_of(BarrierAlgorithm a) {
+  switch (a) {
+    case BarrierAlgorithm::central: return BarrierShape::Family::central;
+    case BarrierAlgorithm::dissemination:
+    case BarrierAlgorithm::combine: return BarrierShape::Family::rounds;
+    default: return BarrierShape::Family::tree;
+  }
+}
+
+BarrierAlgorithm checked(BarrierAlgorithm a, int p) {
+  if (p < 1) throw InputError("barrier: p must be at least 1, got " + std::to_string(p));
+  return a;
+}
+
+// Prog words: (phase << kStepBits) | step; only the phase's low bits are kept, which is enough
+// because a proxy reads a rank's progress only after it saw that rank absent in the same phase.
+constexpr int kStepBits = 20;
+constexpr std::uint64_t kStepMask = (std::uint64_t{1} << kStepBits) - 1;
+std::uint64_t prog_code(std::uint64_t e, int step) noexcept { return (e << kStepBits) | static_cast<std::uint64_t>(step); }
+bool prog_phase_is(std::uint64_t code, std::uint64_t e) noexcept { return (code >> kStepBits) == ((e << kStepBits) >> kStepBits); }
+
+// Raises a phase word to e when it holds an earlier phase; true iff this call changed it. The
+// first guess is the previous phase, the usual value, so the fast path is one CAS.
+bool raise_phase(std::atomic<std::uint64_t>& w, std::uint64_t e) noexcept {
+  std::uint64_t cur = e - 1;
+  for (;;) {
+    sync_point();
+    // seq_cst: a release (what the signaller and everyone whose arrival it carries wrote is
+    // visible to the acquirer), and ordered before the signaller's loads of sleepers and absent.
+    if (w.compare_exchange_strong(cur, e, std::memory_order_seq_cst)) return true;
+    if (reached(cur, e)) return false;
+  }
+}
+
+bool raise_wake(std::atomic<std::uint64_t>& w, std::uint64_t e, bool duty) noexcept {
+  std::uint64_t cur = wake_code(e - 1, true);
+  const std::uint64_t next = wake_code(e, duty);
+  for (;;) {
+    sync_point();
+    // seq_cst: as raise_phase.
+    if (w.compare_exchange_strong(cur, next, std::memory_order_seq_cst)) return true;
+    if (wake_reached(cur, e)) return false;
+  }
 }
 
 }  // namespace
@@ -64,7 +95,7 @@ class Engine::Entry {
     PB_CHECK(rank >= 0 && rank < engine.p_,
              "barrier: rank " + std::to_string(rank) + " outside 0.." + std::to_string(engine.p_ - 1));
     RankSlot& s = engine.slots_[static_cast<std::size_t>(rank)];
-    // acquire/release: a rank may move between threads across phases (OpenMP teams); the next
+    // acquire/release: a rank may move between threads across calls (OpenMP teams); the next
     // thread must see the previous one's writes to the slot.
     PB_CHECK(s.in_use.exchange(1, std::memory_order_acquire) == 0,
              "barrier: two threads use rank " + std::to_string(rank) + " at once");
@@ -82,17 +113,17 @@ class Engine::Entry {
   RankSlot* slot_;
 };
 
-Engine::Engine(Algorithm algorithm, int p, BarrierOptions options, std::string reason)
+Engine::Engine(BarrierAlgorithm algorithm, int p, BarrierOptions options, std::string reason)
     : algorithm_(checked(algorithm, p)),
-      family_(algorithm == Algorithm::central ? Family::central
-              : (algorithm == Algorithm::dissemination || algorithm == Algorithm::combine) ? Family::rounds
-                                                                                            : Family::tree),
+      family_(family_of(algorithm)),
       p_(p),
-      policy_(policy_for(p, options)),
+      policy_(options.wait),
       completion_(std::move(options.completion)),
       send_recv_(options.send_recv.value_or(SendRecv{Rational(1), Rational(1)})),
       debug_timeout_(options.debug_timeout),
-      topology_(options.topology),
+      topology_(algorithm == BarrierAlgorithm::hier && !options.topology
+                    ? std::make_shared<const Topology>(Topology::machine())
+                    : std::move(options.topology)),
       placement_(std::move(options.placement)),
       reason_(std::move(reason)),
       slots_(new RankSlot[static_cast<std::size_t>(p)]) {
@@ -100,309 +131,174 @@ Engine::Engine(Algorithm algorithm, int p, BarrierOptions options, std::string r
     throw InputError("barrier: send latency s must be > 0 and receive latency r >= 0, got s = " +
                      send_recv_.s.str() + ", r = " + send_recv_.r.str());
   }
-  active_.resize(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r) active_[static_cast<std::size_t>(r)] = r;
-  for (int r = 0; r < p; ++r) slots_[static_cast<std::size_t>(r)].spin_ns = std::min<std::int64_t>(policy_.spin_ns, 20'000);
-  scratch_.resize(static_cast<std::size_t>(p));
+  if (policy_.spin_ns < 0 || policy_.yield_ns < 0) throw InputError("barrier: wait budgets must be non-negative");
+  const auto P = static_cast<std::size_t>(p);
+  if (!placement_.empty() && placement_.size() < P) {
+    throw InputError("barrier: placement lists " + std::to_string(placement_.size()) + " PUs for " +
+                     std::to_string(p) + " ranks");
+  }
+  for (std::size_t r = 0; r < P; ++r) slots_[r].spin_ns = std::min<std::int64_t>(policy_.spin_ns, 20'000);
+  scratch_.resize(P);
   participants_.store(p, std::memory_order_relaxed);
+  std::vector<int> all(P);
+  std::iota(all.begin(), all.end(), 0);
+  std::unique_ptr<Shape> first = make_shape(all);
   switch (family_) {
     case Family::central:
-      n_active_ = p;
       break;
-    case Family::tree: {
-      wake_.reset(new Flag[static_cast<std::size_t>(p)]);
-      if (algorithm_ == Algorithm::mcs) {
-        mcs_lines_.reset(new FourFlags[static_cast<std::size_t>(p)]);
-      } else {
-        while ((1 << tournament_rounds_) < p) ++tournament_rounds_;
-        const std::size_t per = algorithm_ == Algorithm::tournament ? static_cast<std::size_t>(std::max(1, tournament_rounds_)) : 1;
-        arrive_flags_.reset(new Flag[static_cast<std::size_t>(p) * per]);
+    case Family::tree:
+      counters_.reset(new Line[P]);
+      wake_.reset(new Word[P]);
+      absent_.reset(new Line[P]);
+      break;
+    case Family::rounds: {
+      // A drop never adds rounds: for each integer λ a rebuild may pick, N_λ grows with t, so
+      // fewer ranks need no more send rounds than p do.
+      int m0 = first->m;
+      if (algorithm_ == BarrierAlgorithm::combine) {
+        const Rational lambda = send_recv_.lambda();
+        for (const auto L : {lambda.floor(), lambda.ceil()}) {
+          std::int64_t t = 0;
+          while (N_lambda(Rational(L), Rational(t)) < p) ++t;
+          m0 = std::max<int>(m0, static_cast<int>(std::max<std::int64_t>(0, t - L + 1)));
+        }
       }
-      build_tree_shape(0);
+      m0_ = std::max(1, m0);
+      flags_.reset(new Word[P * static_cast<std::size_t>(m0_)]);
+      prog_.reset(new Line[P]);
+      absent_.reset(new Line[P]);
       break;
     }
-    case Family::rounds:
-      build_rounds_shape(rounds_[0], 0);
-      // The second shape's flags too, now: a drop never has more rounds, and abort() may read
-      // both arrays from any thread.
-      rounds_[1].stride = rounds_[0].stride;
-      rounds_[1].flags.reset(new Flag[static_cast<std::size_t>(p) * static_cast<std::size_t>(rounds_[0].stride)]);
-      break;
   }
+  shape_.store(first.get(), std::memory_order_relaxed);
+  shapes_.push_back(std::move(first));
 }
 
 Engine::~Engine() = default;
 
-const char* Engine::algorithm_name() const noexcept {
-  switch (algorithm_) {
-    case Algorithm::central: return "central";
-    case Algorithm::dissemination: return "dissemination";
-    case Algorithm::combine: return "combine";
-    case Algorithm::mcs: return "mcs";
-    case Algorithm::tournament: return "tournament";
-    case Algorithm::fibo: return "fibo";
-    case Algorithm::hier: return "hier";
-  }
-  return "?";
-}
-
-// ---------------------------------------------------------------------------------------------
-// Shapes
-
-namespace {
-
-// Binomial arrival over indices 0..n-1 rooted at 0: the children of i are i + 2^k for every k
-// below the lowest set bit of i, smallest (earliest to finish) first.
-std::vector<int> binomial_children(int i, int n) {
-  std::vector<int> c;
-  for (int bit = 1; i + bit < n && (i & bit) == 0; bit <<= 1) c.push_back(i + bit);
-  return c;
-}
-
-int binomial_round(int parent, int child) {
-  int k = 0;
-  while ((1 << k) < child - parent) ++k;
-  return k;
-}
-
-}  // namespace
-
-void Engine::build_tree_shape(std::uint32_t e) {
-  const auto P = static_cast<std::size_t>(p_);
-  TreeShape t;
-  t.parent.assign(P, -1);
-  t.arrive_children.assign(P, {});
-  t.arrive_at.assign(P, WaitWord{});
-  t.wake_children.assign(P, {});
-  const int n = static_cast<int>(active_.size());
-  if (n == 0) {
-    tree_ = std::move(t);
-    return;
-  }
-  auto rank_of = [&](int idx) { return active_[static_cast<std::size_t>(idx)]; };
-  t.root = rank_of(0);
-
-  // Arrival and wake-up edges as (parent index, child index) lists per parent index.
-  std::vector<std::vector<int>> up(static_cast<std::size_t>(n));    // arrival children, wait order
-  std::vector<std::vector<int>> down(static_cast<std::size_t>(n));  // wake-up children, send order
-
-  switch (algorithm_) {
-    case Algorithm::tournament:
-    case Algorithm::fibo:
-      for (int i = 0; i < n; ++i) up[static_cast<std::size_t>(i)] = binomial_children(i, n);
-      if (algorithm_ == Algorithm::tournament) {
-        // The champion wakes the losers in the reverse order of the rounds.
-        for (int i = 0; i < n; ++i) {
-          down[static_cast<std::size_t>(i)] = up[static_cast<std::size_t>(i)];
-          std::reverse(down[static_cast<std::size_t>(i)].begin(), down[static_cast<std::size_t>(i)].end());
-        }
-      } else {
-        // Cordsen §4: the Fibo-tree for s and r; children in send order.
-        const Tree fibo = build_tree(ShapeSpec::parse("fibo"), n, 0, send_recv_);
-        for (int i = 0; i < n; ++i) down[static_cast<std::size_t>(i)] = fibo.children[static_cast<std::size_t>(i)];
+std::unique_ptr<Shape> Engine::make_shape(const std::vector<int>& active) const {
+  auto sh = std::make_unique<Shape>();
+  Shape& s = *sh;
+  s.n = static_cast<int>(active.size());
+  s.active = active;
+  s.index.assign(static_cast<std::size_t>(p_), -1);
+  for (int i = 0; i < s.n; ++i) s.index[static_cast<std::size_t>(active[static_cast<std::size_t>(i)])] = i;
+  s.family = family_;
+  if (s.n == 0) return sh;
+  std::vector<int> pus;
+  if (algorithm_ == BarrierAlgorithm::hier) {
+    for (int r : active) {
+      const int pu = placement_.empty() ? r % topology_->pus() : placement_[static_cast<std::size_t>(r)];
+      if (pu < 0 || pu >= topology_->pus()) {
+        throw InputError("hier barrier: placement names PU " + std::to_string(pu) + ", the topology has " +
+                         std::to_string(topology_->pus()));
       }
-      break;
-    case Algorithm::mcs:
-      for (int i = 0; i < n; ++i) {
-        for (int k = 1; k <= 4 && 4 * i + k < n; ++k) up[static_cast<std::size_t>(i)].push_back(4 * i + k);
-        for (int k = 1; k <= 2 && 2 * i + k < n; ++k) down[static_cast<std::size_t>(i)].push_back(2 * i + k);
-      }
-      break;
-    case Algorithm::hier: {
-      // Groups of ranks sharing an L3 (else a package), by the PU each rank runs on.
-      const std::shared_ptr<const Topology> topo =
-          topology_ ? topology_ : std::make_shared<const Topology>(Topology::machine());
-      std::vector<int> pu(P);
-      if (placement_.empty()) {
-        for (std::size_t r = 0; r < P; ++r) pu[r] = static_cast<int>(r % static_cast<std::size_t>(topo->pus()));
-      } else {
-        PB_CHECK(placement_.size() >= P, "hier barrier: placement lists fewer PUs than ranks");
-        for (std::size_t r = 0; r < P; ++r) {
-          pu[r] = placement_[r];
-          if (pu[r] < 0 || pu[r] >= topo->pus()) {
-            throw InputError("hier barrier: placement names PU " + std::to_string(pu[r]) + ", the topology has " +
-                             std::to_string(topo->pus()));
-          }
-        }
-      }
-      std::map<int, std::vector<int>> by_group;  // group key → active indices, ascending
-      std::vector<int> order_of_groups;
-      for (int i = 0; i < n; ++i) {
-        const PuInfo& info = topo->pu(pu[static_cast<std::size_t>(rank_of(i))]);
-        const int key = info.l3 >= 0 ? info.l3 : (info.package >= 0 ? 1'000'000 + info.package : 0);
-        auto [it, fresh] = by_group.try_emplace(key);
-        if (fresh) order_of_groups.push_back(key);
-        it->second.push_back(i);
-      }
-      std::vector<int> leaders;
-      for (int key : order_of_groups) leaders.push_back(by_group[key].front());
-      const int g = static_cast<int>(leaders.size());
-      // Across leaders first (their arrival is the later one, their wake-up the more urgent).
-      for (int li = 0; li < g; ++li) {
-        for (int c : binomial_children(li, g)) {
-          up[static_cast<std::size_t>(leaders[static_cast<std::size_t>(li)])].push_back(leaders[static_cast<std::size_t>(c)]);
-        }
-      }
-      for (int key : order_of_groups) {
-        const std::vector<int>& members = by_group[key];
-        const int m = static_cast<int>(members.size());
-        for (int j = 0; j < m; ++j) {
-          for (int c : binomial_children(j, m)) {
-            up[static_cast<std::size_t>(members[static_cast<std::size_t>(j)])].push_back(members[static_cast<std::size_t>(c)]);
-          }
-        }
-      }
-      for (int i = 0; i < n; ++i) {
-        // Arrival: own group first (nearer, earlier), then the other leaders; wake-up reversed.
-        auto& u = up[static_cast<std::size_t>(i)];
-        std::stable_partition(u.begin(), u.end(), [&](int c) {
-          const PuInfo& a = topo->pu(pu[static_cast<std::size_t>(rank_of(i))]);
-          const PuInfo& b = topo->pu(pu[static_cast<std::size_t>(rank_of(c))]);
-          return a.l3 == b.l3 && a.package == b.package;
-        });
-        down[static_cast<std::size_t>(i)] = u;
-        std::reverse(down[static_cast<std::size_t>(i)].begin(), down[static_cast<std::size_t>(i)].end());
-      }
-      break;
-    }
-    case Algorithm::central:
-    case Algorithm::dissemination:
-    case Algorithm::combine:
-      PB_CHECK(false, "not a tree barrier");
-  }
-
-  for (int i = 0; i < n; ++i) {
-    const int ri = rank_of(i);
-    for (int c : up[static_cast<std::size_t>(i)]) {
-      const int rc = rank_of(c);
-      t.parent[static_cast<std::size_t>(rc)] = ri;
-      t.arrive_children[static_cast<std::size_t>(ri)].push_back(rc);
-      WaitWord at;
-      switch (algorithm_) {
-        case Algorithm::mcs: {
-          FourFlags& line = mcs_lines_[static_cast<std::size_t>(ri)];
-          at = WaitWord{&line.v[(c - 1) % 4], &line.sleepers};
-          break;
-        }
-        case Algorithm::tournament:
-          at = word_of(arrive_flags_[static_cast<std::size_t>(ri) * static_cast<std::size_t>(std::max(1, tournament_rounds_)) +
-                                     static_cast<std::size_t>(binomial_round(i, c))]);
-          break;
-        default:
-          at = word_of(arrive_flags_[static_cast<std::size_t>(rc)]);
-      }
-      // No stale phase number from an earlier shape may satisfy a later wait.
-      at.v->store(e, std::memory_order_relaxed);
-      t.arrive_at[static_cast<std::size_t>(rc)] = at;
-    }
-    for (int c : down[static_cast<std::size_t>(i)]) t.wake_children[static_cast<std::size_t>(ri)].push_back(rank_of(c));
-  }
-  tree_ = std::move(t);
-}
-
-void Engine::build_rounds_shape(RoundsShape& s, std::uint32_t e) {
-  const auto P = static_cast<std::size_t>(p_);
-  s.n = static_cast<int>(active_.size());
-  s.lambda = algorithm_ == Algorithm::dissemination ? 1 : combine_rounds_lambda(send_recv_);
-  // t: the fewest rounds with N_λ(t) >= n (Bruck §3.1); m = t − λ + 1 send rounds.
-  s.t = 0;
-  while (N_lambda(Rational(s.lambda), Rational(s.t)) < s.n) ++s.t;
-  s.m = std::max(0, s.t - s.lambda + 1);
-  s.leader = s.n > 0 ? active_[0] : -1;
-  s.pos.assign(P, -1);
-  for (int i = 0; i < s.n; ++i) s.pos[static_cast<std::size_t>(active_[static_cast<std::size_t>(i)])] = i;
-  s.send_to.assign(static_cast<std::size_t>(s.n) * static_cast<std::size_t>(s.m), -1);
-  for (int i = 0; i < s.n; ++i) {
-    for (int j = 1; j <= s.m; ++j) {
-      // Round j: node i sends to i + N_λ(j + λ − 2) (mod n).
-      const auto off = N_lambda(Rational(s.lambda), Rational(j + s.lambda - 2));
-      const int to = static_cast<int>((i + off) % s.n);
-      s.send_to[static_cast<std::size_t>(i) * static_cast<std::size_t>(s.m) + static_cast<std::size_t>(j - 1)] =
-          active_[static_cast<std::size_t>(to)];
+      pus.push_back(pu);
     }
   }
-  if (!s.flags) {
-    s.stride = std::max(1, s.m);
-    s.flags.reset(new Flag[P * static_cast<std::size_t>(s.stride)]);
-  }
-  PB_CHECK(s.m <= s.stride, "rounds grew after a drop");
-  // No stale phase number from an earlier use of this buffer may satisfy a later wait.
-  for (std::size_t i = 0; i < P * static_cast<std::size_t>(s.stride); ++i) s.flags[i].v.store(e, std::memory_order_relaxed);
-}
-
-void Engine::rebuild(std::uint32_t e) {
-  std::vector<int> next;
-  for (int r : active_) {
-    if (!slots_[static_cast<std::size_t>(r)].dropped.load(std::memory_order_relaxed)) next.push_back(r);
-  }
-  active_ = std::move(next);
-  participants_.store(static_cast<int>(active_.size()), std::memory_order_relaxed);
-  switch (family_) {
+  const BarrierShape b = barrier_shape(algorithm_, s.n, send_recv_, topology_.get(), pus.empty() ? nullptr : &pus);
+  const auto N = static_cast<std::size_t>(s.n);
+  switch (s.family) {
     case Family::central:
-      n_active_ = static_cast<int>(active_.size());
       break;
-    case Family::tree:
-      // In place: every arrival of this phase is done and the wake-up reads the new shape.
-      build_tree_shape(e);
+    case Family::tree: {
+      const auto& up = b.arrival.children;
+      const auto& par = b.arrival.parent;
+      s.first_node.assign(N, -1);
+      if (!b.match_per_child) {
+        // Node v: v and its arrival children; a leaf arrives straight at its parent's node.
+        s.target.assign(N, 0);
+        s.parent_node.assign(N, -1);
+        for (std::size_t v = 0; v < N; ++v) {
+          s.target[v] = 1 + static_cast<int>(up[v].size());
+          s.parent_node[v] = par[v];
+          s.first_node[v] = up[v].empty() ? par[v] : static_cast<int>(v);
+        }
+      } else {
+        // Match M(v, j) for v's j-th arrival child: two inputs, v's chain so far and the child's
+        // subtree; it completes into M(v, j + 1), the last into the match v's parent has for v.
+        std::vector<int> first_match(N, -1);
+        int ids = 0;
+        for (std::size_t v = 0; v < N; ++v) {
+          first_match[v] = ids;
+          ids += static_cast<int>(up[v].size());
+        }
+        s.target.assign(static_cast<std::size_t>(ids), 2);
+        s.parent_node.assign(static_cast<std::size_t>(ids), -1);
+        std::vector<int> slot_in_parent(N, -1);  // the match v's subtree result arrives at
+        for (std::size_t v = 0; v < N; ++v) {
+          for (std::size_t j = 0; j < up[v].size(); ++j) {
+            slot_in_parent[static_cast<std::size_t>(up[v][j])] = first_match[v] + static_cast<int>(j);
+          }
+        }
+        for (std::size_t v = 0; v < N; ++v) {
+          const int d = static_cast<int>(up[v].size());
+          const int out = slot_in_parent[v];  // −1 for the root
+          for (int j = 0; j < d; ++j) {
+            s.parent_node[static_cast<std::size_t>(first_match[v] + j)] = j + 1 < d ? first_match[v] + j + 1 : out;
+          }
+          s.first_node[v] = d > 0 ? first_match[v] : out;
+        }
+      }
+      s.wake_begin.assign(N + 1, 0);
+      for (std::size_t v = 0; v < N; ++v) {
+        s.wake_begin[v] = static_cast<int>(s.wake_to.size());
+        for (int c : b.wakeup.children[v]) s.wake_to.push_back(active[static_cast<std::size_t>(c)]);
+      }
+      s.wake_begin[N] = static_cast<int>(s.wake_to.size());
       break;
+    }
     case Family::rounds: {
-      // Ranks may still be in this phase's rounds on rounds_[cur_]. The other shape can only
-      // still be read by a rank that dropped in an earlier phase and is finishing its rounds
-      // (all its messages have arrived, so it finishes soon).
-      std::atomic<std::uint32_t>& lingering = lingering_[1 - cur_];
-      // acquire: pairs with the dropper's release decrement, after its last read of the shape.
-      wait_until(policy_, lingering, [&] {
-        return lingering.load(std::memory_order_acquire) == 0 || aborted_.load(std::memory_order_relaxed);
-      });
-      throw_if_aborted();
-      build_rounds_shape(rounds_[1 - cur_], e);
-      cur_ = 1 - cur_;
+      s.lambda = static_cast<int>(b.lambda);
+      s.t = static_cast<int>(b.t);
+      s.m = static_cast<int>(b.m);
+      s.variant = b.variant;
+      // Rounds m + 1 .. λ − 1 neither send nor receive (a large λ makes them many): skipped.
+      for (int r = 1; r <= s.t; ++r) {
+        if (r <= s.m || r >= s.lambda) s.rounds.push_back(r);
+      }
+      PB_CHECK(2 * s.rounds.size() < kStepMask, "barrier: too many rounds");
+      s.send_to.assign(N * static_cast<std::size_t>(s.m), -1);
+      for (std::size_t i = 0; i < N; ++i) {
+        for (std::size_t j = 0; j < static_cast<std::size_t>(s.m); ++j) {
+          s.send_to[i * static_cast<std::size_t>(s.m) + j] =
+              active[(i + static_cast<std::size_t>(b.offset[j])) % N];
+        }
+      }
       break;
     }
   }
+  return sh;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Phase bookkeeping
+// Entry points
 
-std::exception_ptr Engine::complete_phase(std::uint32_t e) {
-  std::exception_ptr error;
-  const std::size_t parity = e & 1U;
-  try {
-    // relaxed: written before the writer's arrival, which this thread has acquired.
-    if (reduce_phase_[parity].load(std::memory_order_relaxed) == e) {
-      int n = 0;
-      for (int r : active_) {
-        ReduceArgs* a = slots_[static_cast<std::size_t>(r)].args;
-        if (a == nullptr) continue;
-        PB_CHECK(n == 0 || a->fold == scratch_[0]->fold,
-                 "barrier: arrive_and_reduce called with different value or op types in one phase");
-        scratch_[static_cast<std::size_t>(n++)] = a;
-      }
-      scratch_[0]->fold(scratch_.data(), n);
-    }
-    if (completion_) completion_();
-  } catch (...) {
-    error = std::current_exception();
-    // relaxed: published by the release that follows.
-    broken_.store(true, std::memory_order_relaxed);
-  }
-  if (drop_phase_[parity].load(std::memory_order_relaxed) == e) rebuild(e);
-  return error;
+void Engine::throw_if_broken() const {
+  // relaxed: abort() publishes nothing but the flag itself.
+  if (aborted_.load(std::memory_order_relaxed)) throw Aborted();
+  // relaxed: set before the release this thread acquired when it left the phase.
+  if (broken_.load(std::memory_order_relaxed)) throw BarrierBroken();
 }
 
-void Engine::start_phase(RankSlot& me, ReduceArgs* args, bool drop) {
-  const std::uint32_t e = ++me.phase;
+void Engine::begin(RankSlot& me, ReduceArgs* args, bool drop) {
+  const std::uint64_t e = ++me.phase;
   me.args = args;
   me.dropping = drop;
-  me.step = family_ == Family::rounds ? 1 : 0;
-  me.sent = false;
+  me.absent = false;
+  me.completer = false;
+  me.forwarded = false;
+  me.step = 0;
   me.printed = false;
-  me.stage = RankSlot::Stage::arriving;
-  if (family_ == Family::rounds) me.gen = cur_;
-  // relaxed below: all are published by this rank's arrival signal (release).
+  me.error = nullptr;
+  me.stage = RankSlot::Stage::arrived;
+  // acquire: the shape a drop phase's completion step published (this rank acquired that
+  // completion when it left the drop phase, so relaxed would do; acquire says why it is safe).
+  const Shape* s = shape_.load(std::memory_order_acquire);
+  // relaxed below: published by this rank's arrival (a release), which happens before any
+  // completion step (or rebuild scan) of this or a later phase reads them.
+  me.shape.store(s, std::memory_order_relaxed);
   if (drop) {
-    if (family_ == Family::rounds) lingering_[me.gen].fetch_add(1, std::memory_order_relaxed);
     me.dropped.store(true, std::memory_order_relaxed);
     drop_phase_[e & 1U].store(e, std::memory_order_relaxed);
   }
@@ -410,21 +306,475 @@ void Engine::start_phase(RankSlot& me, ReduceArgs* args, bool drop) {
   me.arrived.store(e, std::memory_order_relaxed);
 }
 
-void Engine::signal(WaitWord w, std::uint32_t e) noexcept {
-  // seq_cst store: a release, and ordered before the load of the sleeper count below (with the
-  // waiter's seq_cst increment then load, one of the two sees the other: no lost wake-up).
-  w.v->store(e, std::memory_order_seq_cst);
-  if (w.sleepers->load(std::memory_order_seq_cst) != 0) futex_wake_all(*w.v);
+void Engine::end(RankSlot& me) noexcept {
+  me.stage = RankSlot::Stage::idle;
+  // release: this thread's reads of the shape happen before a rebuild that sees null frees it.
+  me.shape.store(nullptr, std::memory_order_release);
 }
 
-void Engine::block_until(const WaitWord& w, std::uint32_t e, RankSlot& me) const {
-  auto done = [&] { return ready(w, e) || aborted_.load(std::memory_order_relaxed); };
+namespace {
+// Rethrows what this call must throw after it left the phase: its own completion error first.
+void finish_call(const std::exception_ptr& error) {
+  if (error) std::rethrow_exception(error);
+}
+}  // namespace
+
+void Engine::arrive_and_wait(int rank, ReduceArgs* args) {
+  Entry entry(*this, rank);
+  RankSlot& me = entry.slot();
+  PB_CHECK(me.stage == RankSlot::Stage::idle,
+           "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
+  throw_if_broken();
+  begin(me, args, false);
+  try {
+    arrival(rank, me, true);
+    finish(rank, me);
+  } catch (...) {
+    end(me);
+    throw;
+  }
+  end(me);
+  finish_call(me.error);
+  throw_if_broken();
+}
+
+BarrierToken Engine::arrive(int rank) {
+  Entry entry(*this, rank);
+  RankSlot& me = entry.slot();
+  PB_CHECK(me.stage == RankSlot::Stage::idle,
+           "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
+  throw_if_broken();
+  begin(me, nullptr, false);
+  try {
+    arrival(rank, me, false);
+    go_absent(rank, me);
+  } catch (...) {
+    end(me);
+    throw;
+  }
+  if (me.error) {
+    // This thread ran the completion step, which threw (or saw the abort): its phase is over.
+    end(me);
+    std::rethrow_exception(me.error);
+  }
+  return BarrierToken{me.phase};
+}
+
+void Engine::wait(int rank, BarrierToken token) {
+  Entry entry(*this, rank);
+  RankSlot& me = entry.slot();
+  PB_CHECK(me.stage == RankSlot::Stage::arrived && token.phase == me.phase,
+           "barrier: rank " + std::to_string(rank) + " waits without a matching arrive()");
+  try {
+    throw_if_broken();
+    come_back(rank, me);
+    finish(rank, me);
+  } catch (...) {
+    end(me);
+    throw;
+  }
+  end(me);
+  finish_call(me.error);
+  throw_if_broken();
+}
+
+void Engine::arrive_and_drop(int rank) {
+  Entry entry(*this, rank);
+  RankSlot& me = entry.slot();
+  PB_CHECK(me.stage == RankSlot::Stage::idle,
+           "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
+  throw_if_broken();
+  begin(me, nullptr, true);
+  try {
+    arrival(rank, me, false);
+    go_absent(rank, me);
+  } catch (...) {
+    end(me);
+    throw;
+  }
+  end(me);
+  finish_call(me.error);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arrival, absence, finishing
+
+void Engine::arrival(int rank, RankSlot& me, bool wait) {
+  switch (family_) {
+    case Family::central: central_arrival(me); break;
+    case Family::tree: tree_arrival(rank, me); break;
+    case Family::rounds:
+      if (rounds_run(rank, me, wait)) rounds_done(rank, me, true, *me.shape.load(std::memory_order_relaxed), me.phase);
+      break;
+  }
+}
+
+void Engine::go_absent(int rank, RankSlot& me) {
+  if (me.completer || family_ == Family::central) return;
+  const std::uint64_t e = me.phase;
+  const Shape& s = *me.shape.load(std::memory_order_relaxed);
+  const auto R = static_cast<std::size_t>(rank);
+  if (family_ == Family::tree) {
+    me.absent = true;
+    sync_point();
+    // seq_cst store then seq_cst load: Dekker with wake() (raise, then load absent): either the
+    // waker sees the absence and forwards for this rank, or this rank sees the wake-up here.
+    absent_[R].v.store(absent_code(e), std::memory_order_seq_cst);
+    sync_point();
+    if (wake_[R].v.load(std::memory_order_seq_cst) == wake_code(e, true)) {
+      me.forwarded = true;
+      forward(s, s.index[R], e);
+    }
+    return;
+  }
+  // rounds
+  if (me.step >= 2 * static_cast<int>(s.rounds.size())) return;  // its rounds are done
+  me.absent = true;
+  // release: the progress is read by a proxy after it saw the absence below.
+  prog_[R].v.store(prog_code(e, me.step), std::memory_order_release);
+  sync_point();
+  // seq_cst: Dekker with deliver() (raise, then load absent).
+  absent_[R].v.store(absent_code(e), std::memory_order_seq_cst);
+  if (advance(s, rank, e, false, me)) rounds_done(rank, me, true, s, e);
+}
+
+void Engine::come_back(int rank, RankSlot& me) {
+  if (!me.absent) return;
+  sync_point();
+  // seq_cst: Dekker with wake()/deliver(); a proxy that still saw the absence may act as well.
+  absent_[static_cast<std::size_t>(rank)].v.store(0, std::memory_order_seq_cst);
+}
+
+void Engine::finish(int rank, RankSlot& me) {
+  if (me.completer) return;
+  const std::uint64_t e = me.phase;
+  const Shape& s = *me.shape.load(std::memory_order_relaxed);
+  const auto R = static_cast<std::size_t>(rank);
+  switch (family_) {
+    case Family::central:
+      block(rank, me, release_, [e](std::uint64_t v) { return reached(v, e); });
+      return;
+    case Family::tree: {
+      Word& w = wake_[R];
+      block(rank, me, w, [e](std::uint64_t v) { return wake_reached(v, e); });
+      // The wake-up acquired the completion step, so the shape is the one of this phase.
+      if (!me.forwarded && w.v.load(std::memory_order_relaxed) == wake_code(e, true)) forward(s, s.index[R], e);
+      return;
+    }
+    case Family::rounds: {
+      const int steps = 2 * static_cast<int>(s.rounds.size());
+      bool mine = false;
+      if (me.absent) {
+        mine = advance(s, rank, e, true, me);
+      } else if (me.step < steps) {
+        mine = rounds_run(rank, me, true);
+      }
+      if (mine) rounds_done(rank, me, true, s, e);
+      if (me.completer || !step_needed(e)) return;
+      block(rank, me, release_, [e](std::uint64_t v) { return reached(v, e); });
+      return;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Central
+
+void Engine::central_arrival(RankSlot& me) {
+  const std::uint64_t e = me.phase;
+  const Shape& s = *me.shape.load(std::memory_order_relaxed);
+  sync_point();
+  // acq_rel: release publishes this rank's writes to the last arriver; acquire (for the last
+  // arriver) makes every earlier arriver's writes visible through the release sequence.
+  if (count_.v.fetch_add(1, std::memory_order_acq_rel) + 1 != static_cast<std::uint64_t>(s.n)) return;
+  // relaxed: the next phase's arrivals come after this phase's release.
+  count_.v.store(0, std::memory_order_relaxed);
+  me.completer = true;
+  me.error = complete(s, e);
+  if (aborted_.load(std::memory_order_relaxed)) return;
+  sync_point();
+  // seq_cst: a release, ordered before signal()'s load of sleepers.
+  release_.v.store(e, std::memory_order_seq_cst);
+  signal(release_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tree
+
+void Engine::tree_arrival(int rank, RankSlot& me) {
+  const std::uint64_t e = me.phase;
+  const Shape& s = *me.shape.load(std::memory_order_relaxed);
+  const int i = s.index[static_cast<std::size_t>(rank)];
+  for (int node = s.first_node[static_cast<std::size_t>(i)]; node >= 0;) {
+    // Read before the increment: after it, the node belongs to the next phase's arrivals.
+    const auto target = static_cast<std::uint64_t>(s.target[static_cast<std::size_t>(node)]);
+    const int up = s.parent_node[static_cast<std::size_t>(node)];
+    Line& c = counters_[static_cast<std::size_t>(node)];
+    sync_point();
+    // acq_rel: release publishes what this thread carries (its own writes and those of the
+    // subtrees it completed) to the node's last arriver; acquire makes all of it visible to it.
+    if (c.v.fetch_add(1, std::memory_order_acq_rel) + 1 != target) return;
+    // relaxed: the next phase's arrivals at this node come after this phase's release.
+    c.v.store(0, std::memory_order_relaxed);
+    node = up;
+  }
+  // This thread completed the root: every participant has arrived.
+  me.completer = true;
+  me.error = complete(s, e);
+  if (aborted_.load(std::memory_order_relaxed)) return;
+  // Cordsen §2: the distribution phase. This thread forwards for the root and for itself, so
+  // both words are raised without duty first (the root's parent and its own never signal them).
+  const int root = s.active[0];
+  if (raise_wake(wake_[static_cast<std::size_t>(rank)].v, e, false)) signal(wake_[static_cast<std::size_t>(rank)]);
+  if (rank != root && raise_wake(wake_[static_cast<std::size_t>(root)].v, e, false)) {
+    signal(wake_[static_cast<std::size_t>(root)]);
+  }
+  forward(s, 0, e);
+  if (rank != root) forward(s, i, e);
+}
+
+void Engine::forward(const Shape& s, int index, std::uint64_t e) {
+  const auto I = static_cast<std::size_t>(index);
+  for (int k = s.wake_begin[I]; k < s.wake_begin[I + 1]; ++k) wake(s, s.wake_to[static_cast<std::size_t>(k)], e);
+}
+
+void Engine::wake(const Shape& s, int rank, std::uint64_t e) {
+  const auto R = static_cast<std::size_t>(rank);
+  if (!raise_wake(wake_[R].v, e, true)) return;  // someone else woke it and took the duty
+  signal(wake_[R]);
+  sync_point();
+  // seq_cst: Dekker with go_absent() (see there).
+  if (absent_[R].v.load(std::memory_order_seq_cst) == absent_code(e)) forward(s, s.index[R], e);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rounds
+
+bool Engine::rounds_run(int rank, RankSlot& me, bool block_on_receive) {
+  const std::uint64_t e = me.phase;
+  const Shape& s = *me.shape.load(std::memory_order_relaxed);
+  const auto R = static_cast<std::size_t>(rank);
+  const int i = s.index[R];
+  const int steps = 2 * static_cast<int>(s.rounds.size());
+  for (; me.step < steps; ++me.step) {
+    const int r = s.rounds[static_cast<std::size_t>(me.step / 2)];
+    if (me.step % 2 == 0) {
+      if (r <= s.m) {
+        const auto j = static_cast<std::size_t>(r - 1);
+        deliver(s, s.send_to[static_cast<std::size_t>(i) * static_cast<std::size_t>(s.m) + j], static_cast<int>(j), e, me);
+      }
+      continue;
+    }
+    if (r < s.lambda) continue;
+    // Received in round r: what index i − N_λ(r − 1) sent in round r − λ + 1.
+    Word& in = flags_[R * static_cast<std::size_t>(m0_) + static_cast<std::size_t>(r - s.lambda)];
+    auto done = [e](std::uint64_t v) { return reached(v, e); };
+    // acquire: pairs with the sender's raise.
+    if (done(in.v.load(std::memory_order_acquire))) continue;
+    if (!block_on_receive) return false;
+    block(rank, me, in, done);
+  }
+  return true;
+}
+
+void Engine::deliver(const Shape& s, int to, int j, std::uint64_t e, RankSlot& actor) {
+  const auto T = static_cast<std::size_t>(to);
+  Word& w = flags_[T * static_cast<std::size_t>(m0_) + static_cast<std::size_t>(j)];
+  if (!raise_phase(w.v, e)) return;  // a duplicate: whoever raised it first acted
+  signal(w);
+  sync_point();
+  // seq_cst: Dekker with go_absent() (prog, absent, then advance).
+  if (absent_[T].v.load(std::memory_order_seq_cst) != absent_code(e)) return;
+  if (advance(s, to, e, false, actor) && s.index[T] == 0 && step_needed(e)) {
+    // This thread moved the absent leader past its last round: it runs the completion step.
+    // An error is rethrown when this thread's own call ends, after its own protocol work.
+    std::exception_ptr error = complete(s, e);
+    if (error && !actor.error) actor.error = error;
+    if (!aborted_.load(std::memory_order_relaxed)) {
+      sync_point();
+      // seq_cst: a release, ordered before signal()'s load of sleepers.
+      release_.v.store(e, std::memory_order_seq_cst);
+      signal(release_);
+    }
+  }
+}
+
+bool Engine::advance(const Shape& s, int rank, std::uint64_t e, bool block_on_receive, RankSlot& actor) {
+  const auto R = static_cast<std::size_t>(rank);
+  const int i = s.index[R];
+  const int steps = 2 * static_cast<int>(s.rounds.size());
+  Line& pg = prog_[R];
+  // acquire: the rank's progress and what its last advancer received.
+  std::uint64_t cur = pg.v.load(std::memory_order_acquire);
+  for (;;) {
+    if (!prog_phase_is(cur, e)) return false;
+    const int k = static_cast<int>(cur & kStepMask);
+    if (k >= steps) return false;
+    const int r = s.rounds[static_cast<std::size_t>(k / 2)];
+    if (k % 2 == 0) {
+      if (r <= s.m) {
+        const auto j = static_cast<std::size_t>(r - 1);
+        deliver(s, s.send_to[static_cast<std::size_t>(i) * static_cast<std::size_t>(s.m) + j], static_cast<int>(j), e, actor);
+      }
+    } else if (r >= s.lambda) {
+      Word& in = flags_[R * static_cast<std::size_t>(m0_) + static_cast<std::size_t>(r - s.lambda)];
+      auto done = [e](std::uint64_t v) { return reached(v, e); };
+      if (!done(in.v.load(std::memory_order_acquire))) {
+        if (!block_on_receive) return false;
+        block(rank, actor, in, done);
+        cur = pg.v.load(std::memory_order_acquire);
+        continue;
+      }
+    }
+    sync_point();
+    // acq_rel: the next advancer (another proxy, or the rank) sees what this one received.
+    if (pg.v.compare_exchange_strong(cur, cur + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      if (k + 1 == steps) return true;
+      ++cur;
+    }
+  }
+}
+
+bool Engine::step_needed(std::uint64_t e) const noexcept {
+  const std::size_t parity = e & 1U;
+  // relaxed: written before the writers' arrivals, which reached this thread through
+  // acquire/release chains (every rank's arrival reaches every rank in the rounds).
+  return completion_ || reduce_phase_[parity].load(std::memory_order_relaxed) == e ||
+         drop_phase_[parity].load(std::memory_order_relaxed) == e;
+}
+
+void Engine::rounds_done(int rank, RankSlot& me, bool mine, const Shape& s, std::uint64_t e) {
+  me.step = 2 * static_cast<int>(s.rounds.size());
+  if (!mine || s.index[static_cast<std::size_t>(rank)] != 0 || !step_needed(e)) return;
+  // The leader's rounds ended in this thread: every participant has arrived.
+  me.completer = true;
+  me.error = complete(s, e);
+  if (aborted_.load(std::memory_order_relaxed)) return;
+  sync_point();
+  // seq_cst: a release, ordered before signal()'s load of sleepers.
+  release_.v.store(e, std::memory_order_seq_cst);
+  signal(release_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The completion step
+
+std::exception_ptr Engine::complete(const Shape& s, std::uint64_t e) {
+  sync_point();
+  // seq_cst store then seq_cst load: Dekker with a reducer that leaves on abort (it loads
+  // aborted_, then completing_): either this thread sees the abort and folds nothing, or the
+  // reducer sees completing_ == e and waits for completed_.
+  completing_.v.store(e, std::memory_order_seq_cst);
+  std::exception_ptr error;
+  if (aborted_.load(std::memory_order_seq_cst)) {
+    error = std::make_exception_ptr(Aborted());
+  } else {
+    const std::size_t parity = e & 1U;
+    try {
+      // relaxed: written before the writer's arrival, which this thread has acquired.
+      if (reduce_phase_[parity].load(std::memory_order_relaxed) == e) {
+        int n = 0;
+        for (int r : s.active) {
+          ReduceArgs* a = slots_[static_cast<std::size_t>(r)].args;
+          if (a == nullptr) continue;
+          PB_CHECK(n == 0 || a->fold == scratch_[0]->fold,
+                   "barrier: arrive_and_reduce called with different value or op types in one phase");
+          scratch_[static_cast<std::size_t>(n++)] = a;
+        }
+        if (n > 0) scratch_[0]->fold(scratch_.data(), n);
+      }
+      if (completion_) completion_();
+    } catch (...) {
+      error = std::current_exception();
+      // relaxed: published by the release that follows.
+      broken_.store(true, std::memory_order_relaxed);
+    }
+    if (drop_phase_[parity].load(std::memory_order_relaxed) == e) {
+      try {
+        rebuild(e);
+      } catch (...) {
+        if (!error) error = std::current_exception();
+        broken_.store(true, std::memory_order_relaxed);
+      }
+    }
+  }
+  if (raise_phase(completed_.v, e)) signal(completed_);
+  return error;
+}
+
+void Engine::rebuild(std::uint64_t e) {
+  (void)e;
+  // relaxed: only completion steps write shape_, and they are ordered by the phases.
+  const Shape& cur = *shape_.load(std::memory_order_relaxed);
+  std::vector<int> next;
+  for (int r : cur.active) {
+    if (!slots_[static_cast<std::size_t>(r)].dropped.load(std::memory_order_relaxed)) next.push_back(r);
+  }
+  std::unique_ptr<Shape> sh = make_shape(next);
+  participants_.store(sh->n, std::memory_order_relaxed);
+  const Shape* fresh = sh.get();
+  shapes_.push_back(std::move(sh));
+  // release: the next phase's arrivals read the new shape.
+  shape_.store(fresh, std::memory_order_release);
+  // Free the retired shapes no rank references any more (a rank clears its reference with a
+  // release store after its last read). The current one is referenced by this thread.
+  std::erase_if(shapes_, [&](const std::unique_ptr<Shape>& x) {
+    if (x.get() == fresh || x.get() == &cur) return false;
+    for (int r = 0; r < p_; ++r) {
+      // acquire: pairs with end()'s release store.
+      if (slots_[static_cast<std::size_t>(r)].shape.load(std::memory_order_acquire) == x.get()) return false;
+    }
+    return true;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Waiting, signalling, abort
+
+void Engine::signal(Word& w) noexcept {
+  sync_point();
+  // seq_cst: after the seq_cst change of v (Dekker with block()'s increment of sleepers, then
+  // load of seq, then load of v): either the waiter sees v or this thread sees the sleeper.
+  if (w.sleepers.load(std::memory_order_seq_cst) == 0) return;
+  w.seq.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake_all(w.seq);
+}
+
+template <class Done>
+void Engine::block(int rank, RankSlot& me, Word& w, Done&& done) {
+  // acquire: pairs with the signaller's seq_cst change of v.
+  auto ok = [&] { return done(w.v.load(std::memory_order_acquire)); };
+  if (ok()) return;
+  if (debug_timeout_.count() > 0) {
+    // Debug mode polls so that it can notice the timeout.
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; !ok(); ++i) {
+      if (aborted_.load(std::memory_order_relaxed)) leave_aborted(me);
+      const auto waited = std::chrono::steady_clock::now() - start;
+      if (!me.printed && waited > debug_timeout_) {
+        me.printed = true;
+        report_missing(rank, me.phase, std::chrono::duration_cast<std::chrono::nanoseconds>(waited));
+      }
+      if (i < 256) {
+        cpu_relax();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    }
+    return;
+  }
+  block_policy(me, w, ok);
+  if (!ok()) leave_aborted(me);
+}
+
+template <class Done>
+void Engine::block_policy(RankSlot& me, Word& w, Done&& ok) const {
+  auto stop = [&] { return ok() || aborted_.load(std::memory_order_relaxed); };
   // Adaptive spin budget per rank, at most policy_.spin_ns: a wait that ends while spinning
   // grows it by half, a spin that times out halves it, and below 1 µs it is 0 (no spin)
   // except for a 2 µs probe every 64th wait. A partner that shares this core, or that another
   // process preempted, does not signal while this thread spins: there spinning only delays it,
-  // and the budget falls to 0; a co-scheduled partner's waits raise it again (measured in
-  // docs/barrier.md: not spinning wins at load 30, spinning when the ranks are co-scheduled).
+  // and the budget falls to 0; a co-scheduled partner's waits raise it again.
   std::int64_t budget = me.spin_ns;
   if (budget == 0 && policy_.spin_ns > 0 && (++me.probe & 63U) == 0) budget = std::min<std::int64_t>(2'000, policy_.spin_ns);
   if (budget > 0) {
@@ -432,13 +782,13 @@ void Engine::block_until(const WaitWord& w, std::uint32_t e, RankSlot& me) const
     // A running partner signals within a few cache-line transfers: no clock read before that.
     for (int i = 0; i < 32; ++i) {
       cpu_relax();
-      if (done()) return;
+      if (stop()) return;
     }
     const auto spin_end = clock::now() + std::chrono::nanoseconds(budget);
     while (clock::now() < spin_end) {
       for (int i = 0; i < 64; ++i) {
         cpu_relax();
-        if (done()) {
+        if (stop()) {
           me.spin_ns = std::min(policy_.spin_ns, budget + budget / 2 + 1'000);
           return;
         }
@@ -447,11 +797,12 @@ void Engine::block_until(const WaitWord& w, std::uint32_t e, RankSlot& me) const
     me.spin_ns = budget / 2 < 1'000 ? 0 : budget / 2;
   }
   if (policy_.yield_ns > 0) {
-    // Yielding hands the core to a sibling rank that still has to arrive, which is cheaper than
+    // A yield hands the core to a sibling rank that still has to arrive, which is cheaper than
     // a futex sleep and wake-up; but when another process is runnable here, one yield can cost
-    // it a whole time slice (milliseconds). So each yield is timed: one that took longer than
-    // 200 µs ends the yield phase and turns yielding off for the next 16, 32, ..., 1024 waits of
-    // this rank; a wait that ends while yielding halves that back-off.
+    // a whole time slice. So each yield is timed: one that took longer than kSlowYield ends the
+    // yield phase and turns yielding off for the next 16, 32, ..., 1024 waits of this rank; a
+    // wait that ends while yielding halves that back-off.
+    constexpr auto kSlowYield = std::chrono::microseconds(200);
     if (me.no_yield > 0) {
       --me.no_yield;
     } else {
@@ -460,12 +811,12 @@ void Engine::block_until(const WaitWord& w, std::uint32_t e, RankSlot& me) const
       const auto yield_end = prev + std::chrono::nanoseconds(policy_.yield_ns);
       for (;;) {
         std::this_thread::yield();
-        if (done()) {
+        if (stop()) {
           me.yield_backoff /= 2;
           return;
         }
         const auto now = clock::now();
-        if (now - prev > std::chrono::microseconds(200)) {
+        if (now - prev > kSlowYield) {
           me.yield_backoff = std::min<std::uint32_t>(1024, std::max<std::uint32_t>(16, me.yield_backoff * 2));
           me.no_yield = me.yield_backoff;
           break;
@@ -476,292 +827,99 @@ void Engine::block_until(const WaitWord& w, std::uint32_t e, RankSlot& me) const
     }
   }
   for (;;) {
-    // seq_cst increment then seq_cst load: pairs with signal()'s store then load.
-    w.sleepers->fetch_add(1, std::memory_order_seq_cst);
-    const std::uint32_t seen = w.v->load(std::memory_order_seq_cst);
-    if (!reached(seen, e) && !aborted_.load(std::memory_order_seq_cst)) futex_wait(*w.v, seen);
+    sync_point();
+    // seq_cst increment, then seq_cst loads of seq, v and aborted_: pairs with signal() (change
+    // v, load sleepers, bump seq) and with abort() (store aborted_, bump seq): a signal or an
+    // abort after these loads changes seq, so the futex does not sleep on a stale value.
+    w.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    const std::uint32_t seen = w.seq.load(std::memory_order_seq_cst);
+    if (!ok() && !aborted_.load(std::memory_order_seq_cst)) futex_wait(w.seq, seen);
     // relaxed: a count; a late decrement costs a signaller one needless futex call at most.
-    w.sleepers->fetch_sub(1, std::memory_order_relaxed);
-    if (done()) return;
+    w.sleepers.fetch_sub(1, std::memory_order_relaxed);
+    if (stop()) return;
   }
 }
 
-void Engine::await(int rank, RankSlot& me, const WaitWord& w, std::uint32_t e) {
-  if (ready(w, e)) return;
-  if (debug_timeout_.count() <= 0) {
-    block_until(w, e, me);
-    throw_if_aborted();
-    return;
-  }
-  // Debug mode polls so that it can notice the timeout.
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; !ready(w, e); ++i) {
-    throw_if_aborted();
-    const auto waited = std::chrono::steady_clock::now() - start;
-    if (!me.printed && waited > debug_timeout_) {
-      me.printed = true;
-      report_missing(rank, e, std::chrono::duration_cast<std::chrono::nanoseconds>(waited));
-    }
-    if (i < 256) {
-      cpu_relax();
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+void Engine::leave_aborted(RankSlot& me) {
+  const std::uint64_t e = me.phase;
+  if (me.args != nullptr) {
+    // This rank's reduction argument lives in its caller's frame. A completion step that
+    // started before the abort may be folding it: wait until it is done (complete() raises
+    // completed_ in every case). seq_cst loads: Dekker with complete()'s store of completing_
+    // and load of aborted_.
+    auto folding = [&] {
+      return completing_.v.load(std::memory_order_seq_cst) == e &&
+             !reached(completed_.v.load(std::memory_order_seq_cst), e);
+    };
+    while (folding()) {
+      completed_.sleepers.fetch_add(1, std::memory_order_seq_cst);
+      const std::uint32_t seen = completed_.seq.load(std::memory_order_seq_cst);
+      if (folding()) futex_wait(completed_.seq, seen);
+      completed_.sleepers.fetch_sub(1, std::memory_order_relaxed);
     }
   }
+  throw Aborted();
 }
 
 void Engine::abort() noexcept {
-  // seq_cst: ordered before the flag bumps below, which the blocked waiters' futex observes.
+  // seq_cst: before every seq bump below (see block_policy()).
   aborted_.store(true, std::memory_order_seq_cst);
-  // Move every flag 2^30 phases ahead: every waiter's "reached" test passes (a waiter's phase is
-  // at most a few behind its flag) and every futex sleeping on an old value wakes. The barrier is
-  // unusable afterwards; every call throws Aborted.
-  auto bump = [](std::atomic<std::uint32_t>& v) {
-    // seq_cst: after aborted_, so a waiter that sees the new value also sees the abort.
-    v.fetch_add(1U << 30, std::memory_order_seq_cst);
-    futex_wake_all(v);
+  auto kick = [](Word& w) {
+    w.seq.fetch_add(1, std::memory_order_seq_cst);
+    futex_wake_all(w.seq);
   };
   const auto P = static_cast<std::size_t>(p_);
-  bump(release_.v);
+  kick(release_);
+  kick(completed_);
   if (wake_) {
-    for (std::size_t i = 0; i < P; ++i) bump(wake_[i].v);
+    for (std::size_t i = 0; i < P; ++i) kick(wake_[i]);
   }
-  if (arrive_flags_) {
-    const std::size_t per = algorithm_ == Algorithm::tournament ? static_cast<std::size_t>(std::max(1, tournament_rounds_)) : 1;
-    for (std::size_t i = 0; i < P * per; ++i) bump(arrive_flags_[i].v);
+  if (flags_) {
+    for (std::size_t i = 0; i < P * static_cast<std::size_t>(m0_); ++i) kick(flags_[i]);
   }
-  if (mcs_lines_) {
-    for (std::size_t i = 0; i < P; ++i) {
-      for (auto& v : mcs_lines_[i].v) bump(v);
-    }
-  }
-  for (RoundsShape& shape : rounds_) {
-    if (!shape.flags) continue;
-    for (std::size_t i = 0; i < P * static_cast<std::size_t>(shape.stride); ++i) bump(shape.flags[i].v);
-  }
-  for (auto& l : lingering_) futex_wake_all(l);
-  // The rebuild's wait on lingering_ goes through wait_until (std::atomic::wait).
-  for (auto& l : lingering_) l.notify_all();
 }
 
-void Engine::report_missing(int rank, std::uint32_t e, std::chrono::nanoseconds waited) const {
+void Engine::report_missing(int rank, std::uint64_t e, std::chrono::nanoseconds waited) const {
   std::string missing;
   for (int r = 0; r < p_; ++r) {
     const RankSlot& s = slots_[static_cast<std::size_t>(r)];
     // relaxed: a diagnostic snapshot; a racing arrival only makes the list one rank longer.
-    if (s.dropped.load(std::memory_order_relaxed) && !reached(s.arrived.load(std::memory_order_relaxed), e)) continue;
-    if (!reached(s.arrived.load(std::memory_order_relaxed), e)) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    const bool arrived = reached(s.arrived.load(std::memory_order_relaxed), e);
+    if (arrived || s.dropped.load(std::memory_order_relaxed)) continue;
+    missing += (missing.empty() ? "" : ", ") + std::to_string(r);
   }
   if (missing.empty()) missing = "none (all arrived; the release is under way)";
-  std::fprintf(stderr, "postbox: %s barrier: rank %d waited %lld ms in phase %u; ranks not arrived: %s\n",
-               algorithm_name(), rank, static_cast<long long>(waited.count() / 1'000'000), e, missing.c_str());
+  std::fprintf(stderr, "postbox: %s barrier: rank %d waited %lld ms in phase %llu; ranks not arrived: %s\n",
+               algorithm_name(), rank, static_cast<long long>(waited.count() / 1'000'000),
+               static_cast<unsigned long long>(e), missing.c_str());
   std::fflush(stderr);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Protocols
-
-void Engine::progress_or_reset(int rank, RankSlot& me, bool block) {
-  try {
-    progress(rank, me, block);
-  } catch (...) {
-    // A broken or aborted barrier: the slot is usable for the next call, which throws too.
-    me.stage = RankSlot::Stage::idle;
-    throw;
+void Engine::set_phase_for_testing(std::uint64_t phase) {
+  for (int r = 0; r < p_; ++r) {
+    RankSlot& s = slots_[static_cast<std::size_t>(r)];
+    PB_CHECK(s.stage == RankSlot::Stage::idle, "set_phase_for_testing: only between phases");
+    s.phase = phase;
+    s.arrived.store(phase, std::memory_order_relaxed);
   }
-}
-
-bool Engine::progress(int rank, RankSlot& me, bool block) {
-  switch (family_) {
-    case Family::central: return central_progress(rank, me, block);
-    case Family::tree: return tree_progress(rank, me, block);
-    case Family::rounds: return rounds_progress(rank, me, block);
+  for (auto& d : drop_phase_) d.store(phase, std::memory_order_relaxed);
+  for (auto& d : reduce_phase_) d.store(phase, std::memory_order_relaxed);
+  // The release word of the rounds family is written only in phases with a completion step:
+  // let its last write lie 2^40 phases back, which 32-bit phase words would have wrapped.
+  release_.v.store(family_ == Family::rounds ? phase - (std::uint64_t{1} << 40) : phase, std::memory_order_relaxed);
+  completing_.v.store(phase, std::memory_order_relaxed);
+  completed_.v.store(phase, std::memory_order_relaxed);
+  const auto P = static_cast<std::size_t>(p_);
+  if (wake_) {
+    for (std::size_t i = 0; i < P; ++i) wake_[i].v.store(wake_code(phase, true), std::memory_order_relaxed);
   }
-  return true;
-}
-
-bool Engine::complete_and_release(RankSlot& me, std::uint32_t e) {
-  std::exception_ptr error = complete_phase(e);
-  signal(word_of(release_), e);
-  me.stage = RankSlot::Stage::done;
-  if (error) std::rethrow_exception(error);
-  return true;
-}
-
-bool Engine::await_release(int rank, RankSlot& me, std::uint32_t e, bool block) {
-  if (me.stage == RankSlot::Stage::waiting) {
-    if (!block && !ready(word_of(release_), e)) return false;
-    await(rank, me, word_of(release_), e);
-    me.stage = RankSlot::Stage::done;
+  if (flags_) {
+    for (std::size_t i = 0; i < P * static_cast<std::size_t>(m0_); ++i) flags_[i].v.store(phase, std::memory_order_relaxed);
   }
-  return true;
-}
-
-bool Engine::central_progress(int rank, RankSlot& me, bool block) {
-  const std::uint32_t e = me.phase;
-  if (me.stage == RankSlot::Stage::arriving) {
-    // Read before arriving: the last arriver may change it in its completion step.
-    const int n = n_active_;
-    // acq_rel: release publishes this rank's writes to the last arriver; acquire (for the last
-    // arriver) makes every earlier arriver's writes visible through the release sequence.
-    if (count_.v.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(n)) {
-      // relaxed: the next phase's arrivals acquire release_ first.
-      count_.v.store(0, std::memory_order_relaxed);
-      return complete_and_release(me, e);
-    }
-    me.stage = me.dropping ? RankSlot::Stage::done : RankSlot::Stage::waiting;
+  if (absent_) {
+    for (std::size_t i = 0; i < P; ++i) absent_[i].v.store(0, std::memory_order_relaxed);
   }
-  return await_release(rank, me, e, block);
-}
-
-bool Engine::tree_progress(int rank, RankSlot& me, bool block) {
-  const std::uint32_t e = me.phase;
-  const auto R = static_cast<std::size_t>(rank);
-  if (me.stage == RankSlot::Stage::arriving) {
-    const std::vector<int>& kids = tree_.arrive_children[R];
-    for (; me.step < static_cast<int>(kids.size()); ++me.step) {
-      const WaitWord at = tree_.arrive_at[static_cast<std::size_t>(kids[static_cast<std::size_t>(me.step)])];
-      if (!block && !ready(at, e)) return false;
-      await(rank, me, at, e);
-    }
-    if (tree_.parent[R] < 0) {
-      // Root: the reduction phase is over (Cordsen §2); the distribution phase starts.
-      std::exception_ptr error = complete_phase(e);
-      if (tree_.root == rank) {
-        for (int c : tree_.wake_children[R]) signal(word_of(wake_[static_cast<std::size_t>(c)]), e);
-      } else if (tree_.root >= 0) {
-        // This root dropped; the rebuilt tree has another root, which spreads the wake-up.
-        signal(word_of(wake_[static_cast<std::size_t>(tree_.root)]), e);
-      }
-      me.stage = RankSlot::Stage::done;
-      if (error) std::rethrow_exception(error);
-      return true;
-    }
-    signal(tree_.arrive_at[R], e);
-    me.stage = me.dropping ? RankSlot::Stage::done : RankSlot::Stage::waiting;
-  }
-  if (me.stage == RankSlot::Stage::waiting) {
-    if (!block && !ready(word_of(wake_[R]), e)) return false;
-    await(rank, me, word_of(wake_[R]), e);
-    // The wake-up acquired the root's completion step, so this is the rebuilt shape if any.
-    for (int c : tree_.wake_children[R]) signal(word_of(wake_[static_cast<std::size_t>(c)]), e);
-    me.stage = RankSlot::Stage::done;
-  }
-  return true;
-}
-
-bool Engine::rounds_progress(int rank, RankSlot& me, bool block) {
-  const std::uint32_t e = me.phase;
-  const RoundsShape& s = rounds_[me.gen];
-  const auto R = static_cast<std::size_t>(rank);
-  if (me.stage == RankSlot::Stage::arriving) {
-    const auto pos = static_cast<std::size_t>(s.pos[R]);
-    const auto stride = static_cast<std::size_t>(s.stride);
-    for (; me.step <= s.t; ++me.step, me.sent = false) {
-      const int r = me.step;
-      // Rounds m + 1 .. λ − 1 neither send nor receive (a large λ makes them many).
-      if (r > s.m && r < s.lambda) {
-        me.step = s.lambda - 1;
-        continue;
-      }
-      if (r <= s.m && !me.sent) {
-        const auto j = static_cast<std::size_t>(r - 1);
-        const auto to = static_cast<std::size_t>(s.send_to[pos * static_cast<std::size_t>(s.m) + j]);
-        signal(word_of(s.flags[to * stride + j]), e);
-        me.sent = true;
-      }
-      if (r >= s.lambda) {
-        // Received in round r: what i − N_λ(r − 1) sent in round r − λ + 1.
-        const WaitWord in = word_of(s.flags[R * stride + static_cast<std::size_t>(r - s.lambda)]);
-        if (!block && !ready(in, e)) return false;
-        await(rank, me, in, e);
-      }
-    }
-    // Every rank's arrival has reached this one. A completion step is needed when there is a
-    // completion function, or someone reduces or drops (relaxed: written before their
-    // arrival, which has reached this thread through acquire/release chains).
-    const std::size_t parity = e & 1U;
-    const bool step = completion_ || reduce_phase_[parity].load(std::memory_order_relaxed) == e ||
-                      drop_phase_[parity].load(std::memory_order_relaxed) == e;
-    if (!step) {
-      me.stage = RankSlot::Stage::done;
-      return true;
-    }
-    if (rank == s.leader) {
-      return complete_and_release(me, e);
-    }
-    me.stage = me.dropping ? RankSlot::Stage::done : RankSlot::Stage::waiting;
-  }
-  return await_release(rank, me, e, block);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Entry points
-
-namespace {
-void throw_if_broken(const std::atomic<bool>& broken, const std::atomic<bool>& aborted) {
-  // relaxed: abort() publishes nothing but the flag itself.
-  if (aborted.load(std::memory_order_relaxed)) throw Aborted();
-  // relaxed: set before the release this thread acquired when it left the phase.
-  if (broken.load(std::memory_order_relaxed)) throw BarrierBroken();
-}
-}  // namespace
-
-void Engine::arrive_and_wait(int rank, ReduceArgs* args) {
-  Entry entry(*this, rank);
-  RankSlot& me = entry.slot();
-  PB_CHECK(me.stage == RankSlot::Stage::idle,
-           "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
-  throw_if_broken(broken_, aborted_);
-  start_phase(me, args, false);
-  progress_or_reset(rank, me, true);
-  me.stage = RankSlot::Stage::idle;
-  throw_if_broken(broken_, aborted_);
-}
-
-BarrierToken Engine::arrive(int rank) {
-  Entry entry(*this, rank);
-  RankSlot& me = entry.slot();
-  PB_CHECK(me.stage == RankSlot::Stage::idle,
-           "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
-  throw_if_broken(broken_, aborted_);
-  start_phase(me, nullptr, false);
-  progress_or_reset(rank, me, false);
-  return BarrierToken{me.phase};
-}
-
-void Engine::wait(int rank, BarrierToken token) {
-  Entry entry(*this, rank);
-  RankSlot& me = entry.slot();
-  PB_CHECK(me.stage != RankSlot::Stage::idle && token.phase == me.phase,
-           "barrier: rank " + std::to_string(rank) + " waits without a matching arrive()");
-  progress_or_reset(rank, me, true);
-  me.stage = RankSlot::Stage::idle;
-  throw_if_broken(broken_, aborted_);
-}
-
-void Engine::arrive_and_drop(int rank) {
-  Entry entry(*this, rank);
-  RankSlot& me = entry.slot();
-  PB_CHECK(me.stage == RankSlot::Stage::idle,
-           "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
-  throw_if_broken(broken_, aborted_);
-  start_phase(me, nullptr, true);
-  auto done_with_shape = [&] {
-    if (family_ != Family::rounds) return;
-    // release: this rank's reads of the shape happen before a later rebuild overwrites it.
-    lingering_[me.gen].fetch_sub(1, std::memory_order_release);
-    lingering_[me.gen].notify_all();
-  };
-  try {
-    progress(rank, me, true);
-  } catch (...) {
-    me.stage = RankSlot::Stage::idle;
-    done_with_shape();
-    throw;
-  }
-  me.stage = RankSlot::Stage::idle;
-  done_with_shape();
+  std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 }  // namespace postbox::internal

@@ -1,15 +1,17 @@
-// The one barrier engine behind every public barrier class. Three protocol families share the
-// per-rank bookkeeping (misuse checks, split phase, drop, reduce, completion, debug listing):
-//  * central: one counter, one release word (CentralBarrier);
-//  * tree: arrival up a tree, completion at the root, wake-up down a tree (MCS, tournament,
-//    Fibo, hierarchical) — Cordsen's reduction phase + distribution phase;
-//  * rounds: Bruck's postal-model combine, dissemination being λ = 1; every rank learns that
-//    all have arrived itself, and a release word from the leader is added only in phases that
-//    need a completion step (completion function, reduction or drop).
-//
-// Flags hold phase numbers (1, 2, ...), not booleans: a flag is "set for phase e" when it holds e
-// or later (wrap-safe compare), so no flag is ever reset on the fast path and a writer that is
-// a phase ahead cannot be mistaken for one behind (this is sense reversal with a 32-bit sense).
+// The one barrier engine behind every public barrier class (docs/barrier.md, "Protocol").
+// Three protocol families share the per-rank bookkeeping (misuse checks, split phase, drop,
+// reduce, completion, abort, debug listing); their structure comes from barrier_shape()
+// (collectives), the same function the barrier's plan is built from:
+//  * central: one counter, one release word;
+//  * tree: arrival by a combining tree (the last arriver at a node climbs, so no arrival waits
+//    for another rank), completion by the thread that completes the root, wake-up down the
+//    wake-up tree, forwarded by each woken rank or, for a rank that is absent (between its
+//    arrive() and its wait()), by the rank that woke it;
+//  * rounds: Bruck's postal-model combine (dissemination is λ = 1); every rank learns that all
+//    have arrived itself; a signal delivered to an absent rank advances that rank's rounds in
+//    the deliverer's thread.
+// Every phase word is 64 bits and compared wrap-safe; every signal is a monotonic raise, so a
+// late or duplicated signal can never undo a newer one.
 #pragma once
 
 #include <atomic>
@@ -23,87 +25,97 @@
 #include <vector>
 
 #include "postbox/barrier/barrier.hpp"
-#include "postbox/runtime/mailbox.hpp"
+#include "postbox/collectives/barrier_shape.hpp"
 
 namespace postbox::internal {
 
 inline constexpr std::size_t kCacheLine = 64;
 
-// Wrap-safe "v is phase e or a later one".
-inline bool reached(std::uint32_t v, std::uint32_t e) noexcept { return static_cast<std::int32_t>(v - e) >= 0; }
+// Wrap-safe "phase a is phase b or a later one" (64-bit phases never wrap in practice, but the
+// comparison does not depend on it).
+inline bool reached(std::uint64_t a, std::uint64_t b) noexcept { return static_cast<std::int64_t>(a - b) >= 0; }
 
-// A flag alone on its cache line: written by one thread per phase, polled by one or more.
-// `sleepers` counts the threads blocked (or about to block) in the futex on v; it shares v's
-// line because the signaller reads it right after writing v, so the futex syscall is skipped
-// when nobody sleeps at the cost of no extra line transfer.
-struct alignas(kCacheLine) Flag {
-  std::atomic<std::uint32_t> v{0};
+// A waitable word alone on its cache line. v holds a phase (or an encoded phase); the futex
+// sleeps on seq, which a signaller bumps only when sleepers > 0, and abort() bumps always, so
+// abort can wake a sleeper without touching v. sleepers shares v's line: the signaller reads it
+// right after changing v, so the futex syscall is skipped when nobody sleeps at no extra
+// line transfer.
+struct alignas(kCacheLine) Word {
+  std::atomic<std::uint64_t> v{0};
+  std::atomic<std::uint32_t> seq{0};
   std::atomic<std::uint32_t> sleepers{0};
 };
-static_assert(sizeof(Flag) == kCacheLine && alignof(Flag) == kCacheLine, "a Flag must fill exactly one cache line");
-static_assert(offsetof(Flag, sleepers) < kCacheLine, "a Flag's sleeper count must share the flag's line");
+static_assert(sizeof(Word) == kCacheLine && alignof(Word) == kCacheLine, "a Word must fill exactly one cache line");
 
-// MCS: a parent polls the four arrival slots of its children on one line of its own; the one
-// sleeper count covers all four (only the parent ever waits there).
-struct alignas(kCacheLine) FourFlags {
-  std::atomic<std::uint32_t> v[4] = {};
-  std::atomic<std::uint32_t> sleepers{0};
+// A word alone on its line that nobody sleeps on (counters, absence, progress).
+struct alignas(kCacheLine) Line {
+  std::atomic<std::uint64_t> v{0};
 };
-static_assert(sizeof(FourFlags) == kCacheLine, "the four MCS child slots must share one cache line");
+static_assert(sizeof(Line) == kCacheLine, "a Line must fill exactly one cache line");
 
-// A word to wait on and the sleeper count of its line.
-struct WaitWord {
-  std::atomic<std::uint32_t>* v = nullptr;
-  std::atomic<std::uint32_t>* sleepers = nullptr;
+// Wake words hold W(e, d) = 2e + d: phase e, d = 1 when the woken rank itself must forward the
+// wake-up to its children (the signaller did not). Phases compare wrap-safe on 63 bits.
+inline std::uint64_t wake_code(std::uint64_t e, bool duty) noexcept { return (e << 1) | (duty ? 1U : 0U); }
+inline bool wake_reached(std::uint64_t code, std::uint64_t e) noexcept {
+  return static_cast<std::int64_t>(((code >> 1) - e) << 1) >= 0;
+}
+
+// Absence words hold A(e) = 2e + 1 while the rank is absent in phase e, 0 while it is present:
+// an odd code is never 0, whatever the phase (phase 0 comes after a 64-bit wrap).
+inline std::uint64_t absent_code(std::uint64_t e) noexcept { return (e << 1) | 1U; }
+
+// The engine's form of a BarrierShape over the ranks still in the barrier. Immutable once
+// published; a drop publishes a new one, and the old one lives until no rank references it.
+struct Shape {
+  BarrierShape::Family family = BarrierShape::Family::central;
+  int n = 0;
+  std::vector<int> active;  // index → rank
+  std::vector<int> index;   // rank → index, −1 when dropped
+  // tree: combining nodes (ids 0..nodes−1): target count and parent node (−1: the root's).
+  std::vector<int> target;
+  std::vector<int> parent_node;
+  std::vector<int> first_node;  // by index: the node an arrival of that index starts at (−1: completes at once)
+  std::vector<int> wake_begin;  // by index, CSR into wake_to (ranks, in send order)
+  std::vector<int> wake_to;
+  // rounds
+  int lambda = 1;
+  int t = 0;
+  int m = 0;
+  std::vector<int> rounds;   // the rounds that send or receive, in order (step 2k: send, 2k+1: receive)
+  std::vector<int> send_to;  // [index * m + j]: rank signalled in send round j + 1
+  std::string variant;
 };
-inline WaitWord word_of(Flag& f) noexcept { return {&f.v, &f.sleepers}; }
 
-// Per-rank state. Written only by the thread acting as that rank, except where noted; on its
-// own line so that no two ranks' bookkeeping shares a line.
+// Per-rank state, on its own lines. Written only by the thread acting as that rank (the
+// atomics are also read by others where noted).
 struct alignas(kCacheLine) RankSlot {
-  enum class Stage : std::uint8_t { idle, arriving, waiting, done };
-  std::atomic<std::uint32_t> in_use{0};   // exchanged on entry: detects two threads in one rank
-  std::atomic<std::uint32_t> arrived{0};  // last phase arrived at; read by debug listings
-  std::atomic<bool> dropped{false};       // read by the completion step and debug listings
+  enum class Stage : std::uint8_t { idle, arrived, done };
+  std::atomic<std::uint32_t> in_use{0};      // exchanged on entry: detects two threads in one rank
+  std::atomic<bool> dropped{false};          // read by the completion step and debug listings
+  std::atomic<std::uint64_t> arrived{0};     // last phase arrived at; read by debug listings
+  std::atomic<const Shape*> shape{nullptr};  // the shape of its current phase; read by rebuild()
   Stage stage = Stage::idle;
   bool dropping = false;
-  bool sent = false;     // rounds: the send of round `step` is done
-  bool printed = false;  // debug: this phase's listing was printed
-  std::uint32_t phase = 0;
-  int step = 0;          // tree: next arrival child; rounds: current round (split phase)
-  int gen = 0;           // rounds: which shape buffer this phase uses
-  std::uint32_t probe = 0;   // counts budget-0 waits (Engine::block_until)
-  std::uint32_t no_yield = 0;       // waits left without a yield phase (Engine::block_until)
-  std::uint32_t yield_backoff = 0;  // the last no_yield given
-  std::int64_t spin_ns = 0;  // adaptive spin budget (Engine::block_until)
+  bool absent = false;     // rounds/tree: went absent in this phase (its progress is shared)
+  bool completer = false;  // this rank's thread completed the phase (and did its release)
+  bool forwarded = false;  // tree: this rank forwarded its wake-up in this phase
+  int step = 0;            // rounds: next step (2r − 1: send of round r, 2r: receive of round r)
+  bool printed = false;    // debug: this phase's listing was printed
+  std::uint64_t phase = 0;
   ReduceArgs* args = nullptr;  // read by the completion step of this phase
+  std::exception_ptr error;    // a completion step this thread ran threw (rethrown when it leaves)
+  // Adaptive waiting (Engine::block): spin budget, probe counter, yield back-off.
+  std::int64_t spin_ns = 0;
+  std::uint32_t probe = 0;
+  std::uint32_t no_yield = 0;
+  std::uint32_t yield_backoff = 0;
 };
-static_assert(sizeof(RankSlot) == kCacheLine, "RankSlot must fill exactly one cache line");
+static_assert(sizeof(RankSlot) % kCacheLine == 0, "RankSlot must fill whole cache lines");
 static_assert(offsetof(RankSlot, in_use) == 0, "RankSlot layout changed");
-
-struct TreeShape {
-  int root = -1;
-  std::vector<int> parent;                           // by rank; -1: root or not active
-  std::vector<std::vector<int>> arrive_children;     // by rank, in the order the parent waits
-  std::vector<WaitWord> arrive_at;                   // by rank: where it signals its subtree arrived
-  std::vector<std::vector<int>> wake_children;       // by rank, in send order
-};
-
-struct RoundsShape {
-  int n = 0;       // active ranks
-  int lambda = 1;  // integer postal latency of the round structure
-  int t = 0;       // rounds: min t with N_λ(t) >= n
-  int m = 0;       // send rounds: t − λ + 1 (Bruck §3.1)
-  int leader = -1;
-  std::vector<int> pos;      // by rank: index among the active ranks, -1 when dropped
-  std::vector<int> send_to;  // [pos * m + j]: rank signalled in send round j + 1
-  std::unique_ptr<Flag[]> flags;  // [rank * m0 + j]: the message of send round j + 1 to rank
-  int stride = 0;                 // m0, the row length of flags
-};
 
 class Engine {
  public:
-  Engine(Algorithm algorithm, int p, BarrierOptions options, std::string reason);
+  Engine(BarrierAlgorithm algorithm, int p, BarrierOptions options, std::string reason);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -112,53 +124,68 @@ class Engine {
   BarrierToken arrive(int rank);
   void wait(int rank, BarrierToken token);
   void arrive_and_drop(int rank);
+  void abort() noexcept;
 
   [[nodiscard]] int size() const noexcept { return p_; }
   [[nodiscard]] int participants() const noexcept { return participants_.load(std::memory_order_relaxed); }
-  [[nodiscard]] const char* algorithm_name() const noexcept;
+  [[nodiscard]] const char* algorithm_name() const noexcept { return to_string(algorithm_); }
   [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
-  void abort() noexcept;
+
+  // Tests only (BarrierTesting): every rank's phase counter continues from `phase` (the next
+  // phase is phase + 1) and every word is as it would be after that phase. Only between phases.
+  void set_phase_for_testing(std::uint64_t phase);
 
  private:
-  enum class Family { central, tree, rounds };
   class Entry;
+  using Family = BarrierShape::Family;
 
-  void start_phase(RankSlot& me, ReduceArgs* args, bool drop);
-  // Advances rank's part of the current phase; false when it would have to wait and !block.
-  bool progress(int rank, RankSlot& me, bool block);
-  // progress(); on an exception the slot returns to idle before it propagates.
-  void progress_or_reset(int rank, RankSlot& me, bool block);
-  bool central_progress(int rank, RankSlot& me, bool block);
-  // Central and rounds: the completer runs the phase's completion step and signals release_;
-  // everyone else waits on release_ (false: not yet, when !block).
-  bool complete_and_release(RankSlot& me, std::uint32_t e);
-  bool await_release(int rank, RankSlot& me, std::uint32_t e, bool block);
-  bool tree_progress(int rank, RankSlot& me, bool block);
-  bool rounds_progress(int rank, RankSlot& me, bool block);
-  // The once-per-phase step, run by one thread when all have arrived and none has left.
-  std::exception_ptr complete_phase(std::uint32_t e);
-  void rebuild(std::uint32_t e);
-  void build_tree_shape(std::uint32_t e);
-  void build_rounds_shape(RoundsShape& shape, std::uint32_t e);
+  // Phase bookkeeping of an arrival call (announcements, shape reference).
+  void begin(RankSlot& me, ReduceArgs* args, bool drop);
+  void end(RankSlot& me) noexcept;
+  // The arrival of rank `rank`; for the rounds family it also runs the rounds as far as it can
+  // without waiting (all of them when `wait` is set). Completes the phase when this thread is the
+  // one to learn that all have arrived.
+  void arrival(int rank, RankSlot& me, bool wait);
+  // Waits until this rank's phase is complete (forwarding the wake-up / finishing the rounds).
+  void finish(int rank, RankSlot& me);
+  // Split phase: marks the rank absent, then takes back a signal that raced with the mark.
+  void go_absent(int rank, RankSlot& me);
+  void come_back(int rank, RankSlot& me);
 
-  static bool ready(const WaitWord& w, std::uint32_t e) noexcept {
-    // acquire: pairs with the signaller's store, so what it (and everyone whose arrival it
-    // forwards) wrote before signalling is visible here.
-    return reached(w.v->load(std::memory_order_acquire), e);
-  }
-  // Returns once w reached phase e; throws Aborted once abort() was called.
-  void await(int rank, RankSlot& me, const WaitWord& w, std::uint32_t e);
-  // Spin (pure, then for policy_.spin_ns), yield (policy_.yield_ns), then block in the futex.
-  void block_until(const WaitWord& w, std::uint32_t e, RankSlot& me) const;
-  // w by value: the signalled waiter may rebuild the shape that held it (drop) at once.
-  static void signal(WaitWord w, std::uint32_t e) noexcept;
-  void throw_if_aborted() const {
-    // relaxed: abort() publishes nothing but the flag itself.
-    if (aborted_.load(std::memory_order_relaxed)) throw Aborted();
-  }
-  void report_missing(int rank, std::uint32_t e, std::chrono::nanoseconds waited) const;
+  // central
+  void central_arrival(RankSlot& me);
+  // tree
+  void tree_arrival(int rank, RankSlot& me);
+  void forward(const Shape& s, int index, std::uint64_t e);
+  void wake(const Shape& s, int rank, std::uint64_t e);
+  // rounds
+  // Runs rank's rounds from me.step; returns false when a receive is missing and !block.
+  bool rounds_run(int rank, RankSlot& me, bool block);
+  // `actor`: the slot of the calling thread's own rank (a completion error it runs lands there).
+  void deliver(const Shape& s, int to, int j, std::uint64_t e, RankSlot& actor);
+  // Advances an absent rank's rounds (or the rank's own, after it was absent) through prog_.
+  // Returns true when this call moved the rank past its last step. block: only for the rank's
+  // own thread (actor is then its slot).
+  bool advance(const Shape& s, int rank, std::uint64_t e, bool block, RankSlot& actor);
+  void rounds_done(int rank, RankSlot& me, bool by_proxy, const Shape& s, std::uint64_t e);
+  [[nodiscard]] bool step_needed(std::uint64_t e) const noexcept;
 
-  const Algorithm algorithm_;
+  // The completion step (once per phase): fold, completion function, rebuild; then the release.
+  std::exception_ptr complete(const Shape& s, std::uint64_t e);
+  void rebuild(std::uint64_t e);
+  std::unique_ptr<Shape> make_shape(const std::vector<int>& active) const;
+
+  // Waiting: returns once done(v) or abort; throws Aborted on abort.
+  template <class Done>
+  void block(int rank, RankSlot& me, Word& w, Done&& done);
+  template <class Done>
+  void block_policy(RankSlot& me, Word& w, Done&& done) const;
+  static void signal(Word& w) noexcept;
+  [[noreturn]] void leave_aborted(RankSlot& me);
+  void throw_if_broken() const;
+  void report_missing(int rank, std::uint64_t e, std::chrono::nanoseconds waited) const;
+
+  const BarrierAlgorithm algorithm_;
   const Family family_;
   const int p_;
   const WaitPolicy policy_;
@@ -171,39 +198,36 @@ class Engine {
 
   std::unique_ptr<RankSlot[]> slots_;
 
-  // Set once a completion step threw; read by everyone after they acquire the release.
+  // Set once a completion step threw / abort() was called; read on every entry (read-mostly).
   alignas(kCacheLine) std::atomic<bool> broken_{false};
-  // Set by abort(); polled by waiters (read-mostly, so it sits with broken_).
   std::atomic<bool> aborted_{false};
   std::atomic<int> participants_{0};
-  // Phase number in which some rank dropped / reduced; indexed by phase parity, because phase
-  // e + 2 cannot begin before every rank has finished reading the entry of phase e.
-  std::atomic<std::uint32_t> drop_phase_[2] = {};
-  std::atomic<std::uint32_t> reduce_phase_[2] = {};
+  // The phase in which some rank dropped / reduced, by phase parity: phase e + 2 cannot begin
+  // before every rank has finished reading the entry of phase e.
+  std::atomic<std::uint64_t> drop_phase_[2] = {};
+  std::atomic<std::uint64_t> reduce_phase_[2] = {};
+  // The shape of the current phase (and, from a drop phase's completion step on, of the next).
+  std::atomic<const Shape*> shape_{nullptr};
 
   // Read and written only by the thread running the completion step (and the constructor).
-  std::vector<int> active_;
+  std::vector<std::unique_ptr<Shape>> shapes_;  // the current one and retired ones still referenced
   std::vector<ReduceArgs*> scratch_;
 
+  // The completion step's handshake with abort (docs/barrier.md "Abort").
+  Line completing_;
+  Word completed_;
   // central
-  Flag count_;
-  Flag release_;  // also the leader's release in the rounds family
-  int n_active_ = 0;
-
+  Line count_;
+  Word release_;  // central; rounds when a completion step is needed
   // tree
-  TreeShape tree_;
-  std::unique_ptr<Flag[]> arrive_flags_;   // fibo, hier: by rank; tournament: [winner * R + round]
-  std::unique_ptr<FourFlags[]> mcs_lines_;  // mcs: by parent rank
-  std::unique_ptr<Flag[]> wake_;            // by rank
-  int tournament_rounds_ = 0;
-
-  // rounds: two shapes; a rebuild writes the one no rank can still be reading.
-  RoundsShape rounds_[2];
-  int cur_ = 0;
-  // Droppers still running their last phase's rounds on shape g: they take part in no later
-  // phase, so only this count tells a later rebuild of shape g that they are done with it.
-  std::atomic<std::uint32_t> lingering_[2] = {};
+  std::unique_ptr<Line[]> counters_;  // by node id
+  std::unique_ptr<Word[]> wake_;      // by rank
+  // tree and rounds: the phase in which a rank is absent
+  std::unique_ptr<Line[]> absent_;    // by rank
+  // rounds
+  std::unique_ptr<Word[]> flags_;  // [rank * m0 + j]: the message of send round j + 1 to rank
+  std::unique_ptr<Line[]> prog_;   // by rank: (phase << 16) | step, while the rank is absent
+  int m0_ = 0;
 };
-
 
 }  // namespace postbox::internal

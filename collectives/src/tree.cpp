@@ -365,6 +365,31 @@ Tree build_hier_tree(const std::vector<ShapeSpec>& level_shapes, const std::vect
   return finish(spec, p, root, model, std::move(ch));
 }
 
+std::vector<std::vector<int>> topology_groups(const Topology& topology, const std::vector<int>& placement) {
+  const int p = static_cast<int>(placement.size());
+  // "distance <= k" is an equivalence (topology.hpp), so a class is named by its first member.
+  std::vector<std::vector<int>> groups;
+  for (int level = Topology::kSamePackage; level >= Topology::kSamePu; --level) {
+    std::vector<int> g(static_cast<std::size_t>(p), -1);
+    std::vector<int> reps;
+    for (int v = 0; v < p; ++v) {
+      const int pu = placement[static_cast<std::size_t>(v)];
+      for (int rep : reps) {
+        if (topology.distance(placement[static_cast<std::size_t>(rep)], pu) <= level) {
+          g[static_cast<std::size_t>(v)] = rep;
+          break;
+        }
+      }
+      if (g[static_cast<std::size_t>(v)] == -1) {
+        g[static_cast<std::size_t>(v)] = v;
+        reps.push_back(v);
+      }
+    }
+    groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
 Tree build_tree(const ShapeSpec& shape, int p, int root, const SendRecv& model, const Topology* topology,
                 const std::vector<int>* placement) {
   if (p < 1 || p > kMaxP) throw InputError("p must be in 1.." + std::to_string(kMaxP) + ", got " + std::to_string(p));
@@ -374,28 +399,7 @@ Tree build_tree(const ShapeSpec& shape, int p, int root, const SendRecv& model, 
   if (shape.kind == ShapeSpec::Kind::hier) {
     if (topology == nullptr || placement == nullptr) throw InputError("shape hier needs a topology and a placement");
     if (placement->size() != static_cast<std::size_t>(p)) throw InputError("placement must give one PU per rank");
-    // Level l groups ranks whose PUs are within distance kSamePackage − l (package, NUMA node,
-    // L3, core, PU); "distance <= k" is an equivalence (topology.hpp), so a class is named by
-    // its first member.
-    std::vector<std::vector<int>> groups;
-    for (int level = Topology::kSamePackage; level >= Topology::kSamePu; --level) {
-      std::vector<int> g(static_cast<std::size_t>(p), -1);
-      std::vector<int> reps;
-      for (int v = 0; v < p; ++v) {
-        const int pu = (*placement)[static_cast<std::size_t>(v)];
-        for (int rep : reps) {
-          if (topology->distance((*placement)[static_cast<std::size_t>(rep)], pu) <= level) {
-            g[static_cast<std::size_t>(v)] = rep;
-            break;
-          }
-        }
-        if (g[static_cast<std::size_t>(v)] == -1) {
-          g[static_cast<std::size_t>(v)] = v;
-          reps.push_back(v);
-        }
-      }
-      groups.push_back(std::move(g));
-    }
+    const std::vector<std::vector<int>> groups = topology_groups(*topology, *placement);
     Tree t = build_hier_tree(shape.levels, groups, p, root, model);
     return t;
   }

@@ -2,6 +2,8 @@
 // (oversubscribed on small machines), run from std::thread and from OpenMP threads.
 #include "postbox/barrier/barrier.hpp"
 
+#include "barrier_support.hpp"
+
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -17,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "postbox/collectives/plans.hpp"
+#include "postbox/collectives/postal.hpp"
 #include "postbox/runtime/calibrate.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/topology.hpp"
@@ -89,35 +93,8 @@ BarrierOptions options_for(const Row& row) {
   return o;
 }
 
-// Runs fn(rank) on p std::threads; rethrows nothing, returns each rank's exception.
-template <class Fn>
-std::vector<std::exception_ptr> run_ranks(int p, Fn fn) {
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(p));
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        fn(r);
-      } catch (...) {
-        errors[static_cast<std::size_t>(r)] = std::current_exception();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  return errors;
-}
-
-void expect_no_errors(const std::vector<std::exception_ptr>& errors) {
-  for (std::size_t r = 0; r < errors.size(); ++r) {
-    if (!errors[r]) continue;
-    try {
-      std::rethrow_exception(errors[r]);
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "rank " << r << " threw: " << e.what();
-    }
-  }
-}
+using test::expect_no_errors;
+using test::run_ranks;
 
 class BarrierTest : public testing::TestWithParam<Param> {
  protected:
@@ -491,7 +468,7 @@ TEST(BarrierCalibration, UncalibratedUsesTheCalibration) {
   FiboBarrier f(4);
   CombineBarrier cb(4);
   BarrierOptions one_group;
-  one_group.hardware_threads = 4;
+  one_group.cpus = 4;
   one_group.topology = std::make_shared<const Topology>(Topology::synthetic("pack:1 core:4 pu:1"));
   Barrier d(4, one_group);
   for (const std::string* reason : {&f.reason(), &cb.reason(), &d.reason()}) {
@@ -504,7 +481,7 @@ TEST(BarrierCalibration, UncalibratedUsesTheCalibration) {
 
 TEST(BarrierChoice, OversubscribedPicksCentral) {
   BarrierOptions o;
-  o.hardware_threads = 2;
+  o.cpus = 2;
   Barrier b(8, o);
   EXPECT_STREQ(b.algorithm(), "central");
   EXPECT_NE(b.reason().find("oversubscribed"), std::string::npos) << b.reason();
@@ -512,7 +489,7 @@ TEST(BarrierChoice, OversubscribedPicksCentral) {
 
 TEST(BarrierChoice, OneGroupPicksCombine) {
   BarrierOptions o;
-  o.hardware_threads = 8;
+  o.cpus = 8;
   o.topology = std::make_shared<const Topology>(Topology::synthetic("pack:1 core:8 pu:1"));
   Barrier b(8, o);
   EXPECT_STREQ(b.algorithm(), "combine");
@@ -521,7 +498,7 @@ TEST(BarrierChoice, OneGroupPicksCombine) {
 
 TEST(BarrierChoice, TwoPackagesPickHier) {
   BarrierOptions o;
-  o.hardware_threads = 8;
+  o.cpus = 8;
   o.topology = std::make_shared<const Topology>(Topology::synthetic("pack:2 core:4 pu:1"));
   Barrier b(8, o);
   EXPECT_STREQ(b.algorithm(), "hier");
@@ -552,7 +529,6 @@ struct LambdaRow {
   const char* file;
   int line;
   std::int64_t s, r;
-  int rounds_lambda;
 };
 
 std::string lambda_row_name(const testing::TestParamInfo<LambdaRow>& row) {
@@ -561,21 +537,35 @@ std::string lambda_row_name(const testing::TestParamInfo<LambdaRow>& row) {
 
 class CombineLambdaTest : public testing::TestWithParam<LambdaRow> {};
 
-// Bruck §3.3, Table 2: delay-send (⌊λ⌋) below the break-even λ, delay-receive (⌈λ⌉) above.
-TEST_P(CombineLambdaTest, BreakEven) {
+// Bruck §3.3: an integer λ as it is; otherwise ⌊λ⌋ (delay-send) when its exact time T''_λ(p)
+// is smaller than delay-receive's T'_λ(p) with ⌈λ⌉, else ⌈λ⌉ — for every p, the same rule as
+// the postal allreduce (choose_postal).
+TEST_P(CombineLambdaTest, FasterOfDelaySendAndDelayReceive) {
   const LambdaRow& row = GetParam();
   SCOPED_TRACE(testing::Message() << row.file << ":" << row.line);
-  EXPECT_EQ(combine_rounds_lambda(SendRecv{Rational(row.s), Rational(row.r)}), row.rounds_lambda);
+  const SendRecv sr{Rational(row.s), Rational(row.r)};
+  const Rational lambda = sr.lambda();
+  for (int p : {2, 3, 5, 8, 13, 19, 64, 100}) {
+    int want = 0;
+    if (lambda.is_integer()) {
+      want = static_cast<int>(lambda.num());
+    } else {
+      want = T_delay_send(lambda, p) < T_delay_receive(lambda, p) ? static_cast<int>(lambda.floor())
+                                                                  : static_cast<int>(lambda.ceil());
+    }
+    EXPECT_EQ(combine_rounds_lambda(sr, p), want) << "p = " << p;
+    EXPECT_EQ(combine_rounds_lambda(sr, p), choose_postal(lambda, p).L) << "p = " << p;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(All, CombineLambdaTest,
-                         testing::Values(LambdaRow{__FILE__, __LINE__, 1, 0, 1},     // λ = 1
-                                         LambdaRow{__FILE__, __LINE__, 10, 4, 1},    // λ = 1.4 < 1.440
-                                         LambdaRow{__FILE__, __LINE__, 2, 1, 2},     // λ = 1.5 > 1.440
-                                         LambdaRow{__FILE__, __LINE__, 1, 1, 2},     // λ = 2
-                                         LambdaRow{__FILE__, __LINE__, 2, 3, 2},     // λ = 2.5 < 2.518
-                                         LambdaRow{__FILE__, __LINE__, 5, 8, 3},     // λ = 2.6 > 2.518
-                                         LambdaRow{__FILE__, __LINE__, 27, 88, 4}),  // Cordsen's MANNA, λ ≈ 4.26 < 4.584
+                         testing::Values(LambdaRow{__FILE__, __LINE__, 1, 0},     // λ = 1
+                                         LambdaRow{__FILE__, __LINE__, 10, 4},    // λ = 1.4
+                                         LambdaRow{__FILE__, __LINE__, 2, 1},     // λ = 1.5
+                                         LambdaRow{__FILE__, __LINE__, 1, 1},     // λ = 2
+                                         LambdaRow{__FILE__, __LINE__, 2, 3},     // λ = 2.5
+                                         LambdaRow{__FILE__, __LINE__, 5, 8},     // λ = 2.6
+                                         LambdaRow{__FILE__, __LINE__, 27, 88}),  // Cordsen's MANNA, λ ≈ 4.26
                          lambda_row_name);
 
 }  // namespace

@@ -10,7 +10,35 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <map>
 #include <thread>
+
+#include "stuck.hpp"
+
+namespace postbox::test {
+namespace {
+std::mutex g_doing_mu;
+std::map<int, std::string> g_doing;
+}  // namespace
+
+void set_doing(int who, const std::string& what) {
+  std::lock_guard<std::mutex> lock(g_doing_mu);
+  g_doing[who] = what;
+}
+
+void clear_doing() {
+  std::lock_guard<std::mutex> lock(g_doing_mu);
+  g_doing.clear();
+}
+
+std::string doing_report() {
+  std::lock_guard<std::mutex> lock(g_doing_mu);
+  std::string out;
+  for (const auto& [who, what] : g_doing) out += "  " + std::to_string(who) + ": " + what + "\n";
+  return out;
+}
+
+}  // namespace postbox::test
 
 namespace {
 
@@ -28,6 +56,7 @@ class Watchdog : public testing::EmptyTestEventListener {
   void OnTestStart(const testing::TestInfo& info) override {
     std::lock_guard<std::mutex> lock(mu_);
     current_ = std::string(info.test_suite_name()) + "." + info.name();
+    postbox::test::clear_doing();
     started_ = std::chrono::steady_clock::now();
     running_ = true;
   }
@@ -44,6 +73,8 @@ class Watchdog : public testing::EmptyTestEventListener {
       if (running_ && std::chrono::steady_clock::now() - started_ > limit_) {
         std::fprintf(stderr, "watchdog: %s still running after %lld s: treating it as a hang\n", current_.c_str(),
                      static_cast<long long>(limit_.count()));
+        const std::string doing = postbox::test::doing_report();
+        if (!doing.empty()) std::fprintf(stderr, "watchdog: what each thread was doing:\n%s", doing.c_str());
         std::fflush(stderr);
         std::abort();
       }

@@ -55,7 +55,7 @@ inline Barrier team_barrier(const Team& team, BarrierOptions options = {}) {
 // Runs `phases` phases in one team run: in phase k every rank calls body(k, i) for each i of its
 // block, then waits at the barrier; phase k + 1 starts once every rank has finished phase k.
 template <class Body>
-void parallel_for_phases(Team& team, internal::BarrierBase& barrier, int phases, std::int64_t begin,
+void parallel_for_phases(Team& team, BarrierBase& barrier, int phases, std::int64_t begin,
                          std::int64_t end, Body&& body) {
   PB_CHECK(barrier.size() == team.size(), "parallel_for: the barrier must have one rank per team rank");
   // The phase in which a body threw; a rank leaving an earlier phase may already see it.

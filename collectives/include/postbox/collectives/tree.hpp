@@ -65,6 +65,14 @@ Tree build_tree(const ShapeSpec& shape, int p, int root, const SendRecv& model,
 // Roots other than 0: every shape except hier is built over virtual ranks 0..p-1 rooted at 0
 // and relabelled v → (v + root) mod p. hier works on the real ranks.
 //
+// The topology classes of placed ranks, outermost first: groups[l][i] names rank i's class at
+// level l = package, NUMA node, L3, core, PU (two ranks share a class at level l when their
+// PUs' Topology::distance is at most kSamePackage − l; a class is named by its first member).
+// build_tree(hier) and the barrier's choice group ranks with this one function.
+std::vector<std::vector<int>> topology_groups(const Topology& topology, const std::vector<int>& placement);
+inline constexpr int kGroupLevelL3 = 2;       // index into topology_groups() of the L3 level
+inline constexpr int kGroupLevelPackage = 0;  // ... and of the package level
+
 // hier over explicit groups (what build_tree derives from Topology::distance of the placed
 // ranks: package, NUMA node, L3, core, PU): groups[l][rank] names rank's class at level l,
 // outermost first. Levels that do not refine the one above are dropped; level_shapes[i] is the
