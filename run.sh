@@ -5,6 +5,7 @@
 #   ./run.sh build   build only (build/bin/postbox)
 #   ./run.sh bench   build and run the benchmarks in bench/
 #   ./run.sh repro   build, then regenerate the papers' figures into docs/reproduction.md
+#   ./run.sh stress  build the delay-injection tree and run the adversarial suites with 2000 seeds
 #   ./run.sh help    this text
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")"
@@ -12,6 +13,7 @@ cd "$(dirname "$(readlink -f "$0")")"
 ROOT=$PWD
 BUILD=$ROOT/build
 TSAN_BUILD=$ROOT/build-tsan
+INJECT_BUILD=$ROOT/build-inject
 JOBS=$(nproc 2>/dev/null || echo 2)
 WERROR=OFF
 [ "${CI:-}" = "true" ] && WERROR=ON
@@ -49,9 +51,17 @@ build_main() {
 
 build_tsan() {
   say "building the ThreadSanitizer tree (concurrency suites) into build-tsan/"
-  cmake -S "$ROOT" -B "$TSAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOSTBOX_SANITIZE=thread \
+  cmake -S "$ROOT" -B "$TSAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOSTBOX_SANITIZE=thread -DPOSTBOX_INJECT_DELAYS=ON \
     -DPOSTBOX_BUILD_BENCH=OFF -DPOSTBOX_BUILD_TOOLS=OFF -DPOSTBOX_WERROR=$WERROR >/dev/null
   cmake --build "$TSAN_BUILD" -j "$JOBS" --target postbox_concurrency_tests
+}
+
+# Release with delay injection (docs/barrier.md, "Proof"): the adversarial suites only.
+build_inject() {
+  say "building the delay-injection tree (adversarial suites) into build-inject/"
+  cmake -S "$ROOT" -B "$INJECT_BUILD" -DCMAKE_BUILD_TYPE=Release -DPOSTBOX_INJECT_DELAYS=ON \
+    -DPOSTBOX_BUILD_BENCH=OFF -DPOSTBOX_BUILD_TOOLS=OFF -DPOSTBOX_WERROR=$WERROR >/dev/null
+  cmake --build "$INJECT_BUILD" -j "$JOBS" --target postbox_adversarial_tests
 }
 
 cmd="${1:-help}"
@@ -65,7 +75,8 @@ case "$cmd" in
   test)
     install_packages
     build_tsan
-    configure_main -DPOSTBOX_TSAN_BUILD_DIR="$TSAN_BUILD"
+    build_inject
+    configure_main -DPOSTBOX_TSAN_BUILD_DIR="$TSAN_BUILD" -DPOSTBOX_INJECT_BUILD_DIR="$INJECT_BUILD"
     build_main
     say "running the suite (unit tests, the TSan concurrency suites, the install check)"
     cd "$BUILD"
@@ -90,11 +101,18 @@ case "$cmd" in
     build_main
     exec "$ROOT/tools/repro.sh" "$BUILD/bin/postbox"
     ;;
+  stress)
+    install_packages
+    build_inject
+    say "adversarial suites, ${POSTBOX_ADVERSARIAL_SEEDS:=2000} seeds per configuration"
+    export POSTBOX_ADVERSARIAL_SEEDS POSTBOX_TEST_TIMEOUT_S=${POSTBOX_TEST_TIMEOUT_S:-3600}
+    for t in "$INJECT_BUILD"/bin/*adversarial*_test; do "$t" --gtest_brief=1; done
+    ;;
   help|-h|--help)
-    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
     ;;
   *)
-    echo "run.sh: unknown command '$cmd' (try: demo, test, build, bench, repro)" >&2
+    echo "run.sh: unknown command '$cmd' (try: demo, test, build, bench, repro, stress)" >&2
     exit 2
     ;;
 esac

@@ -919,7 +919,7 @@ void Engine::set_phase_for_testing(std::uint64_t phase) {
   if (absent_) {
     for (std::size_t i = 0; i < P; ++i) absent_[i].v.store(0, std::memory_order_relaxed);
   }
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // The caller starts the threads that use the barrier next: thread creation orders these stores.
 }
 
 }  // namespace postbox::internal
