@@ -105,8 +105,9 @@ case "$cmd" in
     install_packages
     build_inject
     say "adversarial suites, ${POSTBOX_ADVERSARIAL_SEEDS:=2000} seeds per configuration"
-    export POSTBOX_ADVERSARIAL_SEEDS POSTBOX_TEST_TIMEOUT_S=${POSTBOX_TEST_TIMEOUT_S:-3600}
-    for t in "$INJECT_BUILD"/bin/*adversarial*_test; do "$t" --gtest_brief=1; done
+    export POSTBOX_ADVERSARIAL_SEEDS POSTBOX_INJECT_SEEDS=${POSTBOX_INJECT_SEEDS:-$POSTBOX_ADVERSARIAL_SEEDS}
+    export POSTBOX_TEST_TIMEOUT_S=${POSTBOX_TEST_TIMEOUT_S:-3600}
+    for t in adversarial_test mailbox_inject_test; do "$INJECT_BUILD/bin/$t" --gtest_brief=1; done
     ;;
   help|-h|--help)
     sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'

@@ -370,30 +370,28 @@ TEST(BarrierReason, TellsThePolicyInUse) {
   EXPECT_NE(debug.reason().find("then poll (debug mode)"), std::string::npos) << debug.reason();
 }
 
-// CPUs are counted from the process's allowed set: a thread restricted to one CPU builds a
-// Barrier for two ranks as oversubscribed.
+// CPUs are counted from the process's allowed set: with the process (this thread is the main
+// one, whose mask allowed_cpu_count() reads with the calling thread's) restricted to one CPU, a
+// Barrier for two ranks is built as oversubscribed.
 TEST(BarrierCpus, CountedFromTheAllowedSet) {
-  std::string reason;
-  const char* algorithm = nullptr;
-  std::thread t([&] {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    cpu_set_t mine;
-    ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-      if (CPU_ISSET(c, &mine)) {
-        CPU_SET(c, &one);
-        break;
-      }
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &mine)) {
+      CPU_SET(c, &one);
+      break;
     }
-    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
-    EXPECT_EQ(allowed_cpu_count(), 1);
-    Barrier b(2);
-    reason = b.reason();
-    algorithm = b.algorithm();
-  });
-  t.join();
-  EXPECT_STREQ(algorithm, "central");
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  const int counted = allowed_cpu_count();
+  Barrier b(2);
+  const std::string reason = b.reason();
+  const std::string algorithm = b.algorithm();
+  ASSERT_EQ(sched_setaffinity(0, sizeof mine, &mine), 0);
+  ASSERT_EQ(counted, 1) << "this test must run on the process's main thread";
+  EXPECT_EQ(algorithm, "central");
   EXPECT_NE(reason.find("2 threads on 1 allowed CPUs are oversubscribed"), std::string::npos) << reason;
   EXPECT_NE(reason.find("oversubscribed (p = 2 > 1 CPUs)"), std::string::npos) << reason;
 }
