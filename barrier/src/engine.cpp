@@ -319,20 +319,35 @@ void finish_call(const std::exception_ptr& error) {
 }
 }  // namespace
 
-void Engine::arrive_and_wait(int rank, ReduceArgs* args) {
-  Entry entry(*this, rank);
+// The start of an arrival call: the rank must be between phases; a broken or aborted barrier
+// throws before anything changes.
+RankSlot& Engine::start_arrival(Entry& entry, int rank, ReduceArgs* args, bool drop) {
   RankSlot& me = entry.slot();
   PB_CHECK(me.stage == RankSlot::Stage::idle,
            "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
   throw_if_broken();
-  begin(me, args, false);
+  begin(me, args, drop);
+  return me;
+}
+
+// Runs body; on an exception the rank leaves the phase (idle, no shape reference) first.
+template <class Body>
+void Engine::guarded(RankSlot& me, Body&& body) {
   try {
-    arrival(rank, me, true);
-    finish(rank, me);
+    body();
   } catch (...) {
     end(me);
     throw;
   }
+}
+
+void Engine::arrive_and_wait(int rank, ReduceArgs* args) {
+  Entry entry(*this, rank);
+  RankSlot& me = start_arrival(entry, rank, args, false);
+  guarded(me, [&] {
+    arrival(rank, me, true);
+    finish(rank, me);
+  });
   end(me);
   finish_call(me.error);
   throw_if_broken();
@@ -340,18 +355,11 @@ void Engine::arrive_and_wait(int rank, ReduceArgs* args) {
 
 BarrierToken Engine::arrive(int rank) {
   Entry entry(*this, rank);
-  RankSlot& me = entry.slot();
-  PB_CHECK(me.stage == RankSlot::Stage::idle,
-           "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
-  throw_if_broken();
-  begin(me, nullptr, false);
-  try {
+  RankSlot& me = start_arrival(entry, rank, nullptr, false);
+  guarded(me, [&] {
     arrival(rank, me, false);
     go_absent(rank, me);
-  } catch (...) {
-    end(me);
-    throw;
-  }
+  });
   if (me.error) {
     // This thread ran the completion step, which threw (or saw the abort): its phase is over.
     end(me);
@@ -365,14 +373,11 @@ void Engine::wait(int rank, BarrierToken token) {
   RankSlot& me = entry.slot();
   PB_CHECK(me.stage == RankSlot::Stage::arrived && token.phase == me.phase,
            "barrier: rank " + std::to_string(rank) + " waits without a matching arrive()");
-  try {
+  guarded(me, [&] {
     throw_if_broken();
     come_back(rank, me);
     finish(rank, me);
-  } catch (...) {
-    end(me);
-    throw;
-  }
+  });
   end(me);
   finish_call(me.error);
   throw_if_broken();
@@ -380,18 +385,11 @@ void Engine::wait(int rank, BarrierToken token) {
 
 void Engine::arrive_and_drop(int rank) {
   Entry entry(*this, rank);
-  RankSlot& me = entry.slot();
-  PB_CHECK(me.stage == RankSlot::Stage::idle,
-           "barrier: rank " + std::to_string(rank) + " arrives twice in one phase (arrive() without wait())");
-  throw_if_broken();
-  begin(me, nullptr, true);
-  try {
+  RankSlot& me = start_arrival(entry, rank, nullptr, true);
+  guarded(me, [&] {
     arrival(rank, me, false);
     go_absent(rank, me);
-  } catch (...) {
-    end(me);
-    throw;
-  }
+  });
   end(me);
   finish_call(me.error);
 }

@@ -139,6 +139,9 @@ class Engine {
   class Entry;
   using Family = BarrierShape::Family;
 
+  RankSlot& start_arrival(Entry& entry, int rank, ReduceArgs* args, bool drop);
+  template <class Body>
+  void guarded(RankSlot& me, Body&& body);
   // Phase bookkeeping of an arrival call (announcements, shape reference).
   void begin(RankSlot& me, ReduceArgs* args, bool drop);
   void end(RankSlot& me) noexcept;
