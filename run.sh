@@ -6,6 +6,8 @@
 #   ./run.sh bench   build and run the benchmarks in bench/
 #   ./run.sh repro   build, then regenerate the papers' figures into docs/reproduction.md
 #   ./run.sh stress  build the delay-injection tree and run the adversarial suites with 2000 seeds
+#   ./run.sh explorer-shots  build, then screenshot each view of the explorer (postbox serve)
+#                    into build/explorer-shots/ with headless Chromium
 #   ./run.sh help    this text
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")"
@@ -19,7 +21,8 @@ WERROR=OFF
 [ "${CI:-}" = "true" ] && WERROR=ON
 
 PACKAGES=(g++ cmake make pkg-config libhwloc-dev libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev libboost-dev libomp-dev graphviz util-linux)
+  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev libboost-dev libomp-dev graphviz util-linux
+  libcpp-httplib-dev chromium chromium-driver python3-selenium fonts-dejavu-core)
 
 say() { printf '==> %s\n' "$*"; }
 
@@ -109,11 +112,19 @@ case "$cmd" in
     export POSTBOX_TEST_TIMEOUT_S=${POSTBOX_TEST_TIMEOUT_S:-3600}
     for t in adversarial_test mailbox_inject_test; do "$INJECT_BUILD/bin/$t" --gtest_brief=1; done
     ;;
+  explorer-shots)
+    install_packages
+    configure_main
+    build_main
+    say "screenshots of the explorer's views into build/explorer-shots/"
+    # Debian's python3-selenium belongs to /usr/bin/python3, which may not be first on PATH.
+    exec /usr/bin/python3 "$ROOT/tests/explorer/browser_test.py" "$BUILD/bin/postbox" --shots "$BUILD/explorer-shots"
+    ;;
   help|-h|--help)
-    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
     ;;
   *)
-    echo "run.sh: unknown command '$cmd' (try: demo, test, build, bench, repro, stress)" >&2
+    echo "run.sh: unknown command '$cmd' (try: demo, test, build, bench, repro, stress, explorer-shots)" >&2
     exit 2
     ;;
 esac

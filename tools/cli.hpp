@@ -27,6 +27,7 @@ void register_sim(CLI::App& app);
 void register_sweep(CLI::App& app);
 void register_calibrate(CLI::App& app);
 void register_bench(CLI::App& app);
+void register_serve(CLI::App& app);
 
 void set_exit_code(int code);
 int exit_code();

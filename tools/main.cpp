@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   postbox::cli::register_sweep(app);
   postbox::cli::register_calibrate(app);
   postbox::cli::register_bench(app);
+  postbox::cli::register_serve(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,114 @@
+#include "params.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "postbox/runtime/check.hpp"
+
+namespace postbox::explorer::internal {
+
+Params::Params(const Query& query, std::string_view endpoint, std::initializer_list<std::string_view> allowed)
+    : query_(query) {
+  for (const auto& [name, value] : query) {
+    bool known = false;
+    for (std::string_view a : allowed) known = known || a == name;
+    if (known) continue;
+    std::string list;
+    for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+    throw InputError("/api/" + std::string(endpoint) + " takes no parameter '" + name + "'" +
+                     (list.empty() ? std::string(" (it takes none)") : " (it takes " + list + ")"));
+  }
+}
+
+const std::string* Params::find(std::string_view name) const {
+  const auto it = query_.find(name);
+  return it == query_.end() ? nullptr : &it->second;
+}
+
+std::string Params::text(std::string_view name, std::string_view fallback) const {
+  const std::string* v = find(name);
+  return v ? *v : std::string(fallback);
+}
+
+const std::string& Params::required(std::string_view name, std::string_view missing) const {
+  const std::string* v = find(name);
+  if (!v) throw InputError(std::string(missing));
+  return *v;
+}
+
+std::int64_t integer(std::string_view name, const std::string& text) {
+  // strtoll as the CLI's std::stoll: leading blanks and a sign accepted, nothing after the digits.
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (end == text.c_str() || errno == ERANGE || end != text.c_str() + text.size()) {
+    throw InputError("--" + std::string(name) + " must be an integer, got '" + text + "'");
+  }
+  return v;
+}
+
+std::int64_t positive(std::string_view name, const std::string& text, std::int64_t max) {
+  const std::string opt = "--" + std::string(name);
+  const std::int64_t v = integer(name, text);
+  if (v < 1) throw InputError(opt + " must be at least 1, got " + text);
+  if (v > 1'000'000'000) throw InputError(opt + " is too large: " + text);
+  if (v > max) throw InputError(opt + " must be at most " + std::to_string(max) + " in the explorer, got " + text);
+  return v;
+}
+
+double real(std::string_view name, const std::string& text) {
+  char* end = nullptr;
+  const double v = text.empty() ? std::nan("") : std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
+    throw InputError("--" + std::string(name) + " must be a number, got '" + text + "'");
+  }
+  return v;
+}
+
+Rational model_figure(std::string_view name, const std::string& text) {
+  const std::string opt = "--" + std::string(name);
+  const Rational x = Rational::parse(text, opt);
+  std::int64_t den_limit = 1;
+  for (int i = 0; i < kMaxDecimals; ++i) den_limit *= 10;
+  if (x.den() > den_limit) {
+    throw InputError(opt + " may have at most " + std::to_string(kMaxDecimals) +
+                     " decimals (or a denominator up to " + std::to_string(den_limit) + ") in the explorer, got " + text);
+  }
+  if (x > Rational(kMaxModelValue) || x < Rational(-kMaxModelValue)) {
+    throw InputError(opt + " must be at most " + std::to_string(kMaxModelValue) + " in the explorer, got " + text);
+  }
+  return x;
+}
+
+SendRecv tree_model(const Params& params) {
+  const std::string* lambda = params.find("lambda");
+  const std::string* s = params.find("s");
+  const std::string* r = params.find("r");
+  if (lambda && (s || r)) throw InputError("give either --lambda or --s and --r, not both");
+  if ((s != nullptr) != (r != nullptr)) throw InputError(s ? "--s needs --r" : "--r needs --s");
+  if (lambda) {
+    const Rational l = Rational::parse(*lambda, "--lambda");
+    if (l < Rational(1)) throw InputError("--lambda must be at least 1, got " + *lambda);
+    return SendRecv::from_lambda(model_figure("lambda", *lambda));
+  }
+  if (!s) return SendRecv{Rational(1), Rational(1)};  // λ = 2: Bruck's running example, as the CLI
+  SendRecv m;
+  m.s = Rational::parse(*s, "--s");
+  m.r = Rational::parse(*r, "--r");
+  if (m.s <= Rational(0)) throw InputError("--s must be positive, got " + *s);
+  if (m.r < Rational(0)) throw InputError("--r must not be negative, got " + *r);
+  m.s = model_figure("s", *s);
+  m.r = model_figure("r", *r);
+  return m;
+}
+
+Rational model_lambda(const Params& params) {
+  const std::string& text = params.required("lambda", "--lambda is required");
+  const Rational l = Rational::parse(text, "--lambda");
+  if (l < Rational(1)) throw InputError("--lambda must be >= 1, got " + text);
+  return model_figure("lambda", text);
+}
+
+}  // namespace postbox::explorer::internal

@@ -1,0 +1,155 @@
+#include "postbox/explorer/server.hpp"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "postbox/runtime/check.hpp"
+#include "postbox_explorer_assets.hpp"
+
+namespace postbox::explorer {
+
+std::optional<Asset> find_asset(std::string_view path) {
+  if (path == "/") path = "/index.html";
+  for (const internal::EmbeddedAsset& a : internal::kAssets) {
+    if (a.path == path) return Asset{a.content_type, std::string_view(reinterpret_cast<const char*>(a.data), a.size)};
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+bool is_loopback(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
+
+// The Host header's name without the port: "127.0.0.1:8080" → "127.0.0.1", "[::1]:80" → "::1".
+std::string host_name(const std::string& header) {
+  if (!header.empty() && header.front() == '[') {
+    const std::size_t close = header.find(']');
+    return close == std::string::npos ? header : header.substr(1, close - 1);
+  }
+  return header.substr(0, header.find(':'));
+}
+
+void send(const Reply& r, httplib::Response& res) {
+  res.status = r.status;
+  res.set_header("Cache-Control", "no-store");
+  res.set_header("X-Content-Type-Options", "nosniff");
+  if (!r.download_name.empty()) {
+    res.set_header("Content-Disposition", "attachment; filename=\"" + r.download_name + "\"");
+  }
+  res.set_content(r.body, r.content_type.c_str());
+  if (r.status >= 500) std::fprintf(stderr, "postbox serve: %s", r.body.c_str());
+}
+
+}  // namespace
+
+struct Server::Impl {
+  const Api& api;
+  httplib::Server http;
+  std::string host;
+  bool bound = false;
+  // stop() and run() meet through these two flags (seq_cst, Dekker style: each side writes its
+  // flag, then reads the other's, so at least one of them sees the other and the stop is not lost).
+  std::atomic<bool> stop_requested{false};
+  std::atomic<bool> in_run{false};
+
+  explicit Impl(const Api& a) : api(a) {
+    // httplib's default also sets SO_REUSEPORT, with which a second server binds the same port and
+    // the kernel splits the requests between the two; a port in use must be an error instead.
+    http.set_socket_options([](socket_t sock) {
+      int yes = 1;
+      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
+    http.set_keep_alive_max_count(100);
+    http.set_payload_max_length(1 << 16);  // GET only: a body is never needed
+    http.Get(".*", [this](const httplib::Request& req, httplib::Response& res) { serve(req, res); });
+    // Nothing thrown below should escape (Api::handle never throws), but httplib turns anything
+    // that does into a 500 through this handler instead of ending the connection thread.
+    http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+      send(error_reply(500, "internal error"), res);
+    });
+  }
+
+  void serve(const httplib::Request& req, httplib::Response& res) {
+    // A page elsewhere may point a browser at a loopback server through a name it controls
+    // (DNS rebinding); a loopback server answers only requests addressed to loopback.
+    if (is_loopback(host) && !is_loopback(host_name(req.get_header_value("Host")))) {
+      send(error_reply(403, "this server answers only requests for 127.0.0.1 or localhost"), res);
+      return;
+    }
+    const std::string& path = req.path;
+    if (path == "/api" || path == "/api/" || path.rfind("/api/", 0) == 0) {
+      Query query;
+      for (const auto& [name, value] : req.params) {
+        if (!query.emplace(name, value).second) {
+          send(error_reply(400, "parameter '" + name + "' given twice"), res);
+          return;
+        }
+      }
+      send(api.handle(path.size() > 5 ? std::string_view(path).substr(5) : std::string_view(), query), res);
+      return;
+    }
+    const std::optional<Asset> asset = find_asset(path);
+    if (!asset) {
+      send(error_reply(404, "no page " + path + " (the explorer is at /)"), res);
+      return;
+    }
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Content-Type-Options", "nosniff");
+    // Everything comes from this server: no CDN, no inline script.
+    res.set_header("Content-Security-Policy",
+                   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                   "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+    res.set_content(std::string(asset->body), std::string(asset->content_type).c_str());
+  }
+};
+
+Server::Server(const Api& api) : impl_(std::make_unique<Impl>(api)) {}
+
+Server::~Server() { stop(); }
+
+int Server::bind(const std::string& host, int port) {
+  PB_CHECK(!impl_->bound, "Server::bind called twice");
+  if (port < 0 || port > 65535) throw InputError("--port must be in 0..65535, got " + std::to_string(port));
+  impl_->host = host;
+  int bound = -1;
+  if (port == 0) {
+    bound = impl_->http.bind_to_any_port(host);
+  } else if (impl_->http.bind_to_port(host, port)) {
+    bound = port;
+  }
+  if (bound <= 0) {
+    throw InputError("cannot listen on " + host + ":" + std::to_string(port) +
+                     " (in use, or not an address of this machine)");
+  }
+  impl_->bound = true;
+  return bound;
+}
+
+bool Server::run() {
+  PB_CHECK(impl_->bound, "Server::run before bind");
+  impl_->in_run.store(true, std::memory_order_seq_cst);  // Dekker pair with stop(): see Impl
+  if (impl_->stop_requested.load(std::memory_order_seq_cst)) {
+    impl_->in_run.store(false, std::memory_order_seq_cst);
+    return true;
+  }
+  const bool ok = impl_->http.listen_after_bind();
+  impl_->in_run.store(false, std::memory_order_seq_cst);
+  return ok;
+}
+
+void Server::stop() {
+  impl_->stop_requested.store(true, std::memory_order_seq_cst);  // Dekker pair with run(): see Impl
+  // run() may be between its check and the start of listening: wait until httplib runs (then
+  // its stop() works) or run() has returned.
+  while (impl_->in_run.load(std::memory_order_seq_cst) && !impl_->http.is_running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  impl_->http.stop();
+}
+
+}  // namespace postbox::explorer

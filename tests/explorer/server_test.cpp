@@ -1,0 +1,136 @@
+#include "postbox/explorer/server.hpp"
+
+#include <httplib.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+
+#include "postbox/runtime/check.hpp"
+
+namespace postbox::explorer {
+namespace {
+
+// A server on 127.0.0.1 at a port it picked, run on its own thread, stopped by the destructor.
+class Running {
+ public:
+  Running() : server_(api_) {
+    port_ = server_.bind("127.0.0.1", 0);
+    thread_ = std::thread([this] { ok_ = server_.run(); });
+  }
+  ~Running() {
+    server_.stop();
+    thread_.join();
+  }
+  [[nodiscard]] int port() const { return port_; }
+  httplib::Result get(const std::string& path, const httplib::Headers& headers = {}) {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(60);
+    return c.Get(path, headers);
+  }
+  [[nodiscard]] bool ok() const { return ok_; }
+
+ private:
+  Api api_;
+  Server server_;
+  int port_ = 0;
+  bool ok_ = false;
+  std::thread thread_;
+};
+
+TEST(ExplorerServer, ServesThePageItsAssetsAndTheApi) {
+  Running s;
+  EXPECT_GT(s.port(), 0);
+  const auto page = s.get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_NE(page->body.find("<script src=\"/app.js\""), std::string::npos);
+  // No resource from elsewhere: the policy allows only this server.
+  EXPECT_NE(page->get_header_value("Content-Security-Policy").find("default-src 'self'"), std::string::npos);
+  for (const char* asset : {"/index.html", "/app.js", "/style.css"}) {
+    const auto r = s.get(asset);
+    ASSERT_TRUE(r) << asset;
+    EXPECT_EQ(r->status, 200) << asset;
+    EXPECT_EQ(r->body, std::string(find_asset(asset)->body)) << asset;
+  }
+  const auto tree = s.get("/api/tree?shape=fibo&p=64&s=1&r=3");
+  ASSERT_TRUE(tree);
+  EXPECT_EQ(tree->status, 200);
+  EXPECT_EQ(nlohmann::json::parse(tree->body)["completion"], 15);
+  EXPECT_EQ(tree->get_header_value("Cache-Control"), "no-store");
+}
+
+TEST(ExplorerServer, BadInputIsAnAnswerNotACrash) {
+  Running s;
+  const auto bad = s.get("/api/tree?shape=fibo&p=0");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(bad->body, "postbox: error: --p must be at least 1, got 0\n");
+  const auto twice = s.get("/api/tree?shape=fibo&p=8&p=9");
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(twice->status, 400);
+  EXPECT_EQ(twice->body, "postbox: error: parameter 'p' given twice\n");
+  for (const char* path : {"/api/tree?shape=%ff&p=8", "/api/tree?shape=fibo&p=%", "/api/%00", "/api/tree?=&&=x",
+                           "/api/sim?machine=manna&p=99999999999999999999999"}) {
+    const auto r = s.get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_TRUE(r->status == 400 || r->status == 404) << path << " " << r->status;
+  }
+  const auto none = s.get("/nothing.html");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 404);
+  // A name elsewhere pointing at this loopback server (DNS rebinding) is refused.
+  const auto rebound = s.get("/api/topo", {{"Host", "attacker.example:80"}});
+  ASSERT_TRUE(rebound);
+  EXPECT_EQ(rebound->status, 403);
+  const auto local = s.get("/api/tree?shape=flat&p=3", {{"Host", "localhost:" + std::to_string(s.port())}});
+  ASSERT_TRUE(local);
+  EXPECT_EQ(local->status, 200);
+  // Still serving after all of it.
+  const auto after = s.get("/api/tree?shape=binomial&p=64&s=1&r=3");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(nlohmann::json::parse(after->body)["completion"], 24);
+}
+
+TEST(ExplorerServer, PortInUseAndOutOfRangeAreInputErrors) {
+  Running s;
+  Api api;
+  Server other(api);
+  EXPECT_THROW(other.bind("127.0.0.1", s.port()), InputError);
+  Server third(api);
+  EXPECT_THROW(third.bind("127.0.0.1", 70000), InputError);
+  EXPECT_THROW(third.bind("127.0.0.1", -1), InputError);
+}
+
+TEST(ExplorerServer, StopBeforeRunEndsRunAtOnce) {
+  Api api;
+  Server server(api);
+  server.bind("127.0.0.1", 0);
+  server.stop();
+  EXPECT_TRUE(server.run());  // returns instead of serving
+  server.stop();              // and again after it ended
+}
+
+TEST(ExplorerServer, StopFromAnotherThreadWhileRunning) {
+  for (int i = 0; i < 5; ++i) {
+    Api api;
+    Server server(api);
+    server.bind("127.0.0.1", 0);
+    std::thread t([&] { server.run(); });
+    server.stop();  // possibly before run() listens: must still end it
+    t.join();
+  }
+}
+
+TEST(ExplorerServer, FindAsset) {
+  ASSERT_TRUE(find_asset("/"));
+  EXPECT_EQ(find_asset("/")->body, find_asset("/index.html")->body);
+  EXPECT_EQ(find_asset("/app.js")->content_type, "text/javascript; charset=utf-8");
+  EXPECT_EQ(find_asset("/style.css")->content_type, "text/css; charset=utf-8");
+  EXPECT_FALSE(find_asset("/../etc/passwd"));
+  EXPECT_FALSE(find_asset("/app.js.map"));
+}
+
+}  // namespace
+}  // namespace postbox::explorer
