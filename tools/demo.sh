@@ -55,3 +55,25 @@ section "Barriers for parallel loops: overhead per barrier (EPCC syncbench), eve
 sync
 printf '$ POSTBOX_S_NS=%s POSTBOX_R_NS=%s postbox bench barrier --quick --p 2,8 --settle 20\n' "$s_int" "$r_int"
 POSTBOX_S_NS=$s_int POSTBOX_R_NS=$r_int "$PB" bench barrier --quick --p 2,8 --settle 20
+
+section "The explorer: the same figures in a browser (postbox serve, docs/explorer.md)"
+# Start it on a free port, ask its API for the Fibo-tree above (p = 64, s = 1, r = 3), stop it.
+coproc SERVE { exec "$PB" serve --port 0; }
+read -r line <&"${SERVE[0]}"
+echo "$line"
+port=${line##*127.0.0.1:}
+port=${port%%/*}
+exec 3<>"/dev/tcp/127.0.0.1/$port"
+printf 'GET /api/tree?shape=fibo&p=64&s=1&r=3 HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+reply=$(cat <&3)
+exec 3<&-
+kill "$SERVE_PID"
+wait "$SERVE_PID" || true
+printf '$ GET /api/tree?shape=fibo&p=64&s=1&r=3  ->  completion %s\n' \
+  "$(printf '%s' "$reply" | grep -o '"completion":[0-9./]*' | head -1 | cut -d: -f2)"
+echo
+echo "To open the explorer, run"
+echo "    build/bin/postbox serve --port 8080"
+echo "and open http://127.0.0.1:8080/ in a browser (it listens on 127.0.0.1 only; from another"
+echo "machine, forward the port: ssh -L 8080:127.0.0.1:8080 THIS_HOST). Every state is in the URL,"
+echo "e.g. http://127.0.0.1:8080/?view=trees&shape=fibo&p=64&s=1&r=3&shape2=binomial"
