@@ -251,6 +251,31 @@ TEST(ExplorerSim, MeshHeatMapSumsTheLinkSpans) {
   EXPECT_FALSE(j["spans_truncated"]);
 }
 
+TEST(ExplorerSim, MessageLimit) {
+  // No request the parser lets through reaches it today, so the plan is given directly.
+  SimRequest r;
+  r.machine = "postal:2";
+  r.op = "allreduce";
+  r.algo = "recursive-doubling";
+  r.p = 16384;
+  SimSetup s;
+  s.machine = sim::load_machine(r.machine);
+  PlanRequest req;
+  req.op = r.op;
+  req.algo = r.algo;
+  req.p = r.p;
+  req.bytes = 8;
+  req.elem_bytes = 8;
+  s.plan = build_plan(req);
+  try {
+    (void)emulated_run_json(r, s);
+    FAIL() << "a plan of " << r.p << " ranks' recursive doubling went through";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("the plan sends 229376 messages, more than the explorer's 100000", 0), 0u)
+        << e.what();
+  }
+}
+
 TEST(ExplorerSim, TraceIsAChromeTraceDownload) {
   const Reply r = api().handle("trace", {{"machine", "delta"}, {"p", "4"}, {"mesh", "2x2"}});
   ASSERT_EQ(r.status, 200) << r.body;
@@ -327,6 +352,11 @@ INSTANTIATE_TEST_SUITE_P(
         ROW("tree", {{"shape", "hier"}, {"p", "8"}, {"synthetic", "core:65536 pu:1"}},
             "--synthetic 'core:65536 pu:1': more than 4096 PUs in the explorer"),
         ROW("alpha-ranges", {{"lambda", "2"}, {"n-max", "2001"}}, "--n-max must be at most 2000 in the explorer, got 2001"),
+        ROW("scaling", {{"p-max", "1025"}}, "--p-max must be at most 1024 in the explorer, got 1025"),
+        ROW("postal", {{"lambda", "2"}, {"n", "1000000001"}}, "--n is too large: 1000000001"),
+        ROW("combine", {{"lambda", "2"}, {"n", "999999999999"}}, "--n is too large: 999999999999"),
+        ROW("sim", {{"machine", "manna"}, {"p", "1025"}}, "--p must be at most 1024 in the explorer, got 1025"),
+        ROW("sim", {{"machine", "manna"}, {"bytes", "1048577"}}, "--bytes must be at most 1048576 in the explorer, got 1048577"),
         ROW("sim", {{"machine", "../profiles/delta.toml"}},
             "--machine: the explorer takes a profile name or a model string, not a file ('../profiles/delta.toml')"),
         ROW("sim", {{"machine", "postal:2"}, {"op", "all-to-all"}, {"algo", "1-lev-dir"}, {"p", "129"}},

@@ -101,6 +101,20 @@ TEST(ExplorerServer, PortInUseAndOutOfRangeAreInputErrors) {
   Server third(api);
   EXPECT_THROW(third.bind("127.0.0.1", 70000), InputError);
   EXPECT_THROW(third.bind("127.0.0.1", -1), InputError);
+  EXPECT_THROW(third.bind("256.0.0.1", 0), InputError);
+}
+
+TEST(ExplorerServer, OnlyGet) {
+  Running s;
+  httplib::Client c("127.0.0.1", s.port());
+  for (const auto& r : {c.Post("/api/tree?shape=fibo&p=8", "x", "text/plain"), c.Put("/", "x", "text/plain"),
+                        c.Delete("/api/tree")}) {
+    ASSERT_TRUE(r);
+    EXPECT_GE(r->status, 400);
+  }
+  const auto head = c.Head("/");
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
 }
 
 TEST(ExplorerServer, StopBeforeRunEndsRunAtOnce) {
