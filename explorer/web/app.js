@@ -320,8 +320,8 @@ function drawTree(box, tree, opts) {
     svgEl('line', { x1: X(d.parent), y1: Y(d.parent), x2: X(d.rank), y2: Y(d.rank) }, g);
     if (labels && scale > 0.55) {
       // Near the child, where siblings' edges are a node's width apart.
-      svgEl('text', { x: X(d.parent) + (X(d.rank) - X(d.parent)) * 0.62 + 4, y: Y(d.parent) + (Y(d.rank) - Y(d.parent)) * 0.62,
-        'font-size': 12 * big }, g, d.send_label);
+      svgEl('text', { x: X(d.parent) + (X(d.rank) - X(d.parent)) * 0.7 + 3, y: Y(d.parent) + (Y(d.rank) - Y(d.parent)) * 0.7,
+        'font-size': 11 * big }, g, d.send_label);
     }
   }
   for (const d of tree.nodes) {
