@@ -340,7 +340,7 @@ std::vector<std::vector<int>> levels(const Plan& plan) {
   {
     std::map<std::pair<int, int>, int> ns, nr;
     for (int r = 0; r < p; ++r) {
-      const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+      const RankOps ops = plan.ops(r);
       lvl[static_cast<std::size_t>(r)].assign(ops.size(), -1);
       match[static_cast<std::size_t>(r)].assign(ops.size(), -1);
       for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -348,7 +348,7 @@ std::vector<std::vector<int>> levels(const Plan& plan) {
       }
     }
     for (int r = 0; r < p; ++r) {
-      const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+      const RankOps ops = plan.ops(r);
       for (std::size_t i = 0; i < ops.size(); ++i) {
         if (ops[i].code != OpCode::recv) continue;
         auto it = send_at.find({ops[i].peer, r, nr[{ops[i].peer, r}]++});
@@ -362,11 +362,11 @@ std::vector<std::vector<int>> levels(const Plan& plan) {
     done = true;
     bool progress = false;
     for (int r = 0; r < p; ++r) {
-      const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+      const RankOps ops = plan.ops(r);
       auto& L = lvl[static_cast<std::size_t>(r)];
       for (std::size_t i = 0; i < ops.size(); ++i) {
         if (L[i] >= 0) continue;
-        const Op& op = ops[i];
+        const OpView op = ops[i];
         int v = 0;
         bool ready = true;
         if (op.code == OpCode::recv) {
@@ -504,9 +504,9 @@ C3Units c3_units(const Plan& plan, const C3Machine& mc, Mesh mesh) {
     std::map<std::pair<int, int>, double> Lij;
     std::vector<double> t(static_cast<std::size_t>(p), 0);
     for (int r = 0; r < p; ++r) {
-      const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+      const RankOps ops = plan.ops(r);
       for (std::size_t i = 0; i < ops.size(); ++i) {
-        const Op& op = ops[i];
+        const OpView op = ops[i];
         const int l = lvl[static_cast<std::size_t>(r)][i];
         if (op.code == OpCode::send && l == k) {
           Lij[{r, op.peer}] += static_cast<double>(op.a.bytes);

@@ -15,38 +15,12 @@ class Topology;
 
 namespace postbox::internal {
 
-// A plan under construction: ops are appended in program order; finish() derives the deps
-// from the regions and numbers the messages.
-class PlanDraft {
+// A plan under construction for a request (runtime's PlanDraft: ops appended in any rank order;
+// finish() derives the deps from the regions and numbers the messages).
+class PlanDraft : public postbox::PlanDraft {
  public:
-  PlanDraft(const PlanRequest& req, int root) {
-    plan_.op = req.op;
-    plan_.algo = req.algo;
-    plan_.p = req.p;
-    plan_.root = root;
-    plan_.bytes = static_cast<std::uint64_t>(req.bytes);
-    plan_.elem_bytes = req.elem_bytes;
-    plan_.user_bytes.assign(static_cast<std::size_t>(req.p), plan_.bytes);
-    plan_.scratch_bytes.assign(static_cast<std::size_t>(req.p), 0);
-    plan_.ranks.resize(static_cast<std::size_t>(req.p));
-  }
-  Plan& plan() { return plan_; }
-
-  void send(int r, int peer, Region a) { push(r, Op{OpCode::send, peer, a, {}, false, 0, {}}); }
-  void recv(int r, int peer, Region a) { push(r, Op{OpCode::recv, peer, a, {}, false, 0, {}}); }
-  // acc = acc ⊕ in, or in ⊕ acc when in_first.
-  void reduce(int r, Region acc, Region in, bool in_first) { push(r, Op{OpCode::reduce, -1, acc, in, in_first, 0, {}}); }
-  void copy(int r, Region dst, Region src) { push(r, Op{OpCode::copy, -1, dst, src, false, 0, {}}); }
-
-  Plan finish() {
-    derive_dependencies(plan_);
-    plan_.finalize();
-    return std::move(plan_);
-  }
-
- private:
-  void push(int r, Op op) { plan_.ranks[static_cast<std::size_t>(r)].ops.push_back(std::move(op)); }
-  Plan plan_;
+  PlanDraft(const PlanRequest& req, int root)
+      : postbox::PlanDraft(req.op, req.algo, req.p, root, static_cast<std::uint64_t>(req.bytes), req.elem_bytes) {}
 };
 
 inline Region user(std::uint64_t offset, std::uint64_t bytes) { return Region{Buffer::user, offset, bytes}; }

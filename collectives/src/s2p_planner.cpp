@@ -31,12 +31,8 @@ struct RankState {
 
 class Builder {
  public:
-  Builder(const BlockLayout& layout, bool sync) : L_(layout), sync_(sync), st_(static_cast<std::size_t>(layout.p)) {
-    plan_.p = layout.p;
-    plan_.bytes = layout.bytes;
-    plan_.user_bytes = layout.user_bytes;
-    plan_.scratch_bytes.assign(static_cast<std::size_t>(layout.p), 0);
-    plan_.ranks.resize(static_cast<std::size_t>(layout.p));
+  Builder(const BlockLayout& layout, bool sync)
+      : L_(layout), sync_(sync), st_(static_cast<std::size_t>(layout.p)), progs_(static_cast<std::size_t>(layout.p)) {
     for (int r = 0; r < layout.p; ++r) {
       auto& rs = st_[static_cast<std::size_t>(r)];
       for (const auto& [blk, off] : layout.initial[static_cast<std::size_t>(r)]) {
@@ -67,7 +63,9 @@ class Builder {
     }
   }
 
-  Plan finish() {
+  // The programs (deps given, tags not yet numbered) and each rank's scratch size.
+  std::vector<RankProgram> finish(std::vector<std::uint64_t>& scratch_bytes) {
+    scratch_bytes.assign(static_cast<std::size_t>(L_.p), 0);
     for (int r = 0; r < L_.p; ++r) {
       auto& rs = st_[static_cast<std::size_t>(r)];
       // Deterministic order: by final offset.
@@ -87,15 +85,14 @@ class Builder {
         push(r, std::move(op));
         b.final_done = true;
       }
-      plan_.scratch_bytes[static_cast<std::size_t>(r)] = rs.scratch_top;
+      scratch_bytes[static_cast<std::size_t>(r)] = rs.scratch_top;
     }
-    fill_tags(plan_);
-    return std::move(plan_);
+    return std::move(progs_);
   }
 
  private:
   int push(int r, Op op) {
-    auto& ops = plan_.ranks[static_cast<std::size_t>(r)].ops;
+    auto& ops = progs_[static_cast<std::size_t>(r)].ops;
     std::sort(op.deps.begin(), op.deps.end());
     op.deps.erase(std::unique(op.deps.begin(), op.deps.end()), op.deps.end());
     ops.push_back(std::move(op));
@@ -243,7 +240,7 @@ class Builder {
   const BlockLayout& L_;
   bool sync_;
   std::vector<RankState> st_;
-  Plan plan_;
+  std::vector<RankProgram> progs_;
 };
 
 // A 0-byte plan has every region at offset 0, and a 0-byte region still orders (it is the byte
@@ -253,8 +250,8 @@ class Builder {
 // after the rank's previous receive and the sends since, a send after the rank's latest receive.
 // Sends stay unordered among themselves, so the superstep structure (C³) is unchanged: a send's
 // latest earlier receive is already implied by its superstep deps.
-void order_zero_byte(Plan& plan) {
-  for (RankProgram& prog : plan.ranks) {
+void order_zero_byte(std::vector<RankProgram>& ranks, std::vector<std::uint64_t>& scratch_bytes) {
+  for (RankProgram& prog : ranks) {
     std::vector<Op>& ops = prog.ops;
     std::vector<std::vector<std::uint32_t>> via(ops.size());  // a kept op's new id, or a copy's kept deps
     std::vector<Op> out;
@@ -289,20 +286,10 @@ void order_zero_byte(Plan& plan) {
     }
     ops = std::move(out);
   }
-  std::fill(plan.scratch_bytes.begin(), plan.scratch_bytes.end(), 0);
+  std::fill(scratch_bytes.begin(), scratch_bytes.end(), 0);
 }
 
 }  // namespace
-
-void fill_tags(Plan& plan) {
-  std::map<std::pair<int, int>, std::uint32_t> sent, received;
-  for (int r = 0; r < plan.p; ++r) {
-    for (Op& op : plan.ranks[static_cast<std::size_t>(r)].ops) {
-      if (op.code == OpCode::send) op.tag = sent[{r, op.peer}]++;
-      if (op.code == OpCode::recv) op.tag = received[{op.peer, r}]++;
-    }
-  }
-}
 
 Plan plan_from_rounds(std::string op, std::string algo, const BlockLayout& layout,
                       const std::vector<Round>& rounds, bool superstep_sync) {
@@ -311,10 +298,16 @@ Plan plan_from_rounds(std::string op, std::string algo, const BlockLayout& layou
            "inconsistent block layout");
   Builder b(layout, superstep_sync);
   for (const auto& rd : rounds) b.round(rd);
-  Plan plan = b.finish();
-  if (layout.bytes == 0) order_zero_byte(plan);
+  Plan plan;
+  std::vector<RankProgram> ranks = b.finish(plan.scratch_bytes);
+  if (layout.bytes == 0) order_zero_byte(ranks, plan.scratch_bytes);
   plan.op = std::move(op);
   plan.algo = std::move(algo);
+  plan.p = layout.p;
+  plan.bytes = layout.bytes;
+  plan.user_bytes = layout.user_bytes;
+  plan.set_programs(std::move(ranks));
+  plan.finalize();
   return plan;
 }
 

@@ -41,7 +41,4 @@ struct BlockLayout {
 Plan plan_from_rounds(std::string op, std::string algo, const BlockLayout& layout,
                       const std::vector<Round>& rounds, bool superstep_sync);
 
-// Fills Op::tag with the per-(sender, receiver) sequence number in program order.
-void fill_tags(Plan& plan);
-
 }  // namespace postbox::internal

@@ -127,12 +127,12 @@ sim::SimResult traced_run(const SimRequest& request, const SimSetup& setup) {
       setup.machine.kind == sim::ModelKind::mesh ? setup.machine.mesh.packet_bytes : 0;
   std::int64_t sends = 0;
   std::int64_t packets = 0;
-  for (const RankProgram& rank : setup.plan.ranks) {
-    for (const Op& op : rank.ops) {
-      if (op.code != OpCode::send) continue;
-      ++sends;
-      packets += per_packet == 0 ? 1 : static_cast<std::int64_t>(std::max<std::uint64_t>(1, (op.a.bytes + per_packet - 1) / per_packet));
-    }
+  for (std::uint32_t g = 0; g < setup.plan.op_count(); ++g) {
+    const OpView op = setup.plan.op_at(g);
+    if (op.code != OpCode::send) continue;
+    ++sends;
+    const std::uint64_t bytes = op.a.bytes;
+    packets += per_packet == 0 ? 1 : static_cast<std::int64_t>(std::max<std::uint64_t>(1, (bytes + per_packet - 1) / per_packet));
   }
   const auto refuse = [&](std::int64_t n, const char* what, std::int64_t limit) {
     throw InputError("the plan sends " + std::to_string(n) + " " + what + ", more than the explorer's " +

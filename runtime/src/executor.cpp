@@ -14,7 +14,7 @@ PlanExecutor::PlanExecutor(std::shared_ptr<const Plan> plan) : plan_(std::move(p
   scratch_.resize(static_cast<std::size_t>(plan_->p));
   for (int r = 0; r < plan_->p; ++r) {
     scratch_[static_cast<std::size_t>(r)].resize(plan_->scratch_bytes[static_cast<std::size_t>(r)]);
-    for (const Op& op : plan_->ranks[static_cast<std::size_t>(r)].ops) has_reduce_ = has_reduce_ || op.code == OpCode::reduce;
+    for (const OpView op : plan_->ops(r)) has_reduce_ = has_reduce_ || op.code == OpCode::reduce;
   }
 }
 
@@ -58,7 +58,7 @@ void PlanExecutor::run_rank(RankContext& ctx, std::span<std::byte> user, const R
   }
   std::byte* const base[2] = {user.data(), scratch_[static_cast<std::size_t>(rank)].data()};
   auto at = [&](const Region& g) { return base[static_cast<std::size_t>(g.buffer)] + g.offset; };
-  for (const Op& o : plan.ranks[static_cast<std::size_t>(rank)].ops) {
+  for (const OpView o : plan.ops(rank)) {
     switch (o.code) {
       case OpCode::send:
         ctx.send(o.peer, {at(o.a), o.a.bytes});

@@ -1,15 +1,24 @@
-// Plan bookkeeping and static checks. The deadlock check executes the plan symbolically under
-// the matching rule of plan.hpp, in program order (what the thread executor does); a plan that
-// cannot deadlock in program order cannot deadlock in any order its deps allow either.
+// Plan storage and static checks. Everything here is linear or n·log n in the number of ops, so
+// plans over millions of ranks are built and checked in seconds:
+//  * hazards come from a sweep over each rank's program that keeps, per byte range, its last
+//    writer and its readers since (an interval map), instead of comparing every pair of ops;
+//  * the deadlock check executes the plan symbolically under the matching rule of plan.hpp, in
+//    program order (what the thread executor does), from a work list: a rank runs until it
+//    blocks and is woken when the rank it waits for moves. A plan that cannot deadlock in
+//    program order cannot deadlock in any order its deps allow either.
 #include "postbox/runtime/plan.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <deque>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory_resource>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "mailbox_ring.hpp"
@@ -18,11 +27,10 @@
 namespace postbox {
 namespace {
 
-std::uint64_t pair_key(int a, int b) { return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b); }
+constexpr std::uint32_t kMaxCount = std::numeric_limits<std::uint32_t>::max() - 1;
 
-
-std::string where(int rank, std::size_t j, const Op& op) {
-  return "rank " + std::to_string(rank) + " op " + std::to_string(j) + " (" + to_string(op.code) + ")";
+std::string where(int rank, std::size_t j, OpCode code) {
+  return "rank " + std::to_string(rank) + " op " + std::to_string(j) + " (" + to_string(code) + ")";
 }
 
 bool overlaps(const Region& x, const Region& y) {
@@ -30,16 +38,10 @@ bool overlaps(const Region& x, const Region& y) {
   return x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes;
 }
 
-// For ordering, an empty region still marks a place: a zero-byte message is a notification, and
-// forwarding it (a relay in a 0-byte broadcast, a barrier's wake-up) must wait for its arrival.
-// So a 0-byte region counts as the single byte at its offset.
-bool overlaps_causal(Region x, Region y) {
-  x.bytes = std::max<std::uint64_t>(x.bytes, 1);
-  y.bytes = std::max<std::uint64_t>(y.bytes, 1);
-  return overlaps(x, y);
-}
-
-// Regions an op reads and writes (at most two reads, one write).
+// Regions an op reads and writes (at most two reads, one write). For ordering, an empty region
+// still marks a place: a zero-byte message is a notification, and forwarding it (a relay in a
+// 0-byte broadcast, a barrier's wake-up) must wait for its arrival. So a 0-byte region counts
+// as the single byte at its offset.
 struct Access {
   Region reads[2];
   int nreads = 0;
@@ -47,112 +49,344 @@ struct Access {
   bool writes = false;
 };
 
-Access access_of(const Op& op) {
+Region causal(Region g) {
+  g.bytes = std::max<std::uint64_t>(g.bytes, 1);
+  return g;
+}
+
+Access access_of(const OpView& op) {
   Access acc;
   switch (op.code) {
-    case OpCode::send: acc.reads[acc.nreads++] = op.a; break;
-    case OpCode::recv: acc.write = op.a; acc.writes = true; break;
-    case OpCode::copy: acc.reads[acc.nreads++] = op.b; acc.write = op.a; acc.writes = true; break;
+    case OpCode::send: acc.reads[acc.nreads++] = causal(op.a); break;
+    case OpCode::recv: acc.write = causal(op.a); acc.writes = true; break;
+    case OpCode::copy: acc.reads[acc.nreads++] = causal(op.b); acc.write = causal(op.a); acc.writes = true; break;
     case OpCode::reduce:
-      acc.reads[acc.nreads++] = op.a;
-      acc.reads[acc.nreads++] = op.b;
-      acc.write = op.a;
+      acc.reads[acc.nreads++] = causal(op.a);
+      acc.reads[acc.nreads++] = causal(op.b);
+      acc.write = causal(op.a);
       acc.writes = true;
       break;
   }
   return acc;
 }
 
-bool conflicts(const Op& earlier, const Op& later) {
-  const Access e = access_of(earlier);
-  const Access l = access_of(later);
-  if (e.writes) {
-    for (int i = 0; i < l.nreads; ++i) if (overlaps_causal(e.write, l.reads[i])) return true;  // RAW
-    if (l.writes && overlaps_causal(e.write, l.write)) return true;                           // WAW
-  }
-  if (l.writes) {
-    for (int i = 0; i < e.nreads; ++i) if (overlaps_causal(e.reads[i], l.write)) return true;  // WAR
-  }
-  return false;
-}
+// The sweep behind derive_dependencies() and validate()'s hazard check. Over one rank's
+// program it yields, for op j, the earlier ops j must follow because of shared bytes: the last
+// writer of every byte j touches, and, if j writes, the readers of the bytes it writes since
+// their last write. Every conflicting pair (RAW, WAR, WAW) is a chain of such edges, and the
+// conflicting ops that are not ancestors of other conflicting ops are among them, so they are
+// enough both to check ordering and to derive the transitively reduced deps.
+class Sweep {
+ public:
+  Sweep() : maps_{Map(&pool_), Map(&pool_)} {}
 
-// Reachability over one rank's deps: reach[j] has bit i when op i must precede op j.
-std::vector<std::vector<std::uint64_t>> reachability(const RankProgram& prog) {
-  const std::size_t n = prog.ops.size();
-  const std::size_t words = (n + 63) / 64;
-  std::vector<std::vector<std::uint64_t>> reach(n, std::vector<std::uint64_t>(words, 0));
-  for (std::size_t j = 0; j < n; ++j) {
-    for (std::uint32_t d : prog.ops[j].deps) {
-      if (d >= j) continue;  // reported by validate() as a forward dep
-      reach[j][d / 64] |= std::uint64_t{1} << (d % 64);
-      for (std::size_t w = 0; w < words; ++w) reach[j][w] |= reach[d][w];
+  void clear() {
+    maps_[0].clear();
+    maps_[1].clear();
+    readers_.clear();
+    pool_.release();
+  }
+
+  // Appends op j's candidates to `out` (unsorted, possibly repeated), then records j.
+  void step(std::uint32_t j, const Access& acc, std::vector<std::uint32_t>& out) {
+    for (int i = 0; i < acc.nreads; ++i) {
+      for_range(acc.reads[i], [&](Seg& s) {
+        if (s.writer >= 0) out.push_back(static_cast<std::uint32_t>(s.writer));
+      });
+    }
+    if (acc.writes) {
+      for_range(acc.write, [&](Seg& s) {
+        if (s.writer >= 0) out.push_back(static_cast<std::uint32_t>(s.writer));
+        for (std::int32_t n = s.readers; n >= 0; n = readers_[static_cast<std::size_t>(n)].next)
+          out.push_back(readers_[static_cast<std::size_t>(n)].op);
+      });
+    }
+    for (int i = 0; i < acc.nreads; ++i) {
+      for_range(acc.reads[i], [&](Seg& s) {
+        readers_.push_back(Reader{j, s.readers});
+        s.readers = static_cast<std::int32_t>(readers_.size() - 1);
+      });
+    }
+    if (acc.writes) {
+      Map& m = maps_[static_cast<std::size_t>(acc.write.buffer)];
+      const std::uint64_t lo = acc.write.offset, hi = lo + acc.write.bytes;
+      auto it = cover(m, lo, hi);
+      while (it != m.end() && it->first < hi) it = m.erase(it);
+      m.emplace_hint(it, lo, Seg{hi, static_cast<std::int64_t>(j), -1});
     }
   }
-  return reach;
-}
 
-bool has_bit(const std::vector<std::uint64_t>& set, std::size_t i) { return ((set[i / 64] >> (i % 64)) & 1U) != 0; }
+ private:
+  struct Seg {
+    std::uint64_t end = 0;
+    std::int64_t writer = -1;
+    std::int32_t readers = -1;  // list in readers_, newest first; nodes are never edited, so the
+                                // two halves of a split segment can share a tail
+  };
+  struct Reader {
+    std::uint32_t op;
+    std::int32_t next;
+  };
+  using Map = std::pmr::map<std::uint64_t, Seg>;
+
+  // Splits and fills so that [lo, hi) is covered by whole segments; returns the first of them.
+  Map::iterator cover(Map& m, std::uint64_t lo, std::uint64_t hi) {
+    auto split = [&](std::uint64_t x) {
+      auto it = m.upper_bound(x);
+      if (it == m.begin()) return;
+      --it;
+      if (it->first < x && it->second.end > x) {
+        Seg right = it->second;  // both halves keep the (persistent) readers list
+        it->second.end = x;
+        m.emplace_hint(std::next(it), x, right);
+      }
+    };
+    split(lo);
+    split(hi);
+    std::uint64_t pos = lo;
+    for (auto it = m.lower_bound(lo); pos < hi; ++it) {
+      if (it == m.end() || it->first > pos) {
+        const std::uint64_t gap_end = it == m.end() ? hi : std::min(it->first, hi);
+        it = m.emplace_hint(it, pos, Seg{gap_end, -1, -1});
+      }
+      pos = it->second.end;
+    }
+    return m.lower_bound(lo);
+  }
+
+  template <class F>
+  void for_range(const Region& g, F&& f) {
+    Map& m = maps_[static_cast<std::size_t>(g.buffer)];
+    const std::uint64_t hi = g.offset + g.bytes;
+    for (auto it = cover(m, g.offset, hi); it != m.end() && it->first < hi; ++it) f(it->second);
+  }
+
+  std::pmr::unsynchronized_pool_resource pool_;
+  Map maps_[2];
+  std::vector<Reader> readers_;
+};
+
+// Marks, with `stamp`, every op of one rank reachable backwards from `from` through deps whose
+// index is at least `floor`. deps_of(i) gives op i's deps.
+template <class DepsOf>
+void mark_ancestors(std::uint32_t from, std::uint32_t floor, std::uint32_t stamp, std::vector<std::uint32_t>& mark,
+                    std::vector<std::uint32_t>& stack, DepsOf&& deps_of) {
+  stack.clear();
+  if (from < floor || mark[from] == stamp) return;
+  mark[from] = stamp;
+  stack.push_back(from);
+  while (!stack.empty()) {
+    const std::uint32_t v = stack.back();
+    stack.pop_back();
+    for (std::uint32_t d : deps_of(v)) {
+      if (d < floor || d >= v || mark[d] == stamp) continue;
+      mark[d] = stamp;
+      stack.push_back(d);
+    }
+  }
+}
 
 std::uint64_t round_ring(std::uint64_t ring_bytes) {
   // The mailboxes round each ring up to a power of two of at least 4 KiB.
   return std::bit_ceil(std::max<std::uint64_t>(ring_bytes, 4096));
 }
 
-// Symbolic execution in program order. capacity == 0: unbounded rings (a send never waits).
-// Otherwise a send waits while its pair's undelivered records plus its own exceed capacity,
-// unless the ring is empty and the receiver is already in the matching recv (streaming).
-std::optional<std::string> simulate(const Plan& plan, std::uint64_t capacity) {
-  const int p = plan.p;
-  struct PairState {
-    std::deque<std::uint64_t> records;  // framed sizes of undelivered messages
-    std::uint64_t occupancy = 0;
+// Per-pair sequence numbers of sends (k-th send r → peer) and receives (k-th receive at r from
+// peer), in program order; local ops get 0. Peers outside 0..n−1 are counted in a map.
+std::vector<std::uint32_t> sequence_numbers(const Plan& plan) {
+  const int n = plan.rank_count();
+  std::vector<std::uint32_t> seq(plan.op_count(), 0);
+  std::vector<std::uint32_t> sent(static_cast<std::size_t>(n), 0), recvd(static_cast<std::size_t>(n), 0);
+  std::vector<int> touched;
+  std::unordered_map<std::int64_t, std::uint32_t> odd;  // peers outside the plan
+  for (int r = 0; r < n; ++r) {
+    touched.clear();
+    odd.clear();
+    const std::uint32_t base = plan.first_op(r);
+    const RankOps ops = plan.ops(r);
+    for (std::uint32_t j = 0; j < ops.size(); ++j) {
+      const OpView op = ops[j];
+      if (op.code != OpCode::send && op.code != OpCode::recv) continue;
+      const bool is_send = op.code == OpCode::send;
+      if (op.peer < 0 || op.peer >= n) {
+        seq[base + j] = odd[(static_cast<std::int64_t>(op.peer) << 1) | (is_send ? 1 : 0)]++;
+        continue;
+      }
+      auto& c = (is_send ? sent : recvd)[static_cast<std::size_t>(op.peer)];
+      if (sent[static_cast<std::size_t>(op.peer)] == 0 && recvd[static_cast<std::size_t>(op.peer)] == 0)
+        touched.push_back(op.peer);
+      seq[base + j] = c++;
+    }
+    for (int q : touched) sent[static_cast<std::size_t>(q)] = recvd[static_cast<std::size_t>(q)] = 0;
+  }
+  return seq;
+}
+
+// The matching rule on precomputed sequence numbers: per receiving rank, its receives sorted by
+// (source, k); each send (a → b, k) is looked up at b.
+std::vector<std::uint32_t> match_by_sequence(const Plan& plan, const std::vector<std::uint32_t>& seq) {
+  const int n = plan.rank_count();
+  std::vector<std::uint32_t> partner(plan.op_count(), kUnmatched);
+  struct Key {
+    std::int32_t src;
+    std::uint32_t k;
+    std::uint32_t op;
   };
-  std::unordered_map<std::uint64_t, PairState> pairs;
-  std::vector<std::size_t> pc(static_cast<std::size_t>(p), 0);
-  bool progress = true;
-  auto done = [&](int r) { return pc[static_cast<std::size_t>(r)] >= plan.ranks[static_cast<std::size_t>(r)].ops.size(); };
-  while (progress) {
-    progress = false;
-    for (int r = 0; r < p; ++r) {
-      const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
-      auto& i = pc[static_cast<std::size_t>(r)];
-      while (i < ops.size()) {
-        const Op& op = ops[i];
-        if (op.code == OpCode::send) {
-          PairState& st = pairs[pair_key(r, op.peer)];
-          const std::uint64_t rec = internal::record_bytes(op.a.bytes);
-          // kRingReserve: the part of a ring a sender can never count on (mailbox_ring.hpp).
-          if (capacity == 0 || st.occupancy + rec + internal::kRingReserve <= capacity) {
-            st.records.push_back(rec);
-            st.occupancy += rec;
-          } else {
-            // Streaming: the receiver must be blocked in this very recv with the ring drained.
-            const auto& rops = plan.ranks[static_cast<std::size_t>(op.peer)].ops;
-            const std::size_t ri = pc[static_cast<std::size_t>(op.peer)];
-            if (!(st.records.empty() && ri < rops.size() && rops[ri].code == OpCode::recv && rops[ri].peer == r)) break;
-            ++pc[static_cast<std::size_t>(op.peer)];
-          }
-        } else if (op.code == OpCode::recv) {
-          PairState& st = pairs[pair_key(op.peer, r)];
-          if (st.records.empty()) break;
-          st.occupancy -= st.records.front();
-          st.records.pop_front();
-        }
-        ++i;
-        progress = true;
+  std::vector<std::uint32_t> start(static_cast<std::size_t>(n) + 1, 0);
+  for (int r = 0; r < n; ++r) {
+    std::uint32_t c = 0;
+    for (const OpView op : plan.ops(r)) c += op.code == OpCode::recv && op.peer >= 0 && op.peer < n ? 1 : 0;
+    start[static_cast<std::size_t>(r) + 1] = start[static_cast<std::size_t>(r)] + c;
+  }
+  std::vector<Key> keys(start.back());
+  for (int r = 0; r < n; ++r) {
+    std::uint32_t at = start[static_cast<std::size_t>(r)];
+    const std::uint32_t base = plan.first_op(r);
+    const RankOps ops = plan.ops(r);
+    for (std::uint32_t j = 0; j < ops.size(); ++j) {
+      const OpView op = ops[j];
+      if (op.code == OpCode::recv && op.peer >= 0 && op.peer < n) keys[at++] = Key{op.peer, seq[base + j], base + j};
+    }
+    std::sort(keys.begin() + start[static_cast<std::size_t>(r)], keys.begin() + at, [](const Key& x, const Key& y) {
+      return x.src != y.src ? x.src < y.src : x.k < y.k;
+    });
+  }
+  for (int r = 0; r < n; ++r) {
+    const std::uint32_t base = plan.first_op(r);
+    const RankOps ops = plan.ops(r);
+    for (std::uint32_t j = 0; j < ops.size(); ++j) {
+      const OpView op = ops[j];
+      if (op.code != OpCode::send || op.peer < 0 || op.peer >= n || op.peer == r) continue;
+      const auto b = static_cast<std::size_t>(op.peer);
+      const Key want{r, seq[base + j], 0};
+      const auto lo = keys.begin() + start[b], hi = keys.begin() + start[b + 1];
+      const auto it = std::lower_bound(lo, hi, want, [](const Key& x, const Key& y) {
+        return x.src != y.src ? x.src < y.src : x.k < y.k;
+      });
+      if (it != hi && it->src == r && it->k == want.k) {
+        partner[base + j] = it->op;
+        partner[it->op] = base + j;
       }
     }
   }
+  return partner;
+}
+
+// Symbolic execution in program order from a work list. capacity == 0: unbounded rings (a
+// send never waits). Otherwise a send waits while its pair's undelivered records plus its own
+// exceed capacity, unless the ring is empty and the receiver is already in the matching recv
+// (streaming). Needs a plan whose messages all match (partner).
+std::optional<std::string> run_in_program_order(const Plan& plan, const std::vector<std::uint32_t>& partner,
+                                                std::uint64_t capacity) {
+  const int p = plan.rank_count();
+  std::vector<std::uint32_t> pc(static_cast<std::size_t>(p), 0);
+  std::vector<std::uint8_t> queued(static_cast<std::size_t>(p), 1);
+  std::vector<int> work(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) work[static_cast<std::size_t>(r)] = p - 1 - r;  // pop from the back: rank 0 first
+  // Waiters of rank q: ranks blocked until pc[q] > need (a receive waiting for its send), or
+  // until q moves at all (need = pc[q] when the waiter sends into a full ring).
+  struct Waiter {
+    int rank;
+    std::uint32_t need;
+    std::int32_t next;
+  };
+  std::vector<Waiter> pool;
+  std::vector<std::int32_t> free_list;
+  std::vector<std::int32_t> head(static_cast<std::size_t>(p), -1);
+  auto wait_on = [&](int q, int r, std::uint32_t need) {
+    std::int32_t node;
+    if (!free_list.empty()) {
+      node = free_list.back();
+      free_list.pop_back();
+      pool[static_cast<std::size_t>(node)] = Waiter{r, need, head[static_cast<std::size_t>(q)]};
+    } else {
+      node = static_cast<std::int32_t>(pool.size());
+      pool.push_back(Waiter{r, need, head[static_cast<std::size_t>(q)]});
+    }
+    head[static_cast<std::size_t>(q)] = node;
+  };
+  auto wake = [&](int q) {
+    std::int32_t* link = &head[static_cast<std::size_t>(q)];
+    while (*link >= 0) {
+      const std::int32_t node = *link;
+      Waiter& w = pool[static_cast<std::size_t>(node)];
+      if (pc[static_cast<std::size_t>(q)] > w.need) {
+        *link = w.next;
+        free_list.push_back(node);
+        if (!queued[static_cast<std::size_t>(w.rank)]) {
+          queued[static_cast<std::size_t>(w.rank)] = 1;
+          work.push_back(w.rank);
+        }
+      } else {
+        link = &w.next;
+      }
+    }
+  };
+  auto enqueue = [&](int r) {
+    if (!queued[static_cast<std::size_t>(r)]) {
+      queued[static_cast<std::size_t>(r)] = 1;
+      work.push_back(r);
+    }
+  };
+  std::unordered_map<std::uint64_t, std::uint64_t> occupancy;  // bounded rings only: (a, b) → bytes
+  auto pair_key = [](int a, int b) { return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b); };
+  auto local = [&](std::uint32_t g, int r) { return g - plan.first_op(r); };
+
+  while (!work.empty()) {
+    const int r = work.back();
+    work.pop_back();
+    queued[static_cast<std::size_t>(r)] = 0;
+    const RankOps ops = plan.ops(r);
+    const std::uint32_t base = plan.first_op(r);
+    std::uint32_t& i = pc[static_cast<std::size_t>(r)];
+    const std::uint32_t start = i;
+    while (i < ops.size()) {
+      const OpView op = ops[i];
+      if (op.code == OpCode::send) {
+        if (capacity != 0) {
+          std::uint64_t& occ = occupancy[pair_key(r, op.peer)];
+          const std::uint64_t rec = internal::record_bytes(op.a.bytes);
+          // kRingReserve: the part of a ring a sender can never count on (mailbox_ring.hpp).
+          if (occ + rec + internal::kRingReserve <= capacity) {
+            occ += rec;
+          } else {
+            // Streaming: the receiver must be blocked in this very recv with the ring drained.
+            const std::uint32_t rv = partner[base + i];
+            if (!(occ == 0 && pc[static_cast<std::size_t>(op.peer)] == local(rv, op.peer))) {
+              wait_on(op.peer, r, pc[static_cast<std::size_t>(op.peer)]);
+              break;
+            }
+            ++pc[static_cast<std::size_t>(op.peer)];
+            enqueue(op.peer);
+            wake(op.peer);
+          }
+        }
+      } else if (op.code == OpCode::recv) {
+        const std::uint32_t sd = partner[base + i];
+        const std::uint32_t need = local(sd, op.peer);
+        if (pc[static_cast<std::size_t>(op.peer)] <= need) {
+          wait_on(op.peer, r, need);
+          // A sender stuck on a full ring may now stream into this receive.
+          if (capacity != 0) enqueue(op.peer);
+          break;
+        }
+        if (capacity != 0) occupancy[pair_key(op.peer, r)] -= internal::record_bytes(op.a.bytes);
+      }
+      ++i;
+    }
+    if (i != start) wake(r);
+  }
   for (int r = 0; r < p; ++r) {
-    if (done(r)) continue;
-    const std::size_t i = pc[static_cast<std::size_t>(r)];
-    const Op& op = plan.ranks[static_cast<std::size_t>(r)].ops[i];
-    std::string msg = "deadlock: " + where(r, i, op) + (op.code == OpCode::send ? " to " : " from ") +
+    const RankOps ops = plan.ops(r);
+    const std::uint32_t i = pc[static_cast<std::size_t>(r)];
+    if (i >= ops.size()) continue;
+    const OpView op = ops[i];
+    std::string msg = "deadlock: " + where(r, i, op.code) + (op.code == OpCode::send ? " to " : " from ") +
                       std::to_string(op.peer) + " can never complete";
     const int peer = op.peer;
-    if (peer >= 0 && peer < p && !done(peer)) {
-      const std::size_t pi = pc[static_cast<std::size_t>(peer)];
-      msg += "; " + where(peer, pi, plan.ranks[static_cast<std::size_t>(peer)].ops[pi]) + " is blocked too";
+    if (peer >= 0 && peer < p && pc[static_cast<std::size_t>(peer)] < plan.ops(peer).size()) {
+      const std::uint32_t pi = pc[static_cast<std::size_t>(peer)];
+      msg += "; " + where(peer, pi, plan.ops(peer)[pi].code) + " is blocked too";
     } else if (peer >= 0 && peer < p) {
       msg += "; rank " + std::to_string(peer) + " has finished";
     }
@@ -162,44 +396,234 @@ std::optional<std::string> simulate(const Plan& plan, std::uint64_t capacity) {
   return std::nullopt;
 }
 
+std::uint32_t checked_count(std::size_t n, const char* what) {
+  if (n > kMaxCount) throw InputError(std::string("plan too large: more than ") + std::to_string(kMaxCount) + " " + what);
+  return static_cast<std::uint32_t>(n);
+}
+
 }  // namespace
 
-void Plan::finalize() {
-  std::unordered_map<std::uint64_t, std::uint32_t> sent, received;
-  for (int r = 0; r < static_cast<int>(ranks.size()); ++r) {
-    for (Op& o : ranks[static_cast<std::size_t>(r)].ops) {
-      if (o.code == OpCode::send) o.tag = sent[pair_key(r, o.peer)]++;
-      else if (o.code == OpCode::recv) o.tag = received[pair_key(o.peer, r)]++;
-      else o.tag = 0;
+// ---- storage --------------------------------------------------------------------------------
+
+OpView Plan::op_at(std::uint32_t g) const {
+  const Rec& rc = recs_[g];
+  OpView v;
+  v.code = rc.code;
+  v.peer = rc.peer;
+  v.a = regions_[rc.a];
+  v.b = regions_[rc.b];
+  v.src_first = rc.src_first;
+  v.tag = rc.tag;
+  v.round = rounds_.empty() ? 0 : rounds_[g];
+  v.deps = std::span<const std::uint32_t>(deps_.data() + dep_first_[g], dep_first_[g + 1] - dep_first_[g]);
+  return v;
+}
+
+RankOps Plan::ops(int r) const {
+  PB_CHECK(r >= 0 && r < rank_count(), "Plan::ops: rank " + std::to_string(r) + " outside 0.." + std::to_string(rank_count() - 1));
+  const auto i = static_cast<std::size_t>(r);
+  return RankOps(this, first_[i], first_[i + 1] - first_[i]);
+}
+
+int Plan::rank_of(std::uint32_t g) const {
+  PB_CHECK(g < op_count(), "Plan::rank_of: op outside the plan");
+  return static_cast<int>(std::upper_bound(first_.begin(), first_.end(), g) - first_.begin()) - 1;
+}
+
+std::size_t RegionHash::operator()(const Region& g) const noexcept {
+  std::uint64_t h = g.offset * 0x9E3779B97F4A7C15ULL;
+  h ^= (g.bytes + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2));
+  h ^= static_cast<std::uint64_t>(g.buffer) << 63;
+  return static_cast<std::size_t>(h);
+}
+
+void Plan::set_programs(std::vector<RankProgram> ranks) {
+  std::unordered_map<Region, std::uint32_t, RegionHash> ids;
+  regions_.clear();
+  auto intern = [&](const Region& g) {
+    const auto [it, fresh] = ids.try_emplace(g, static_cast<std::uint32_t>(regions_.size()));
+    if (fresh) regions_.push_back(g);
+    return it->second;
+  };
+  std::size_t total = 0, total_deps = 0;
+  bool any_round = false;
+  for (const RankProgram& prog : ranks) {
+    total += prog.ops.size();
+    for (const Op& op : prog.ops) {
+      total_deps += op.deps.size();
+      any_round = any_round || op.round != 0;
     }
+  }
+  (void)checked_count(total, "ops");
+  (void)checked_count(total_deps, "deps");
+  first_.assign(1, 0);
+  first_.reserve(ranks.size() + 1);
+  recs_.clear();
+  recs_.reserve(total);
+  dep_first_.assign(1, 0);
+  dep_first_.reserve(total + 1);
+  deps_.clear();
+  deps_.reserve(total_deps);
+  rounds_.clear();
+  if (any_round) rounds_.reserve(total);
+  for (const RankProgram& prog : ranks) {
+    for (const Op& op : prog.ops) {
+      recs_.push_back(Rec{intern(op.a), intern(op.b), op.peer, op.tag, op.code, op.src_first});
+      deps_.insert(deps_.end(), op.deps.begin(), op.deps.end());
+      dep_first_.push_back(static_cast<std::uint32_t>(deps_.size()));
+      if (any_round) rounds_.push_back(op.round);
+    }
+    first_.push_back(static_cast<std::uint32_t>(recs_.size()));
   }
 }
 
+std::vector<RankProgram> Plan::programs() const {
+  std::vector<RankProgram> out(static_cast<std::size_t>(rank_count()));
+  for (int r = 0; r < rank_count(); ++r) {
+    auto& ops = out[static_cast<std::size_t>(r)].ops;
+    ops.reserve(this->ops(r).size());
+    for (const OpView v : this->ops(r))
+      ops.push_back(Op{v.code, v.peer, v.a, v.b, v.src_first, v.tag, {v.deps.begin(), v.deps.end()}, v.round});
+  }
+  return out;
+}
+
+std::size_t Plan::storage_bytes() const noexcept {
+  return first_.capacity() * sizeof(std::uint32_t) + recs_.capacity() * sizeof(Rec) +
+         dep_first_.capacity() * sizeof(std::uint32_t) + deps_.capacity() * sizeof(std::uint32_t) +
+         regions_.capacity() * sizeof(Region) + rounds_.capacity() * sizeof(std::uint32_t);
+}
+
+void Plan::finalize() {
+  const std::vector<std::uint32_t> seq = sequence_numbers(*this);
+  for (std::size_t g = 0; g < recs_.size(); ++g) recs_[g].tag = seq[g];
+}
+
+PlanDraft::PlanDraft(std::string op, std::string algo, int p, int root, std::uint64_t bytes, std::uint32_t elem_bytes) {
+  PB_CHECK(p >= 1, "PlanDraft: p must be at least 1");
+  plan_.op = std::move(op);
+  plan_.algo = std::move(algo);
+  plan_.p = p;
+  plan_.root = root;
+  plan_.bytes = bytes;
+  plan_.elem_bytes = elem_bytes;
+  plan_.user_bytes.assign(static_cast<std::size_t>(p), bytes);
+  plan_.scratch_bytes.assign(static_cast<std::size_t>(p), 0);
+  plan_.regions_.clear();
+}
+
+std::uint32_t PlanDraft::intern(const Region& g) {
+  if (last_id_ != ~0U && g == last_region_) return last_id_;
+  const auto [it, fresh] = ids_.try_emplace(g, static_cast<std::uint32_t>(plan_.regions_.size()));
+  if (fresh) plan_.regions_.push_back(g);
+  last_region_ = g;
+  last_id_ = it->second;
+  return last_id_;
+}
+
+void PlanDraft::push(int r, OpCode code, int peer, Region a, Region b, bool src_first, std::uint32_t round) {
+  PB_CHECK(r >= 0 && r < plan_.p, "PlanDraft: rank " + std::to_string(r) + " outside 0.." + std::to_string(plan_.p - 1));
+  if (recs_.size() >= kMaxCount) (void)checked_count(recs_.size() + 1, "ops");
+  const std::uint32_t ia = intern(a);
+  const std::uint32_t ib = intern(b);
+  if (!rank_.empty() && r < rank_.back()) sorted_ = false;
+  recs_.push_back(Plan::Rec{ia, ib, peer, 0, code, src_first});
+  rank_.push_back(r);
+  if (round != 0 && !any_round_) {
+    any_round_ = true;
+    rounds_.assign(recs_.size() - 1, 0);
+  }
+  if (any_round_) rounds_.push_back(round);
+}
+
+Plan PlanDraft::finish() {
+  const auto p = static_cast<std::size_t>(plan_.p);
+  std::vector<std::uint32_t> count(p + 1, 0);
+  for (std::int32_t r : rank_) ++count[static_cast<std::size_t>(r) + 1];
+  for (std::size_t r = 0; r < p; ++r) count[r + 1] += count[r];
+  plan_.first_ = count;
+  if (sorted_) {
+    plan_.recs_ = std::move(recs_);
+    plan_.rounds_ = std::move(rounds_);
+  } else {
+    // Stable counting sort by rank: each rank keeps the order its ops were appended in.
+    plan_.recs_.resize(recs_.size());
+    if (any_round_) plan_.rounds_.resize(recs_.size());
+    std::vector<std::uint32_t> at(count.begin(), count.end() - 1);
+    for (std::size_t i = 0; i < recs_.size(); ++i) {
+      const std::uint32_t to = at[static_cast<std::size_t>(rank_[i])]++;
+      plan_.recs_[to] = recs_[i];
+      if (any_round_) plan_.rounds_[to] = rounds_[i];
+    }
+    recs_ = {};
+    rounds_ = {};
+  }
+  rank_ = {};
+  ids_ = {};
+  plan_.dep_first_.assign(plan_.recs_.size() + 1, 0);
+  plan_.deps_.clear();
+  derive_dependencies(plan_);
+  plan_.finalize();
+  return std::move(plan_);
+}
+
+// ---- dependencies ---------------------------------------------------------------------------
+
 void derive_dependencies(Plan& plan) {
-  for (RankProgram& prog : plan.ranks) {
-    const std::size_t n = prog.ops.size();
-    const std::size_t words = (n + 63) / 64;
-    std::vector<std::vector<std::uint64_t>> reach(n, std::vector<std::uint64_t>(words, 0));
-    for (std::size_t j = 0; j < n; ++j) {
-      Op& op = prog.ops[j];
-      op.deps.clear();
-      // Latest conflicting op first: anything it already implies needs no edge of its own.
-      for (std::size_t i = j; i-- > 0;) {
-        if (has_bit(reach[j], i) || !conflicts(prog.ops[i], op)) continue;
-        op.deps.push_back(static_cast<std::uint32_t>(i));
-        reach[j][i / 64] |= std::uint64_t{1} << (i % 64);
-        for (std::size_t w = 0; w < words; ++w) reach[j][w] |= reach[i][w];
+  const int n = plan.rank_count();
+  std::vector<std::uint32_t> dep_first(1, 0);
+  dep_first.reserve(plan.op_count() + 1);
+  std::vector<std::uint32_t> deps;
+  deps.reserve(plan.deps_.size());
+  Sweep sweep;
+  std::vector<std::uint32_t> cand, mark, stack;
+  std::uint32_t stamp = 0;
+  for (int r = 0; r < n; ++r) {
+    sweep.clear();
+    const std::uint32_t base = plan.first_op(r);
+    const std::uint32_t count = plan.first_[static_cast<std::size_t>(r) + 1] - base;
+    if (mark.size() < count) mark.assign(count, 0);
+    auto deps_of = [&](std::uint32_t i) {
+      const std::uint32_t g = base + i;
+      return std::span<const std::uint32_t>(deps.data() + dep_first[g], dep_first[g + 1] - dep_first[g]);
+    };
+    for (std::uint32_t j = 0; j < count; ++j) {
+      cand.clear();
+      sweep.step(j, access_of(plan.op_at(base + j)), cand);
+      std::sort(cand.begin(), cand.end(), std::greater<>());
+      cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
+      // Latest candidate first: anything it already implies needs no edge of its own.
+      const std::size_t before = deps.size();
+      if (!cand.empty()) {
+        if (++stamp == 0) {
+          std::fill(mark.begin(), mark.end(), 0);
+          stamp = 1;
+        }
+        const std::uint32_t floor = cand.back();
+        for (std::uint32_t c : cand) {
+          if (mark[c] == stamp) continue;
+          deps.push_back(c);
+          mark_ancestors(c, floor, stamp, mark, stack, deps_of);
+        }
       }
-      std::sort(op.deps.begin(), op.deps.end());
+      std::sort(deps.begin() + static_cast<std::ptrdiff_t>(before), deps.end());
+      if (deps.size() > kMaxCount) (void)checked_count(deps.size(), "deps");
+      dep_first.push_back(static_cast<std::uint32_t>(deps.size()));
     }
   }
+  plan.dep_first_ = std::move(dep_first);
+  plan.deps_ = std::move(deps);
 }
+
+// ---- checks ---------------------------------------------------------------------------------
+
+std::vector<std::uint32_t> match_messages(const Plan& plan) { return match_by_sequence(plan, sequence_numbers(plan)); }
 
 std::optional<std::string> validate(const Plan& plan) {
   const int p = plan.p;
   if (p < 1) return "plan has p = " + std::to_string(p) + " (need at least 1)";
-  if (plan.ranks.size() != static_cast<std::size_t>(p)) {
-    return "plan has " + std::to_string(plan.ranks.size()) + " rank programs for p = " + std::to_string(p);
+  if (plan.rank_count() != p) {
+    return "plan has " + std::to_string(plan.rank_count()) + " rank programs for p = " + std::to_string(p);
   }
   if (plan.user_bytes.size() != static_cast<std::size_t>(p) || plan.scratch_bytes.size() != static_cast<std::size_t>(p)) {
     return "plan's user_bytes/scratch_bytes do not have p = " + std::to_string(p) + " entries";
@@ -209,7 +633,7 @@ std::optional<std::string> validate(const Plan& plan) {
 
   // Per-op checks.
   for (int r = 0; r < p; ++r) {
-    const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+    const RankOps ops = plan.ops(r);
     const std::uint64_t limits[2] = {plan.user_bytes[static_cast<std::size_t>(r)],
                                      plan.scratch_bytes[static_cast<std::size_t>(r)]};
     auto inside = [&](const Region& g) {
@@ -221,78 +645,67 @@ std::optional<std::string> validate(const Plan& plan) {
              std::to_string(g.bytes) + ")";
     };
     for (std::size_t j = 0; j < ops.size(); ++j) {
-      const Op& op = ops[j];
+      const OpView op = ops[j];
       for (std::uint32_t d : op.deps) {
-        if (d >= j) return where(r, j, op) + ": dependency on op " + std::to_string(d) + " does not point backwards";
+        if (d >= j) return where(r, j, op.code) + ": dependency on op " + std::to_string(d) + " does not point backwards";
       }
-      if (!inside(op.a)) return where(r, j, op) + ": region " + region_str(op.a) + " lies outside its buffer";
+      if (!inside(op.a)) return where(r, j, op.code) + ": region " + region_str(op.a) + " lies outside its buffer";
       const bool two = op.code == OpCode::reduce || op.code == OpCode::copy;
-      if (two && !inside(op.b)) return where(r, j, op) + ": region " + region_str(op.b) + " lies outside its buffer";
+      if (two && !inside(op.b)) return where(r, j, op.code) + ": region " + region_str(op.b) + " lies outside its buffer";
       if (op.code == OpCode::send || op.code == OpCode::recv) {
-        if (op.peer < 0 || op.peer >= p) return where(r, j, op) + ": peer " + std::to_string(op.peer) + " is outside 0..p-1";
-        if (op.peer == r) return where(r, j, op) + (op.code == OpCode::send ? ": sends to itself" : ": waits on itself");
-        if (op.a.bytes > (std::uint64_t{1} << 30)) return where(r, j, op) + ": message larger than 1 GiB";
+        if (op.peer < 0 || op.peer >= p) return where(r, j, op.code) + ": peer " + std::to_string(op.peer) + " is outside 0..p-1";
+        if (op.peer == r) return where(r, j, op.code) + (op.code == OpCode::send ? ": sends to itself" : ": waits on itself");
+        if (op.a.bytes > (std::uint64_t{1} << 30)) return where(r, j, op.code) + ": message larger than 1 GiB";
       } else {
-        if (op.peer != -1) return where(r, j, op) + ": a local op names peer " + std::to_string(op.peer);
+        if (op.peer != -1) return where(r, j, op.code) + ": a local op names peer " + std::to_string(op.peer);
         if (op.a.bytes != op.b.bytes) {
-          return where(r, j, op) + ": size mismatch, " + std::to_string(op.a.bytes) + " vs " + std::to_string(op.b.bytes) + " bytes";
+          return where(r, j, op.code) + ": size mismatch, " + std::to_string(op.a.bytes) + " vs " +
+                 std::to_string(op.b.bytes) + " bytes";
         }
         if (op.code == OpCode::reduce && op.a.bytes % plan.elem_bytes != 0) {
-          return where(r, j, op) + ": " + std::to_string(op.a.bytes) + " bytes is not a whole number of " +
+          return where(r, j, op.code) + ": " + std::to_string(op.a.bytes) + " bytes is not a whole number of " +
                  std::to_string(plan.elem_bytes) + "-byte elements";
         }
         if (op.code == OpCode::copy && overlaps(op.a, op.b) && !(op.a == op.b)) {
-          return where(r, j, op) + ": copy between overlapping regions";
+          return where(r, j, op.code) + ": copy between overlapping regions";
         }
       }
     }
   }
 
   // Matching: the k-th send a→b against the k-th recv at b from a.
-  struct Msg {
-    int rank;
-    std::size_t op;
-  };
-  std::unordered_map<std::uint64_t, std::vector<Msg>> sends, recvs;
+  const std::vector<std::uint32_t> seq = sequence_numbers(plan);
+  const std::vector<std::uint32_t> partner = match_by_sequence(plan, seq);
   for (int r = 0; r < p; ++r) {
-    const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+    const RankOps ops = plan.ops(r);
+    const std::uint32_t base = plan.first_op(r);
     for (std::size_t j = 0; j < ops.size(); ++j) {
-      if (ops[j].code == OpCode::send) sends[pair_key(r, ops[j].peer)].push_back({r, j});
-      if (ops[j].code == OpCode::recv) recvs[pair_key(ops[j].peer, r)].push_back({r, j});
-    }
-  }
-  for (int r = 0; r < p; ++r) {
-    const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
-    std::unordered_map<int, std::uint32_t> nth_send, nth_recv;
-    for (std::size_t j = 0; j < ops.size(); ++j) {
-      const Op& op = ops[j];
+      const OpView op = ops[j];
+      const std::uint32_t k = seq[base + j];
       if (op.code == OpCode::send) {
-        const std::uint32_t k = nth_send[op.peer]++;
         if (op.tag != k) {
-          return where(r, j, op) + ": tag " + std::to_string(op.tag) + " but it is send #" + std::to_string(k) + " to " +
-                 std::to_string(op.peer) + " (call finalize())";
+          return where(r, j, op.code) + ": tag " + std::to_string(op.tag) + " but it is send #" + std::to_string(k) +
+                 " to " + std::to_string(op.peer) + " (call finalize())";
         }
-        const auto it = recvs.find(pair_key(r, op.peer));
-        if (it == recvs.end() || it->second.size() <= k) {
-          return "unmatched send: " + where(r, j, op) + " (#" + std::to_string(k) + " to " + std::to_string(op.peer) +
+        const std::uint32_t m = partner[base + j];
+        if (m == kUnmatched) {
+          return "unmatched send: " + where(r, j, op.code) + " (#" + std::to_string(k) + " to " + std::to_string(op.peer) +
                  ", " + std::to_string(op.a.bytes) + " bytes) has no matching recv at rank " + std::to_string(op.peer);
         }
-        const Msg m = it->second[k];
-        const Op& rv = plan.ranks[static_cast<std::size_t>(m.rank)].ops[m.op];
+        const OpView rv = plan.op_at(m);
         if (rv.a.bytes != op.a.bytes) {
-          return "size mismatch: " + where(r, j, op) + " sends " + std::to_string(op.a.bytes) + " bytes to " +
-                 std::to_string(op.peer) + " but " + where(m.rank, m.op, rv) + " receives " + std::to_string(rv.a.bytes);
+          return "size mismatch: " + where(r, j, op.code) + " sends " + std::to_string(op.a.bytes) + " bytes to " +
+                 std::to_string(op.peer) + " but " + where(op.peer, m - plan.first_op(op.peer), rv.code) + " receives " +
+                 std::to_string(rv.a.bytes);
         }
       } else if (op.code == OpCode::recv) {
-        const std::uint32_t k = nth_recv[op.peer]++;
         if (op.tag != k) {
-          return where(r, j, op) + ": tag " + std::to_string(op.tag) + " but it is recv #" + std::to_string(k) + " from " +
-                 std::to_string(op.peer) + " (call finalize())";
+          return where(r, j, op.code) + ": tag " + std::to_string(op.tag) + " but it is recv #" + std::to_string(k) +
+                 " from " + std::to_string(op.peer) + " (call finalize())";
         }
-        const auto it = sends.find(pair_key(op.peer, r));
-        if (it == sends.end() || it->second.size() <= k) {
-          return "unmatched recv: " + where(r, j, op) + " (#" + std::to_string(k) + " from " + std::to_string(op.peer) +
-                 ") has no matching send at rank " + std::to_string(op.peer);
+        if (partner[base + j] == kUnmatched) {
+          return "unmatched recv: " + where(r, j, op.code) + " (#" + std::to_string(k) + " from " +
+                 std::to_string(op.peer) + ") has no matching send at rank " + std::to_string(op.peer);
         }
       }
     }
@@ -300,55 +713,84 @@ std::optional<std::string> validate(const Plan& plan) {
 
   // Hazards: two ops touching the same bytes (one of them writing) must be ordered by deps,
   // or an executor that follows only the deps (the emulator, GOAL) could race them.
+  Sweep sweep;
+  std::vector<std::uint32_t> cand, mark, stack;
+  std::uint32_t stamp = 0;
   for (int r = 0; r < p; ++r) {
-    const auto& prog = plan.ranks[static_cast<std::size_t>(r)];
-    const auto reach = reachability(prog);
-    for (std::size_t j = 0; j < prog.ops.size(); ++j) {
-      for (std::size_t i = 0; i < j; ++i) {
-        if (conflicts(prog.ops[i], prog.ops[j]) && !has_bit(reach[j], i)) {
-          return "rank " + std::to_string(r) + ": ops " + std::to_string(i) + " (" + to_string(prog.ops[i].code) +
-                 ") and " + std::to_string(j) + " (" + to_string(prog.ops[j].code) +
-                 ") touch the same bytes without a dependency between them";
+    sweep.clear();
+    const RankOps ops = plan.ops(r);
+    const std::uint32_t base = plan.first_op(r);
+    if (mark.size() < ops.size()) mark.assign(ops.size(), 0);
+    auto deps_of = [&](std::uint32_t i) { return plan.op_at(base + i).deps; };
+    for (std::uint32_t j = 0; j < ops.size(); ++j) {
+      const OpView op = ops[j];
+      cand.clear();
+      sweep.step(j, access_of(op), cand);
+      if (cand.empty()) continue;
+      std::sort(cand.begin(), cand.end());
+      cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
+      // Fast path: every candidate is a direct dep.
+      bool all_direct = true;
+      for (std::uint32_t c : cand) all_direct = all_direct && std::binary_search(op.deps.begin(), op.deps.end(), c);
+      if (all_direct) continue;
+      if (++stamp == 0) {
+        std::fill(mark.begin(), mark.end(), 0);
+        stamp = 1;
+      }
+      mark_ancestors(j, cand.front(), stamp, mark, stack, deps_of);
+      for (std::uint32_t c : cand) {
+        if (mark[c] != stamp) {
+          return "rank " + std::to_string(r) + ": ops " + std::to_string(c) + " (" + to_string(ops[c].code) + ") and " +
+                 std::to_string(j) + " (" + to_string(op.code) + ") touch the same bytes without a dependency between them";
         }
       }
     }
   }
 
-  return simulate(plan, 0);
+  return run_in_program_order(plan, partner, 0);
 }
 
 std::optional<std::string> validate_rings(const Plan& plan, std::uint64_t ring_bytes) {
-  PB_CHECK(plan.ranks.size() == static_cast<std::size_t>(plan.p), "validate_rings: plan not validated");
-  return simulate(plan, round_ring(ring_bytes));
+  PB_CHECK(plan.rank_count() == plan.p, "validate_rings: plan not validated");
+  const std::vector<std::uint32_t> partner = match_messages(plan);
+  for (std::uint32_t g = 0; g < plan.op_count(); ++g) {
+    const OpCode c = plan.op_at(g).code;
+    PB_CHECK(!((c == OpCode::send || c == OpCode::recv) && partner[g] == kUnmatched), "validate_rings: plan not validated");
+  }
+  return run_in_program_order(plan, partner, round_ring(ring_bytes));
 }
 
 std::uint64_t ring_bytes_needed(const Plan& plan) {
-  std::unordered_map<std::uint64_t, std::uint64_t> per_pair;
+  const int n = plan.rank_count();
+  std::vector<std::uint64_t> per_peer(static_cast<std::size_t>(n), 0);
+  std::vector<int> touched;
   std::uint64_t most = 0;
-  for (int r = 0; r < static_cast<int>(plan.ranks.size()); ++r) {
-    for (const Op& op : plan.ranks[static_cast<std::size_t>(r)].ops) {
-      if (op.code != OpCode::send) continue;
-      std::uint64_t& v = per_pair[pair_key(r, op.peer)];
+  for (int r = 0; r < n; ++r) {
+    touched.clear();
+    for (const OpView op : plan.ops(r)) {
+      if (op.code != OpCode::send || op.peer < 0 || op.peer >= n) continue;
+      std::uint64_t& v = per_peer[static_cast<std::size_t>(op.peer)];
+      if (v == 0) touched.push_back(op.peer);
       v += internal::record_bytes(op.a.bytes);
       most = std::max(most, v);
     }
+    for (int q : touched) per_peer[static_cast<std::size_t>(q)] = 0;
   }
   return round_ring(most + internal::kRingReserve);
 }
 
 std::uint64_t total_message_bytes(const Plan& plan) {
   std::uint64_t total = 0;
-  for (const auto& prog : plan.ranks)
-    for (const Op& op : prog.ops)
-      if (op.code == OpCode::send) total += op.a.bytes;
+  for (std::uint32_t g = 0; g < plan.op_count(); ++g) {
+    const OpView op = plan.op_at(g);
+    if (op.code == OpCode::send) total += op.a.bytes;
+  }
   return total;
 }
 
 std::uint64_t message_count(const Plan& plan) {
   std::uint64_t n = 0;
-  for (const auto& prog : plan.ranks)
-    for (const Op& op : prog.ops)
-      if (op.code == OpCode::send) ++n;
+  for (std::uint32_t g = 0; g < plan.op_count(); ++g) n += plan.op_at(g).code == OpCode::send ? 1 : 0;
   return n;
 }
 
@@ -358,6 +800,15 @@ const char* to_string(OpCode code) noexcept {
     case OpCode::recv: return "recv";
     case OpCode::reduce: return "reduce";
     case OpCode::copy: return "copy";
+  }
+  return "?";
+}
+
+const char* to_string(Pacing pacing) noexcept {
+  switch (pacing) {
+    case Pacing::none: return "none";
+    case Pacing::delay_receive: return "delay-receive";
+    case Pacing::delay_send: return "delay-send";
   }
   return "?";
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/sim/ticks.hpp"
 
 namespace postbox {
 namespace {
@@ -49,12 +50,14 @@ std::string region_str(const Region& g) {
 
 std::string plan_to_json(const Plan& plan) {
   json ranks = json::array();
-  for (const RankProgram& prog : plan.ranks) {
+  for (int r = 0; r < plan.rank_count(); ++r) {
     json ops = json::array();
-    for (const Op& op : prog.ops) {
-      json o{{"code", to_string(op.code)}, {"peer", op.peer}, {"a", region_json(op.a)}, {"tag", op.tag}, {"deps", op.deps}};
+    for (const OpView op : plan.ops(r)) {
+      json o{{"code", to_string(op.code)}, {"peer", op.peer}, {"a", region_json(op.a)}, {"tag", op.tag},
+             {"deps", std::vector<std::uint32_t>(op.deps.begin(), op.deps.end())}};
       if (op.code == OpCode::reduce || op.code == OpCode::copy) o["b"] = region_json(op.b);
       if (op.code == OpCode::reduce) o["src_first"] = op.src_first;
+      if (op.round != 0) o["round"] = op.round;
       ops.push_back(std::move(o));
     }
     ranks.push_back(std::move(ops));
@@ -66,6 +69,8 @@ std::string plan_to_json(const Plan& plan) {
          {"bytes", plan.bytes},
          {"elem_bytes", plan.elem_bytes},
          {"needs_commutative", plan.needs_commutative},
+         {"pacing", to_string(plan.pacing)},
+         {"pacing_latency", plan.pacing_latency},
          {"user_bytes", plan.user_bytes},
          {"scratch_bytes", plan.scratch_bytes},
          {"ranks", std::move(ranks)}};
@@ -87,10 +92,20 @@ Plan plan_from_json(std::string_view text) {
   plan.bytes = get<std::uint64_t>(j, "bytes", "the plan");
   plan.elem_bytes = get<std::uint32_t>(j, "elem_bytes", "the plan");
   plan.needs_commutative = get<bool>(j, "needs_commutative", "the plan");
+  if (j.contains("pacing")) {
+    const auto pacing = get<std::string>(j, "pacing", "the plan");
+    if (pacing == "none") plan.pacing = Pacing::none;
+    else if (pacing == "delay-receive") plan.pacing = Pacing::delay_receive;
+    else if (pacing == "delay-send") plan.pacing = Pacing::delay_send;
+    else throw InputError("plan JSON: pacing '" + pacing + "' (none, delay-receive or delay-send)");
+    plan.pacing_latency = get<std::uint32_t>(j, "pacing_latency", "the plan");
+  }
   plan.user_bytes = get<std::vector<std::uint64_t>>(j, "user_bytes", "the plan");
   plan.scratch_bytes = get<std::vector<std::uint64_t>>(j, "scratch_bytes", "the plan");
   const json ranks = get<json>(j, "ranks", "the plan");
   if (!ranks.is_array()) throw InputError("plan JSON: \"ranks\" is not an array");
+  std::vector<RankProgram> programs;
+  programs.reserve(ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     RankProgram prog;
     if (!ranks[r].is_array()) throw InputError("plan JSON: rank " + std::to_string(r) + " is not an array of ops");
@@ -110,10 +125,12 @@ Plan plan_from_json(std::string_view text) {
       if (op.code == OpCode::reduce) op.src_first = get<bool>(o, "src_first", ctx);
       op.tag = get<std::uint32_t>(o, "tag", ctx);
       op.deps = get<std::vector<std::uint32_t>>(o, "deps", ctx);
+      if (o.contains("round")) op.round = get<std::uint32_t>(o, "round", ctx);
       prog.ops.push_back(std::move(op));
     }
-    plan.ranks.push_back(std::move(prog));
+    programs.push_back(std::move(prog));
   }
+  plan.set_programs(std::move(programs));
   return plan;
 }
 
@@ -121,11 +138,11 @@ std::string plan_to_dot(const Plan& plan) {
   std::ostringstream out;
   out << "digraph plan {\n  label=\"" << plan.op << " / " << plan.algo << ", p = " << plan.p << ", " << plan.bytes
       << " bytes\";\n  rankdir=TB;\n  node [shape=box, fontsize=10];\n";
-  for (int r = 0; r < static_cast<int>(plan.ranks.size()); ++r) {
-    const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+  for (int r = 0; r < plan.rank_count(); ++r) {
+    const RankOps ops = plan.ops(r);
     out << "  subgraph cluster_r" << r << " {\n    label=\"rank " << r << "\";\n";
     for (std::size_t j = 0; j < ops.size(); ++j) {
-      const Op& op = ops[j];
+      const OpView op = ops[j];
       out << "    r" << r << "_" << j << " [label=\"" << j << ": " << to_string(op.code);
       if (op.code == OpCode::send) out << " " << region_str(op.a) << " to " << op.peer << " #" << op.tag;
       if (op.code == OpCode::recv) out << " " << region_str(op.a) << " from " << op.peer << " #" << op.tag;
@@ -138,47 +155,56 @@ std::string plan_to_dot(const Plan& plan) {
       for (std::uint32_t d : ops[j].deps) out << "    r" << r << "_" << d << " -> r" << r << "_" << j << ";\n";
     out << "  }\n";
   }
-  // Messages: the k-th send a→b to the k-th recv at b from a.
-  std::unordered_map<std::uint64_t, std::vector<std::size_t>> recv_ops;
-  for (int r = 0; r < static_cast<int>(plan.ranks.size()); ++r) {
-    const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+  // Messages: the k-th send a→b to the k-th recv at b from a (unmatched ones: validate() reports them).
+  const std::vector<std::uint32_t> partner = match_messages(plan);
+  for (int r = 0; r < plan.rank_count(); ++r) {
+    const RankOps ops = plan.ops(r);
     for (std::size_t j = 0; j < ops.size(); ++j) {
-      if (ops[j].code == OpCode::recv) {
-        recv_ops[(static_cast<std::uint64_t>(ops[j].peer) << 32) | static_cast<std::uint32_t>(r)].push_back(j);
-      }
-    }
-  }
-  for (int r = 0; r < static_cast<int>(plan.ranks.size()); ++r) {
-    const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
-    for (std::size_t j = 0; j < ops.size(); ++j) {
-      if (ops[j].code != OpCode::send) continue;
-      const auto it = recv_ops.find((static_cast<std::uint64_t>(r) << 32) | static_cast<std::uint32_t>(ops[j].peer));
-      if (it == recv_ops.end() || it->second.size() <= ops[j].tag) continue;  // unmatched: validate() reports it
-      out << "  r" << r << "_" << j << " -> r" << ops[j].peer << "_" << it->second[ops[j].tag] << " [style=dashed, label=\""
-          << ops[j].a.bytes << "b\"];\n";
+      const OpView op = ops[j];
+      const std::uint32_t m = partner[plan.first_op(r) + j];
+      if (op.code != OpCode::send || m == kUnmatched) continue;
+      out << "  r" << r << "_" << j << " -> r" << op.peer << "_" << m - plan.first_op(op.peer)
+          << " [style=dashed, label=\"" << op.a.bytes << "b\"];\n";
     }
   }
   out << "}\n";
   return out.str();
 }
 
-std::string plan_to_goal(const Plan& plan) {
+std::string plan_to_goal(const Plan& plan, const GoalExportOptions& options) {
+  // calc = CPU time of the reduce or copy, in whole time units of the schedule: the machine's
+  // unit, or 10^-3 or 10^-6 of it when a calc needs the finer unit (said in a directive).
+  const sim::PerByte reduce = sim::to_per_byte(options.reduce_per_byte, "reduce time per byte");
+  const sim::PerByte copy = sim::to_per_byte(options.copy_per_byte, "copy time per byte");
+  std::int64_t unit = sim::kTicksPerUnit;
+  for (std::uint32_t g = 0; g < plan.op_count(); ++g) {
+    const OpView op = plan.op_at(g);
+    if (op.code != OpCode::reduce && op.code != OpCode::copy) continue;
+    const sim::Ticks t = (op.code == OpCode::reduce ? reduce : copy).at(op.a.bytes);
+    while (t % unit != 0) unit /= 1000;
+  }
   std::ostringstream out;
   out << "// postbox plan: op " << plan.op << ", algo " << plan.algo << ", p " << plan.p << ", root " << plan.root
       << ", " << plan.bytes << " bytes\n";
+  if (unit != sim::kTicksPerUnit) {
+    out << "// postbox: time-unit " << (unit == 1000 ? "1e-3" : "1e-6")
+        << " (calc values; give LogGOPSim L, o, g, G in this unit)\n";
+  }
+  if (plan.pacing != Pacing::none) out << "// postbox: pacing " << to_string(plan.pacing) << " " << plan.pacing_latency << "\n";
   out << "num_ranks " << plan.p << "\n";
-  for (int r = 0; r < static_cast<int>(plan.ranks.size()); ++r) {
-    const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+  for (int r = 0; r < plan.rank_count(); ++r) {
+    const RankOps ops = plan.ops(r);
     out << "rank " << r << " {\n";
     for (std::size_t j = 0; j < ops.size(); ++j) {
-      const Op& op = ops[j];
+      const OpView op = ops[j];
       out << "l" << j << ": ";
       switch (op.code) {
         case OpCode::send: out << "send " << op.a.bytes << "b to " << op.peer << " tag " << op.tag; break;
         case OpCode::recv: out << "recv " << op.a.bytes << "b from " << op.peer << " tag " << op.tag; break;
-        case OpCode::reduce:
-        case OpCode::copy: out << "calc " << op.a.bytes; break;
+        case OpCode::reduce: out << "calc " << reduce.at(op.a.bytes) / unit; break;
+        case OpCode::copy: out << "calc " << copy.at(op.a.bytes) / unit; break;
       }
+      if (op.round != 0) out << " // postbox: round " << op.round;
       out << "\n";
     }
     for (std::size_t j = 0; j < ops.size(); ++j)

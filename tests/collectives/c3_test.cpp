@@ -120,7 +120,7 @@ Plan one_to_one_reversal(int p, std::uint64_t L) {
   plan.bytes = L;
   plan.user_bytes.assign(static_cast<std::size_t>(p), 2 * L);
   plan.scratch_bytes.assign(static_cast<std::size_t>(p), 0);
-  plan.ranks.resize(static_cast<std::size_t>(p));
+  std::vector<RankProgram> ranks(static_cast<std::size_t>(p));
   for (int i = 0; i < p; ++i) {
     Op s;
     s.code = OpCode::send;
@@ -130,8 +130,10 @@ Plan one_to_one_reversal(int p, std::uint64_t L) {
     r.code = OpCode::recv;
     r.peer = p - 1 - i;
     r.a = Region{Buffer::user, L, L};
-    plan.ranks[static_cast<std::size_t>(i)].ops = {s, r};
+    ranks[static_cast<std::size_t>(i)].ops = {s, r};
   }
+  plan.set_programs(std::move(ranks));
+  plan.finalize();
   return plan;
 }
 

@@ -37,7 +37,7 @@ inline SimResult simulate(const Plan& plan, std::vector<std::vector<std::uint8_t
   }
   // Global op ids; the edges in compressed rows (succ of id = succ[first[id] .. first[id + 1])).
   std::vector<std::size_t> base(static_cast<std::size_t>(p) + 1, 0);
-  for (int r = 0; r < p; ++r) base[static_cast<std::size_t>(r) + 1] = base[static_cast<std::size_t>(r)] + plan.ranks[static_cast<std::size_t>(r)].ops.size();
+  for (int r = 0; r < p; ++r) base[static_cast<std::size_t>(r) + 1] = base[static_cast<std::size_t>(r)] + plan.ops(r).size();
   const std::size_t n = base.back();
   std::vector<std::pair<std::size_t, std::size_t>> edges;
   std::vector<int> indeg(n, 0);
@@ -47,7 +47,7 @@ inline SimResult simulate(const Plan& plan, std::vector<std::vector<std::uint8_t
   };
   std::map<std::pair<int, int>, std::vector<std::size_t>> sends, recvs;  // (from, to) → ops in program order
   for (int r = 0; r < p; ++r) {
-    const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+    const RankOps ops = plan.ops(r);
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const std::size_t id = base[static_cast<std::size_t>(r)] + i;
       for (auto d : ops[i].deps) {
@@ -111,7 +111,7 @@ inline SimResult simulate(const Plan& plan, std::vector<std::vector<std::uint8_t
     ready[pick] = ready.back();
     ready.pop_back();
     const int r = rank_of(id);
-    const Op& op = plan.ranks[static_cast<std::size_t>(r)].ops[id - base[static_cast<std::size_t>(r)]];
+    const OpView op = plan.ops(r)[id - base[static_cast<std::size_t>(r)]];
     std::uint8_t* a = mem(r, op.a);
     if (a == nullptr && op.a.bytes > 0) {
       res.error = "region outside its buffer at rank " + std::to_string(r);
@@ -163,7 +163,7 @@ inline SimResult simulate(const Plan& plan, std::vector<std::vector<std::uint8_t
 // per-peer program order, in-rank only: sufficient, not necessary).
 inline std::string find_race(const Plan& plan) {
   for (int r = 0; r < plan.p; ++r) {
-    const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+    const RankOps ops = plan.ops(r);
     const std::size_t n = ops.size();
     const std::size_t words = (n + 63) / 64;
     std::vector<std::uint64_t> before(n * words, 0);  // before[j] has bit i when i precedes j
@@ -180,11 +180,11 @@ inline std::string find_race(const Plan& plan) {
         for (std::size_t w = 0; w < words; ++w) before[j * words + w] |= before[i * words + w];
       }
     }
-    auto writes = [](const Op& o) { return o.code != OpCode::send; };
+    auto writes = [](const OpView& o) { return o.code != OpCode::send; };
     auto overlap = [](const Region& x, const Region& y) {
       return x.buffer == y.buffer && x.bytes > 0 && y.bytes > 0 && x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes;
     };
-    auto touches = [&](const Op& o, const Region& w) {
+    auto touches = [&](const OpView& o, const Region& w) {
       return overlap(o.a, w) || ((o.code == OpCode::copy || o.code == OpCode::reduce) && overlap(o.b, w));
     };
     for (std::size_t j = 0; j < n; ++j) {

@@ -37,10 +37,10 @@ std::shared_ptr<const Plan> ring_sum_plan(int p, std::uint64_t count) {
   plan->elem_bytes = 8;
   plan->user_bytes.assign(static_cast<std::size_t>(p), count * 8);
   plan->scratch_bytes.assign(static_cast<std::size_t>(p), 2 * count * 8);
-  plan->ranks.resize(static_cast<std::size_t>(p));
+  std::vector<RankProgram> ranks(static_cast<std::size_t>(p));
   const std::uint64_t b = count * 8;
   for (int r = 0; r < p; ++r) {
-    auto& ops = plan->ranks[static_cast<std::size_t>(r)].ops;
+    auto& ops = ranks[static_cast<std::size_t>(r)].ops;
     // scratch[0,b): the value being passed on; scratch[b,2b): the incoming one.
     ops.push_back(Op{OpCode::copy, -1, S(0, b), U(0, b), false, 0, {}});
     for (int k = 0; k + 1 < p; ++k) {
@@ -50,6 +50,7 @@ std::shared_ptr<const Plan> ring_sum_plan(int p, std::uint64_t count) {
       ops.push_back(Op{OpCode::copy, -1, S(0, b), S(b, b), false, 0, {}});
     }
   }
+  plan->set_programs(std::move(ranks));
   derive_dependencies(*plan);
   plan->finalize();
   return plan;
@@ -119,11 +120,12 @@ TEST(Executor, RefusesRingsTooSmallForThePlan) {
   plan->bytes = 65536;
   plan->user_bytes = {65536, 65536};
   plan->scratch_bytes = {65536, 65536};
-  plan->ranks.resize(2);
+  std::vector<RankProgram> ranks(2);
   for (int r = 0; r < 2; ++r) {
-    plan->ranks[static_cast<std::size_t>(r)].ops.push_back(Op{OpCode::send, 1 - r, U(0, 65536), {}, false, 0, {}});
-    plan->ranks[static_cast<std::size_t>(r)].ops.push_back(Op{OpCode::recv, 1 - r, S(0, 65536), {}, false, 0, {}});
+    ranks[static_cast<std::size_t>(r)].ops.push_back(Op{OpCode::send, 1 - r, U(0, 65536), {}, false, 0, {}});
+    ranks[static_cast<std::size_t>(r)].ops.push_back(Op{OpCode::recv, 1 - r, S(0, 65536), {}, false, 0, {}});
   }
+  plan->set_programs(std::move(ranks));
   derive_dependencies(*plan);
   plan->finalize();
   PlanExecutor ex(plan);

@@ -17,54 +17,77 @@ namespace {
 Region U(std::uint64_t off, std::uint64_t n) { return {Buffer::user, off, n}; }
 Region S(std::uint64_t off, std::uint64_t n) { return {Buffer::scratch, off, n}; }
 
-Plan empty_plan(int p, std::uint64_t bytes) {
+// A hand-made plan: its metadata and its programs, packed into a Plan by pack().
+struct Hand {
   Plan plan;
-  plan.op = "test";
-  plan.algo = "hand";
-  plan.p = p;
-  plan.root = 0;
-  plan.bytes = bytes;
-  plan.user_bytes.assign(static_cast<std::size_t>(p), bytes);
-  plan.scratch_bytes.assign(static_cast<std::size_t>(p), bytes);
-  plan.ranks.resize(static_cast<std::size_t>(p));
-  return plan;
+  std::vector<RankProgram> ranks;
+  // Packs the programs as written; with derive, deps come from derive_dependencies and tags
+  // from finalize().
+  Plan pack(bool derive = true) {
+    Plan out = plan;
+    out.set_programs(ranks);
+    if (derive) {
+      derive_dependencies(out);
+      out.finalize();
+    }
+    return out;
+  }
+};
+
+Hand empty_plan(int p, std::uint64_t bytes) {
+  Hand h;
+  h.plan.op = "test";
+  h.plan.algo = "hand";
+  h.plan.p = p;
+  h.plan.root = 0;
+  h.plan.bytes = bytes;
+  h.plan.user_bytes.assign(static_cast<std::size_t>(p), bytes);
+  h.plan.scratch_bytes.assign(static_cast<std::size_t>(p), bytes);
+  h.ranks.resize(static_cast<std::size_t>(p));
+  return h;
 }
 
-void add(Plan& plan, int r, Op op) { plan.ranks[static_cast<std::size_t>(r)].ops.push_back(std::move(op)); }
+void add(Hand& h, int r, Op op) { h.ranks[static_cast<std::size_t>(r)].ops.push_back(std::move(op)); }
+
+std::vector<std::uint32_t> deps(const OpView& op) { return {op.deps.begin(), op.deps.end()}; }
 Op send(int peer, Region a) { return Op{OpCode::send, peer, a, {}, false, 0, {}}; }
 Op recv(int peer, Region a) { return Op{OpCode::recv, peer, a, {}, false, 0, {}}; }
 Op reduce(Region a, Region b) { return Op{OpCode::reduce, -1, a, b, false, 0, {}}; }
 
-// 0 → 1 → 2 chain broadcast of 8 bytes, with deps derived.
-Plan chain() {
-  Plan plan = empty_plan(3, 8);
-  add(plan, 0, send(1, U(0, 8)));
-  add(plan, 1, recv(0, U(0, 8)));
-  add(plan, 1, send(2, U(0, 8)));
-  add(plan, 2, recv(1, U(0, 8)));
-  derive_dependencies(plan);
-  plan.finalize();
-  return plan;
+// 0 → 1 → 2 chain broadcast of 8 bytes, with deps derived (as programs: chain_hand()).
+Hand chain_hand() {
+  Hand h = empty_plan(3, 8);
+  add(h, 0, send(1, U(0, 8)));
+  add(h, 1, recv(0, U(0, 8)));
+  add(h, 1, send(2, U(0, 8)));
+  add(h, 2, recv(1, U(0, 8)));
+  h.ranks = h.pack().programs();
+  return h;
 }
+Plan chain() { return chain_hand().pack(false); }
 
 TEST(PlanValidate, SoundChainIsOk) {
   const Plan plan = chain();
   EXPECT_EQ(validate(plan), std::nullopt);
-  ASSERT_EQ(plan.ranks[1].ops[1].deps.size(), 1U);  // forward after receive
-  EXPECT_EQ(plan.ranks[1].ops[1].deps[0], 0U);
+  ASSERT_EQ(plan.ops(1)[1].deps.size(), 1U);  // forward after receive
+  EXPECT_EQ(plan.ops(1)[1].deps[0], 0U);
 }
 
+// Each case edits the chain's programs (derived deps and tags already in place); the plan is
+// packed verbatim, except where a case asks for the deps to be derived again.
 struct BadCase {
   const char* name;
-  void (*mutate)(Plan&);
+  void (*mutate)(Hand&);
   const char* expect;  // substring of the message
+  bool derive = false;
 };
 
 class PlanValidateBad : public testing::TestWithParam<BadCase> {};
 
 TEST_P(PlanValidateBad, ReportsFirstProblem) {
-  Plan plan = chain();
-  GetParam().mutate(plan);
+  Hand h = chain_hand();
+  GetParam().mutate(h);
+  const Plan plan = h.pack(GetParam().derive);
   const auto problem = validate(plan);
   ASSERT_TRUE(problem.has_value()) << GetParam().name;
   EXPECT_NE(problem->find(GetParam().expect), std::string::npos) << *problem;
@@ -74,48 +97,40 @@ TEST_P(PlanValidateBad, ReportsFirstProblem) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, PlanValidateBad,
     testing::Values(
-        BadCase{"unmatched_send", [](Plan& p) { p.ranks[2].ops.clear(); }, "unmatched send: rank 1 op 1"},
-        BadCase{"unmatched_recv", [](Plan& p) { p.ranks[0].ops.clear(); }, "unmatched recv: rank 1 op 0"},
-        BadCase{"size_mismatch", [](Plan& p) { p.ranks[2].ops[0].a.bytes = 4; }, "size mismatch"},
-        BadCase{"self_send",
-                [](Plan& p) {
-                  p.ranks[0].ops[0].peer = 0;
-                },
-                "sends to itself"},
-        BadCase{"outside_buffer", [](Plan& p) { p.ranks[1].ops[1].a = U(4, 8); }, "lies outside its buffer"},
-        BadCase{"scratch_outside", [](Plan& p) { p.scratch_bytes[2] = 0; p.ranks[2].ops[0].a = S(0, 8); },
+        BadCase{"unmatched_send", [](Hand& h) { h.ranks[2].ops.clear(); }, "unmatched send: rank 1 op 1"},
+        BadCase{"unmatched_recv", [](Hand& h) { h.ranks[0].ops.clear(); }, "unmatched recv: rank 1 op 0"},
+        BadCase{"size_mismatch", [](Hand& h) { h.ranks[2].ops[0].a.bytes = 4; }, "size mismatch"},
+        BadCase{"self_send", [](Hand& h) { h.ranks[0].ops[0].peer = 0; }, "sends to itself"},
+        BadCase{"outside_buffer", [](Hand& h) { h.ranks[1].ops[1].a = U(4, 8); }, "lies outside its buffer"},
+        BadCase{"scratch_outside", [](Hand& h) { h.plan.scratch_bytes[2] = 0; h.ranks[2].ops[0].a = S(0, 8); },
                 "lies outside its buffer"},
-        BadCase{"forward_dep", [](Plan& p) { p.ranks[1].ops[0].deps = {1}; }, "does not point backwards"},
-        BadCase{"bad_tag", [](Plan& p) { p.ranks[0].ops[0].tag = 3; }, "call finalize()"},
-        BadCase{"missing_dep", [](Plan& p) { p.ranks[1].ops[1].deps.clear(); }, "without a dependency"},
-        BadCase{"peer_range", [](Plan& p) { p.ranks[0].ops[0].peer = 7; }, "outside 0..p-1"},
+        BadCase{"forward_dep", [](Hand& h) { h.ranks[1].ops[0].deps = {1}; }, "does not point backwards"},
+        BadCase{"bad_tag", [](Hand& h) { h.ranks[0].ops[0].tag = 3; }, "call finalize()"},
+        BadCase{"missing_dep", [](Hand& h) { h.ranks[1].ops[1].deps.clear(); }, "without a dependency"},
+        BadCase{"peer_range", [](Hand& h) { h.ranks[0].ops[0].peer = 7; }, "outside 0..p-1"},
         BadCase{"reduce_partial_element",
-                [](Plan& p) {
-                  p.elem_bytes = 3;
-                  p.ranks[2].ops.push_back(reduce(U(0, 8), S(0, 8)));
-                  derive_dependencies(p);
+                [](Hand& h) {
+                  h.plan.elem_bytes = 3;
+                  h.ranks[2].ops.push_back(reduce(U(0, 8), S(0, 8)));
                 },
-                "whole number"},
+                "whole number", true},
         BadCase{"deadlock",
-                [](Plan& p) {
+                [](Hand& h) {
                   // Rank 0 first waits for a message that rank 2 sends only after hearing from 0.
-                  p.ranks[0].ops.insert(p.ranks[0].ops.begin(), recv(2, S(0, 8)));
-                  p.ranks[2].ops.push_back(send(0, U(0, 8)));
-                  derive_dependencies(p);
-                  p.finalize();
+                  h.ranks[0].ops.insert(h.ranks[0].ops.begin(), recv(2, S(0, 8)));
+                  h.ranks[2].ops.push_back(send(0, U(0, 8)));
                 },
-                "deadlock: rank 0 op 0 (recv)"}),
+                "deadlock: rank 0 op 0 (recv)", true}),
     [](const testing::TestParamInfo<BadCase>& c) { return std::string(c.param.name); });
 
 TEST(PlanValidate, ExchangeIsDeadlockFreeOnlyWithRoomyRings) {
   // Both ranks send 64 KiB first, then receive: fine with buffering, stuck with small rings.
-  Plan plan = empty_plan(2, 65536);
+  Hand h = empty_plan(2, 65536);
   for (int r = 0; r < 2; ++r) {
-    add(plan, r, send(1 - r, U(0, 65536)));
-    add(plan, r, recv(1 - r, S(0, 65536)));
+    add(h, r, send(1 - r, U(0, 65536)));
+    add(h, r, recv(1 - r, S(0, 65536)));
   }
-  derive_dependencies(plan);
-  plan.finalize();
+  const Plan plan = h.pack();
   EXPECT_EQ(validate(plan), std::nullopt);
   const auto small = validate_rings(plan, 4096);
   ASSERT_TRUE(small.has_value());
@@ -126,31 +141,29 @@ TEST(PlanValidate, ExchangeIsDeadlockFreeOnlyWithRoomyRings) {
 }
 
 TEST(PlanDeps, IndependentReceivesAreUnordered) {
-  Plan plan = empty_plan(3, 16);
-  add(plan, 0, recv(1, U(0, 8)));
-  add(plan, 0, recv(2, U(8, 8)));
-  add(plan, 0, reduce(U(0, 8), U(8, 8)));
-  add(plan, 1, send(0, U(0, 8)));
-  add(plan, 2, send(0, U(0, 8)));
-  derive_dependencies(plan);
-  plan.finalize();
-  EXPECT_TRUE(plan.ranks[0].ops[1].deps.empty());
-  EXPECT_EQ(plan.ranks[0].ops[2].deps, (std::vector<std::uint32_t>{0, 1}));
+  Hand h = empty_plan(3, 16);
+  add(h, 0, recv(1, U(0, 8)));
+  add(h, 0, recv(2, U(8, 8)));
+  add(h, 0, reduce(U(0, 8), U(8, 8)));
+  add(h, 1, send(0, U(0, 8)));
+  add(h, 2, send(0, U(0, 8)));
+  const Plan plan = h.pack();
+  EXPECT_TRUE(plan.ops(0)[1].deps.empty());
+  EXPECT_EQ(deps(plan.ops(0)[2]), (std::vector<std::uint32_t>{0, 1}));
   EXPECT_EQ(validate(plan), std::nullopt);
   EXPECT_EQ(message_count(plan), 2U);
   EXPECT_EQ(total_message_bytes(plan), 16U);
 }
 
 TEST(PlanDeps, TransitivelyImpliedEdgesAreDropped) {
-  Plan plan = empty_plan(2, 8);
-  add(plan, 0, recv(1, U(0, 8)));     // 0 writes
-  add(plan, 0, reduce(U(0, 8), S(0, 8)));  // 1 reads+writes: dep 0
-  add(plan, 0, send(1, U(0, 8)));     // 2 reads: dep 1 only (0 implied)
-  add(plan, 1, send(0, U(0, 8)));
-  add(plan, 1, recv(0, U(0, 8)));
-  derive_dependencies(plan);
-  plan.finalize();
-  EXPECT_EQ(plan.ranks[0].ops[2].deps, (std::vector<std::uint32_t>{1}));
+  Hand h = empty_plan(2, 8);
+  add(h, 0, recv(1, U(0, 8)));     // 0 writes
+  add(h, 0, reduce(U(0, 8), S(0, 8)));  // 1 reads+writes: dep 0
+  add(h, 0, send(1, U(0, 8)));     // 2 reads: dep 1 only (0 implied)
+  add(h, 1, send(0, U(0, 8)));
+  add(h, 1, recv(0, U(0, 8)));
+  const Plan plan = h.pack();
+  EXPECT_EQ(deps(plan.ops(0)[2]), (std::vector<std::uint32_t>{1}));
   EXPECT_EQ(validate(plan), std::nullopt);
 }
 
@@ -160,18 +173,17 @@ TEST(PlanDeps, TransitivelyImpliedEdgesAreDropped) {
 // lowest set bit and forwards to r + 2^k for each 2^k below that bit), 0 bytes everywhere.
 TEST(PlanDeps, ZeroByteRelayWaitsForItsReceive) {
   const int p = 8;
-  Plan plan = empty_plan(p, 0);
+  Hand h = empty_plan(p, 0);
   for (int r = 0; r < p; ++r) {
     const int low = r == 0 ? p : (r & -r);
-    if (r != 0) add(plan, r, recv(r - low, U(0, 0)));
-    for (int step = low / 2; step >= 1; step /= 2) add(plan, r, send(r + step, U(0, 0)));
+    if (r != 0) add(h, r, recv(r - low, U(0, 0)));
+    for (int step = low / 2; step >= 1; step /= 2) add(h, r, send(r + step, U(0, 0)));
   }
-  derive_dependencies(plan);
-  plan.finalize();
+  const Plan plan = h.pack();
   ASSERT_EQ(validate(plan), std::nullopt);
   int relayed = 0;
   for (int r = 1; r < p; ++r) {
-    const auto& ops = plan.ranks[static_cast<std::size_t>(r)].ops;
+    const RankOps ops = plan.ops(r);
     ASSERT_EQ(ops[0].code, OpCode::recv);
     // Transitive closure over the deps: reached[i] when op i must wait for the receive (op 0).
     std::vector<bool> reached(ops.size(), false);
@@ -186,14 +198,19 @@ TEST(PlanDeps, ZeroByteRelayWaitsForItsReceive) {
 }
 
 TEST(PlanExport, JsonRoundTripIsLossless) {
-  Plan plan = chain();
-  plan.ranks[2].ops.push_back(Op{OpCode::reduce, -1, U(0, 8), S(0, 8), true, 0, {}});
-  derive_dependencies(plan);
-  plan.finalize();
+  Hand h = chain_hand();
+  h.ranks[2].ops.push_back(Op{OpCode::reduce, -1, U(0, 8), S(0, 8), true, 0, {}});
+  h.ranks[1].ops[1].round = 3;
+  h.plan.pacing = Pacing::delay_send;
+  h.plan.pacing_latency = 2;
+  const Plan plan = h.pack();
   const Plan back = plan_from_json(plan_to_json(plan));
   EXPECT_EQ(plan_to_json(back), plan_to_json(plan));
-  EXPECT_EQ(back.ranks[2].ops[1].src_first, true);
-  EXPECT_EQ(back.ranks[2].ops[1].b, S(0, 8));
+  EXPECT_EQ(back.ops(2)[1].src_first, true);
+  EXPECT_EQ(back.ops(2)[1].b, S(0, 8));
+  EXPECT_EQ(back.ops(1)[1].round, 3U);
+  EXPECT_EQ(back.pacing, Pacing::delay_send);
+  EXPECT_EQ(back.pacing_latency, 2U);
 }
 
 TEST(PlanExport, JsonErrorsAreInputErrors) {

@@ -28,28 +28,40 @@ Op op(OpCode code, int peer, std::uint64_t bytes, std::vector<std::uint32_t> dep
   return o;
 }
 
-Plan empty_plan(int p, std::uint64_t bytes) {
-  Plan plan;
-  plan.op = "test";
-  plan.algo = "hand";
-  plan.p = p;
-  plan.bytes = bytes;
-  plan.user_bytes.assign(static_cast<std::size_t>(p), bytes);
-  plan.scratch_bytes.assign(static_cast<std::size_t>(p), 0);
-  plan.ranks.resize(static_cast<std::size_t>(p));
-  return plan;
+// A hand-made plan: its programs written directly, packed by plan() (tags numbered).
+struct Hand {
+  Plan meta;
+  std::vector<RankProgram> ranks;
+  [[nodiscard]] Plan plan() const {
+    Plan out = meta;
+    out.set_programs(ranks);
+    out.finalize();
+    return out;
+  }
+};
+
+Hand empty_plan(int p, std::uint64_t bytes) {
+  Hand h;
+  h.meta.op = "test";
+  h.meta.algo = "hand";
+  h.meta.p = p;
+  h.meta.bytes = bytes;
+  h.meta.user_bytes.assign(static_cast<std::size_t>(p), bytes);
+  h.meta.scratch_bytes.assign(static_cast<std::size_t>(p), 0);
+  h.ranks.resize(static_cast<std::size_t>(p));
+  return h;
 }
 
 // Broadcast plan from a parent array with children in send order: recv, then sends in order.
 Plan tree_plan(const std::vector<std::vector<int>>& children, int root, std::uint64_t bytes) {
   const int p = static_cast<int>(children.size());
-  Plan plan = empty_plan(p, bytes);
-  plan.root = root;
+  Hand plan = empty_plan(p, bytes);
+  plan.meta.root = root;
   std::vector<int> parent(static_cast<std::size_t>(p), -1);
   for (int v = 0; v < p; ++v)
     for (int c : children[v]) parent[c] = v;
   for (int v = 0; v < p; ++v) {
-    auto& ops = plan.ranks[v].ops;
+    auto& ops = plan.ranks[static_cast<std::size_t>(v)].ops;
     if (v != root) ops.push_back(op(OpCode::recv, parent[v], bytes));
     for (int c : children[v]) {
       std::vector<std::uint32_t> deps;
@@ -57,7 +69,7 @@ Plan tree_plan(const std::vector<std::vector<int>>& children, int root, std::uin
       ops.push_back(op(OpCode::send, c, bytes, deps));
     }
   }
-  return plan;
+  return plan.plan();
 }
 
 // Bruck §2.3's greedy λ-tree (two queues, ties to the old queue), built here independently of
@@ -108,11 +120,11 @@ Plan case_plan(int shape) {
     case 1: return tree_plan({{1}, {2}, {3}, {}}, 0, 11);
     case 2: return tree_plan({{1, 2}, {}, {}}, 0, 11);
     default: {
-      Plan plan = empty_plan(3, 1);
+      Hand plan = empty_plan(3, 1);
       plan.ranks[0].ops = {op(OpCode::recv, 1, 1), op(OpCode::recv, 2, 1)};
       plan.ranks[1].ops = {op(OpCode::send, 0, 1)};
       plan.ranks[2].ops = {op(OpCode::send, 0, 1)};
-      return plan;
+      return plan.plan();
     }
   }
 }
@@ -173,22 +185,22 @@ TEST(SendRecv, FlatDistributionOfCordsen) {
 TEST(LogGP, ReduceCostsComputationPerByte) {
   Machine m = load_machine("logp:5:2:3:0");
   m.reduce_us_per_byte = 0.25;
-  Plan plan = empty_plan(2, 8);
+  Hand plan = empty_plan(2, 8);
   plan.ranks[1].ops = {op(OpCode::send, 0, 8)};
   Op red = op(OpCode::reduce, -1, 8, {0});
   red.b = Region{Buffer::scratch, 0, 8};
   plan.ranks[0].ops = {op(OpCode::recv, 1, 8), red};
-  const SimResult r = simulate(plan, m);
+  const SimResult r = simulate(plan.plan(), m);
   // accept at 7 for o = 2 (G = 0): 9, then 8 bytes × 0.25 = 2
   EXPECT_DOUBLE_EQ(r.per_rank_us[0], 11);
 }
 
 // ---- mesh ----
 Plan one_message(int p, int from, int to, std::uint64_t bytes) {
-  Plan plan = empty_plan(p, bytes);
-  plan.ranks[from].ops = {op(OpCode::send, to, bytes)};
-  plan.ranks[to].ops = {op(OpCode::recv, from, bytes)};
-  return plan;
+  Hand plan = empty_plan(p, bytes);
+  plan.ranks[static_cast<std::size_t>(from)].ops = {op(OpCode::send, to, bytes)};
+  plan.ranks[static_cast<std::size_t>(to)].ops = {op(OpCode::recv, from, bytes)};
+  return plan.plan();
 }
 
 TEST(Mesh, WormholeThreeHops) {
@@ -206,12 +218,12 @@ TEST(Mesh, StoreAndForwardThreeHops) {
 TEST(Mesh, TwoWormsCrossingOneLink) {
   // 0→2 and 1→3 on a 1×4 line share link 1→2. The 1→3 worm takes it at t = 0 and finishes at
   // 2 + 10 = 12; the 0→2 worm arrives there at 1, waits holding 0→1 until 12, then 13 + 10 = 23.
-  Plan plan = empty_plan(4, 10);
+  Hand plan = empty_plan(4, 10);
   plan.ranks[0].ops = {op(OpCode::send, 2, 10)};
   plan.ranks[1].ops = {op(OpCode::send, 3, 10)};
   plan.ranks[2].ops = {op(OpCode::recv, 0, 10)};
   plan.ranks[3].ops = {op(OpCode::recv, 1, 10)};
-  const SimResult r = simulate(plan, mesh_machine({1, 4}, Switching::wormhole));
+  const SimResult r = simulate(plan.plan(), mesh_machine({1, 4}, Switching::wormhole));
   EXPECT_DOUBLE_EQ(r.per_rank_us[3], 12);
   EXPECT_DOUBLE_EQ(r.per_rank_us[2], 23);
 }
@@ -248,16 +260,16 @@ TEST(Mesh, SmallerThanPIsAnInputError) {
 }
 
 TEST(Plan, MissingReceiveIsAnInputError) {
-  Plan plan = empty_plan(2, 4);
+  Hand plan = empty_plan(2, 4);
   plan.ranks[0].ops = {op(OpCode::send, 1, 4)};
-  EXPECT_THROW((void)simulate(plan, load_machine("postal:2")), InputError);
+  EXPECT_THROW((void)simulate(plan.plan(), load_machine("postal:2")), InputError);
 }
 
 TEST(Plan, DeadlockIsAnInputError) {
-  Plan plan = empty_plan(2, 4);
+  Hand plan = empty_plan(2, 4);
   plan.ranks[0].ops = {op(OpCode::recv, 1, 4), op(OpCode::send, 1, 4, {0})};
   plan.ranks[1].ops = {op(OpCode::recv, 0, 4), op(OpCode::send, 0, 4, {0})};
-  EXPECT_THROW((void)simulate(plan, load_machine("postal:2")), InputError);
+  EXPECT_THROW((void)simulate(plan.plan(), load_machine("postal:2")), InputError);
 }
 
 // ---- determinism ----

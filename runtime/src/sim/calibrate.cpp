@@ -32,27 +32,29 @@ Plan bruck_experiment_plan(int experiment, int k, std::uint64_t bytes) {
   plan.bytes = bytes;
   plan.user_bytes.assign(static_cast<std::size_t>(k + 1), bytes);
   plan.scratch_bytes.assign(static_cast<std::size_t>(k + 1), 0);
-  plan.ranks.resize(static_cast<std::size_t>(k + 1));
-  auto& p0 = plan.ranks[0].ops;
+  std::vector<RankProgram> ranks(static_cast<std::size_t>(k + 1));
+  auto& p0 = ranks[0].ops;
   for (int i = 1; i <= k; ++i) {
     std::vector<std::uint32_t> deps;
     if (i > 1) deps.push_back(static_cast<std::uint32_t>(i - 2));
     p0.push_back(make(OpCode::send, i, bytes, deps));
   }
   p0.push_back(make(OpCode::recv, k, bytes, {static_cast<std::uint32_t>(k - 1)}));
-  auto& pk = plan.ranks[k].ops;
+  auto& pk = ranks[static_cast<std::size_t>(k)].ops;
   pk.push_back(make(OpCode::recv, 0, bytes));
   if (experiment == 1) {
     pk.push_back(make(OpCode::send, 0, bytes, {0}));
-    for (int i = 1; i < k; ++i) plan.ranks[i].ops.push_back(make(OpCode::recv, 0, bytes));
+    for (int i = 1; i < k; ++i) ranks[static_cast<std::size_t>(i)].ops.push_back(make(OpCode::recv, 0, bytes));
   } else {
     for (int i = k - 1; i >= 0; --i)
       pk.push_back(make(OpCode::send, i, bytes, {static_cast<std::uint32_t>(pk.size() - 1)}));
     for (int i = 1; i < k; ++i) {
-      plan.ranks[i].ops.push_back(make(OpCode::recv, 0, bytes));
-      plan.ranks[i].ops.push_back(make(OpCode::recv, k, bytes, {0}));
+      ranks[static_cast<std::size_t>(i)].ops.push_back(make(OpCode::recv, 0, bytes));
+      ranks[static_cast<std::size_t>(i)].ops.push_back(make(OpCode::recv, k, bytes, {0}));
     }
   }
+  plan.set_programs(std::move(ranks));
+  plan.finalize();
   return plan;
 }
 

@@ -79,7 +79,7 @@ class Engine {
     if (m_.kind == ModelKind::mesh) build_mesh();
     for (int r = 0; r < plan_.p; ++r) {
       std::vector<std::uint32_t> ready;
-      for (std::uint32_t j = 0; j < plan_.ranks[r].ops.size(); ++j)
+      for (std::uint32_t j = 0; j < plan_.ops(r).size(); ++j)
         if (remaining_[base_[r] + j] == 0) ready.push_back(base_[r] + j);
       push_ready_sorted(ready, 0.0);
     }
@@ -113,11 +113,11 @@ class Engine {
  private:
   // ---- plan ----
   void build_ops() {
-    if (plan_.p < 1 || static_cast<int>(plan_.ranks.size()) != plan_.p)
+    if (plan_.p < 1 || plan_.rank_count() != plan_.p)
       throw InputError("plan: p = " + std::to_string(plan_.p) + " but it has " +
-                       std::to_string(plan_.ranks.size()) + " rank programs");
+                       std::to_string(plan_.rank_count()) + " rank programs");
     base_.assign(static_cast<std::size_t>(plan_.p) + 1, 0);
-    for (int r = 0; r < plan_.p; ++r) base_[r + 1] = base_[r] + static_cast<std::uint32_t>(plan_.ranks[r].ops.size());
+    for (int r = 0; r < plan_.p; ++r) base_[r + 1] = base_[r] + static_cast<std::uint32_t>(plan_.ops(r).size());
     const std::uint32_t n = base_[plan_.p];
     remaining_.assign(n, 0);
     done_.assign(n, 0);
@@ -127,14 +127,14 @@ class Engine {
     op_rank_.resize(n);
     op_ptr_.resize(n);
     for (int r = 0; r < plan_.p; ++r)
-      for (std::uint32_t j = 0; j < plan_.ranks[r].ops.size(); ++j) {
+      for (std::uint32_t j = 0; j < plan_.ops(r).size(); ++j) {
         op_rank_[base_[r] + j] = r;
-        op_ptr_[base_[r] + j] = &plan_.ranks[r].ops[j];
+        op_ptr_[base_[r] + j] = plan_.ops(r)[j];
       }
     dep_off_.assign(n + 1, 0);
     // Dependents in CSR form; deps must point backwards within the rank.
     for (int r = 0; r < plan_.p; ++r) {
-      const auto& ops = plan_.ranks[r].ops;
+      const RankOps ops = plan_.ops(r);
       for (std::uint32_t j = 0; j < ops.size(); ++j) {
         remaining_[base_[r] + j] = static_cast<std::uint32_t>(ops[j].deps.size());
         for (std::uint32_t d : ops[j].deps) {
@@ -148,7 +148,7 @@ class Engine {
     dep_list_.assign(dep_off_[n], 0);
     std::vector<std::uint32_t> fill(dep_off_.begin(), dep_off_.end() - 1);
     for (int r = 0; r < plan_.p; ++r) {
-      const auto& ops = plan_.ranks[r].ops;
+      const RankOps ops = plan_.ops(r);
       for (std::uint32_t j = 0; j < ops.size(); ++j)
         for (std::uint32_t d : ops[j].deps) dep_list_[fill[base_[r] + d]++] = base_[r] + j;
     }
@@ -160,11 +160,11 @@ class Engine {
     std::vector<Key> sends, recvs;
     std::vector<std::uint32_t> count;
     for (int r = 0; r < plan_.p; ++r) {
-      const auto& ops = plan_.ranks[r].ops;
+      const RankOps ops = plan_.ops(r);
       // Per-peer counters for this rank, kept sparse via a sorted pass.
       std::vector<std::pair<int, std::uint32_t>> s_peers, r_peers;
       for (std::uint32_t j = 0; j < ops.size(); ++j) {
-        const Op& op = ops[j];
+        const OpView op = ops[j];
         if (op.code == OpCode::send || op.code == OpCode::recv) {
           if (op.peer < 0 || op.peer >= plan_.p || op.peer == r)
             throw InputError("plan: rank " + std::to_string(r) + " op " + std::to_string(j) +
@@ -201,8 +201,8 @@ class Engine {
         throw InputError("plan: receive " + std::to_string(recvs[j].k) + " at rank " + std::to_string(recvs[j].b) +
                          " from rank " + std::to_string(recvs[j].a) + " has no matching send");
       }
-      const Op& so = op_at(sends[i].op);
-      const Op& ro = op_at(recvs[j].op);
+      const OpView so = op_at(sends[i].op);
+      const OpView ro = op_at(recvs[j].op);
       if (so.a.bytes != ro.a.bytes)
         throw InputError("plan: message " + std::to_string(sends[i].a) + "->" + std::to_string(sends[i].b) +
                          " #" + std::to_string(sends[i].k) + " sends " + std::to_string(so.a.bytes) +
@@ -216,7 +216,7 @@ class Engine {
   }
 
   [[nodiscard]] int rank_of(std::uint32_t op) const { return op_rank_[op]; }
-  [[nodiscard]] const Op& op_at(std::uint32_t gop) const { return *op_ptr_[gop]; }
+  [[nodiscard]] const OpView& op_at(std::uint32_t gop) const { return op_ptr_[gop]; }
 
   // ---- events ----
   void push(double t, std::uint32_t a, EvKind k) { q_.push(Event{t, seq_++, a, k}); }
@@ -330,7 +330,7 @@ class Engine {
     const int r = rank_of(g);
     RankState& rs = ranks_[r];
     if (rs.blocked) return park(r, e);
-    const Op& op = op_at(g);
+    const OpView op = op_at(g);
     const double t = e.t;
     switch (op.code) {
       case OpCode::send: {
@@ -647,7 +647,7 @@ class Engine {
 
   std::vector<std::uint32_t> base_;
   std::vector<std::int32_t> op_rank_;
-  std::vector<const Op*> op_ptr_;
+  std::vector<OpView> op_ptr_;
   std::vector<std::uint32_t> ready_;  // scratch of complete(); push_ready_sorted() never re-enters it
   std::vector<std::uint32_t> remaining_;
   std::vector<std::uint8_t> done_, posted_, accepted_;

@@ -14,8 +14,16 @@
 //
 // Op j of a rank is labelled l<j>; sends and receives carry the plan's per-pair sequence
 // number as tag, so LogGOPSim matches them exactly as the plan's matching rule does; reduce and
-// copy become `calc <bytes>` (one time unit per byte); each dep becomes `l<j> requires l<d>`,
-// written after every op of the rank (txt2bin needs labels defined before use).
+// copy become `calc <t>`, t their CPU time (bytes × the time per byte of GoalExportOptions) in
+// the schedule's time unit; each dep becomes `l<j> requires l<d>`, written after every op of the
+// rank (txt2bin needs labels defined before use).
+//
+// The time unit is the machine's (the unit of its L, o, g, G); when a calc is not a whole
+// number of it, the schedule is written in 10^-3 or 10^-6 of it and says so in a comment that
+// postbox reads back, `// postbox: time-unit 1e-3` (LogGOPSim then needs L, o, g, G in that
+// unit). A paced plan (plan.hpp, Pacing) carries `// postbox: pacing delay-send 2` and
+// `// postbox: round R` after each paced op: GOAL has no such construct, so LogGOPSim runs the
+// schedule without the idles.
 #pragma once
 
 #include <string>
@@ -31,6 +39,12 @@ std::string plan_to_json(const Plan& plan);
 Plan plan_from_json(std::string_view text);
 
 std::string plan_to_dot(const Plan& plan);
-std::string plan_to_goal(const Plan& plan);
+
+struct GoalExportOptions {
+  double reduce_per_byte = 0;  // CPU time of reduce per byte, in the machine's unit (Machine::reduce_us_per_byte)
+  double copy_per_byte = 0;    // the same for copy (Machine::copy_us_per_byte)
+};
+// Negative or non-finite costs → InputError.
+std::string plan_to_goal(const Plan& plan, const GoalExportOptions& options = {});
 
 }  // namespace postbox
