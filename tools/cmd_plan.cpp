@@ -10,6 +10,7 @@
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/plan.hpp"
 #include "postbox/runtime/plan_export.hpp"
+#include "postbox/runtime/sim/machine.hpp"
 
 namespace postbox::cli {
 
@@ -23,6 +24,7 @@ namespace {
 struct ExportArgs {
   std::shared_ptr<PlanSelection> sel;
   std::string format = "goal";
+  std::string machine;  // goal: calc = reduce/copy time on this machine
 };
 
 struct CheckArgs {
@@ -31,8 +33,15 @@ struct CheckArgs {
 };
 
 void do_export(const ExportArgs& a) {
+  if (!a.machine.empty() && a.format != "goal") throw InputError("--machine applies to --format goal");
+  GoalExportOptions goal;
+  if (!a.machine.empty()) {
+    const sim::Machine m = sim::load_machine(a.machine);
+    goal.reduce_per_byte = m.reduce_us_per_byte;
+    goal.copy_per_byte = m.copy_us_per_byte;
+  }
   const Plan plan = build_plan(selection_request(*a.sel));
-  if (a.format == "goal") std::cout << plan_to_goal(plan);
+  if (a.format == "goal") std::cout << plan_to_goal(plan, goal);
   else if (a.format == "json") std::cout << plan_to_json(plan) << '\n';
   else if (a.format == "dot") std::cout << plan_to_dot(plan);
   else throw InputError("--format must be goal, json or dot, got '" + a.format + "'");
@@ -70,6 +79,9 @@ void register_plan(CLI::App& app) {
                   "goal (LogGOPSim's schedule language, accepted by its txt2bin), json (lossless, readable by "
                   "plan check --file) or dot (Graphviz)")
       ->capture_default_str();
+  exp->add_option("--machine", ex->machine,
+                  "goal: write each reduce and copy as calc of its CPU time on this machine (model string, profile "
+                  "name or file; default: 0, as the model strings charge)");
   exp->callback([ex] { do_export(*ex); });
 
   auto ck = std::make_shared<CheckArgs>();

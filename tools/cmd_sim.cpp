@@ -1,5 +1,9 @@
 // postbox sim: run one collective plan on an emulated machine (docs/emulator.md).
+#include <charconv>
 #include <chrono>
+#include <filesystem>
+#include <sstream>
+#include <string_view>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -10,6 +14,8 @@
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/rational.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/goal_parse.hpp"
+#include "postbox/runtime/sim/schedule.hpp"
 #include "postbox/runtime/sim/calibrate.hpp"
 #include "sim_common.hpp"
 
@@ -74,45 +80,88 @@ struct SimArgs {
   std::string p_text = "2";
   bool json = false;
   std::string trace;
+  std::string goal;
+  CLI::App* cmd = nullptr;
 };
+
+// A double as nlohmann::json writes it (shortest round trip, integral values with ".0").
+void put_double(std::string& out, double v) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  std::string_view text(buf, static_cast<std::size_t>(end - buf));
+  out += text;
+  if (text.find_first_of(".eEn") == std::string_view::npos) out += ".0";
+}
 
 void run_sim(const SimArgs& a) {
   SimSpec spec = a.spec;
-  spec.p = parse_positive("p", a.p_text);
-  if (spec.bytes < 0) throw InputError("--bytes must not be negative");
-  const sim::Machine m = resolve_machine(spec);
-  const Plan plan = make_sim_plan(spec, m);
+  const auto t_start = std::chrono::steady_clock::now();
+  sim::Schedule schedule;
+  sim::Machine m;
+  if (!a.goal.empty()) {
+    for (const char* opt : {"--op", "--algo", "--p", "--bytes", "--alpha", "--lambda"})
+      if (a.cmd->count(opt) > 0) throw InputError(std::string("--goal takes the schedule from its file; drop ") + opt);
+    std::ifstream in(a.goal, std::ios::binary);
+    if (!in) throw InputError("cannot read --goal file '" + a.goal + "'");
+    std::ostringstream text;
+    text << in.rdbuf();
+    schedule = sim::schedule_of_goal(parse_goal(text.str()), std::filesystem::path(a.goal).filename().string());
+    spec.p = schedule.p;
+    m = resolve_machine(spec);
+  } else {
+    spec.p = parse_positive("p", a.p_text);
+    if (spec.bytes < 0) throw InputError("--bytes must not be negative");
+    m = resolve_machine(spec);
+    schedule = sim::schedule_of(make_sim_plan(spec, m));  // the plan is not needed past here
+  }
   sim::SimOptions opt;
   opt.trace = !a.trace.empty();
-  const auto t_start = std::chrono::steady_clock::now();
-  const sim::SimResult r = sim::simulate(plan, m, opt);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  const auto t_sim = std::chrono::steady_clock::now();
+  const sim::SimResult r = sim::simulate(schedule, m, opt);
+  const auto t_end = std::chrono::steady_clock::now();
+  const double build_s = std::chrono::duration<double>(t_sim - t_start).count();
+  const double wall = std::chrono::duration<double>(t_end - t_sim).count();
   const double eps = wall > 0 ? static_cast<double>(r.events) / wall : 0.0;
   if (!a.trace.empty()) {
     std::ofstream out(a.trace, std::ios::binary);
     if (!out) throw InputError("cannot write --trace file '" + a.trace + "'");
-    sim::write_chrome_trace(out, r, plan, m);
+    sim::write_chrome_trace(out, r, schedule, m);
   }
   if (a.json) {
     nlohmann::json j;
     j["machine"] = spec.machine;
-    j["op"] = plan.op;
-    j["algo"] = plan.algo;
-    j["p"] = plan.p;
-    j["bytes"] = spec.bytes;
+    j["op"] = schedule.op;
+    j["algo"] = schedule.algo;
+    j["p"] = schedule.p;
+    j["bytes"] = a.goal.empty() ? spec.bytes : static_cast<std::int64_t>(schedule.bytes);
     j["time_us"] = r.time_us;
+    j["time_ticks"] = r.time_ticks;  // exact: 10^-6 of the model's unit (docs/emulator.md)
+    j["messages"] = r.messages;
     j["events"] = r.events;
     j["events_per_s"] = eps;  // the only field that depends on the host's speed
-    j["per_rank_us"] = r.per_rank_us;
-    print_json(j);
+    j["per_rank_us"] = nullptr;
+    // per_rank_us is written here, not through nlohmann::json: 10^7 ranks would take GiBs there.
+    const std::string head = j.dump(2);
+    const std::string key = "\"per_rank_us\": null";
+    const std::size_t at = head.find(key);
+    std::string body;
+    body.reserve(r.per_rank_us.size() * 12 + 16);
+    body += "\"per_rank_us\": [";
+    for (std::size_t i = 0; i < r.per_rank_us.size(); ++i) {
+      body += i == 0 ? "\n    " : ",\n    ";
+      put_double(body, r.per_rank_us[i]);
+    }
+    body += r.per_rank_us.empty() ? "]" : "\n  ]";
+    std::cout << head.substr(0, at) << body << head.substr(at + key.size()) << '\n';
     return;
   }
-  std::printf("machine %s, %s/%s, p = %d, %lld bytes\n", spec.machine.c_str(), plan.op.c_str(), plan.algo.c_str(),
-              plan.p, static_cast<long long>(spec.bytes));
+  std::printf("machine %s, %s/%s, p = %d, %lld bytes\n", spec.machine.c_str(), schedule.op.c_str(), schedule.algo.c_str(),
+              schedule.p, static_cast<long long>(a.goal.empty() ? spec.bytes : static_cast<std::int64_t>(schedule.bytes)));
   std::printf("time     %.3f %s\n", r.time_us, m.kind == sim::ModelKind::postal ? "(units of one send)" : "us");
   std::printf("messages %llu, packets %llu, events %llu (%.3g events/s)\n",
               static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.packets),
               static_cast<unsigned long long>(r.events), eps);
+  std::printf("wall     %.2f s building the schedule, %.2f s simulating\n", build_s, wall);
 }
 
 }  // namespace
@@ -122,8 +171,10 @@ void register_sim(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "sim",
       "Run a collective on an emulated machine in virtual time (deterministic discrete-event simulation).\n"
-      "MACHINE is postal:L, sr:S:R, logp:L:o:g:G (microseconds, G per byte), a profile name\n"
-      "(delta, paragon, t3d, manna, local) or a profile file. See docs/emulator.md.");
+      "MACHINE is postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C] (microseconds; G and C per byte, C the CPU\n"
+      "time of reduce and copy, default 0), a profile name (delta, paragon, t3d, manna, local) or a profile\n"
+      "file. The schedule is a plan (--op/--algo/--p/--bytes) or a GOAL file (--goal). See docs/emulator.md.");
+  args->cmd = sub;
   sub->add_option("--machine", args->spec.machine, "Machine: model string, profile name or profile file")->required();
   sub->add_option("--op", args->spec.op, "Operation: bcast, reduce, gather, allreduce, ...")->capture_default_str();
   sub->add_option("--algo", args->spec.algo, "Algorithm of the plan registry (docs/plans.md), e.g. binomial, lambda, greedy, fibo, flat")
@@ -136,7 +187,10 @@ void register_sim(CLI::App& app) {
   sub->add_option("--mesh", args->spec.mesh, "Mesh (sub)partition RxC or AxBxC, replacing the profile's dims");
   sub->add_option("--placement", args->spec.placement, "Rank placement: row-major, snake, random, list:N,N,...");
   sub->add_option("--seed", args->spec.seed, "Seed of the random placement")->capture_default_str();
-  sub->add_flag("--json", args->json, "Print JSON: machine, op, algo, p, bytes, time_us, events, events_per_s, per_rank_us");
+  sub->add_option("--goal", args->goal,
+                  "Run a schedule in LogGOPSim's GOAL language instead of a plan (calc values in the machine's unit)");
+  sub->add_flag("--json", args->json,
+                "Print JSON: machine, op, algo, p, bytes, time_us, time_ticks, messages, events, events_per_s, per_rank_us");
   sub->add_option("--trace", args->trace, "Write a Chrome trace-event JSON file (open in Perfetto)");
   sub->callback([args] { run_sim(*args); });
 }

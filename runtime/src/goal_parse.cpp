@@ -50,6 +50,20 @@ std::int64_t to_int(const std::string& s, int lineno, const char* what) {
   return v;
 }
 
+// The words of a directive, split at blanks.
+std::vector<std::string> tokenize_words(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r')) ++i;
+    std::size_t j = i;
+    while (j < text.size() && text[j] != ' ' && text[j] != '\t' && text[j] != '\r') ++j;
+    if (j > i) out.emplace_back(text.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
 bool is_int(const std::string& s) {
   if (s.empty()) return false;
   const std::size_t start = s[0] == '-' ? 1 : 0;
@@ -66,6 +80,7 @@ GoalSchedule parse_goal(std::string_view text) {
   bool have_num_ranks = false;
   GoalRank* current = nullptr;
   std::set<std::string> labels;
+  std::set<int> seen_ranks;
   bool in_block_comment = false;
   int lineno = 0;
   std::size_t pos = 0;
@@ -74,8 +89,9 @@ GoalSchedule parse_goal(std::string_view text) {
     std::string line(text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos));
     pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
     ++lineno;
-    // Strip comments.
+    // Strip comments, keeping a `// postbox:` directive.
     std::string clean;
+    std::string directive;
     for (std::size_t i = 0; i < line.size(); ++i) {
       if (in_block_comment) {
         if (line.compare(i, 2, "*/") == 0) {
@@ -84,7 +100,12 @@ GoalSchedule parse_goal(std::string_view text) {
         }
         continue;
       }
-      if (line.compare(i, 2, "//") == 0) break;
+      if (line.compare(i, 2, "//") == 0) {
+        std::string_view rest = std::string_view(line).substr(i + 2);
+        while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+        if (rest.starts_with("postbox:")) directive = std::string(rest.substr(8));
+        break;
+      }
       if (line.compare(i, 2, "/*") == 0) {
         in_block_comment = true;
         ++i;
@@ -97,6 +118,37 @@ GoalSchedule parse_goal(std::string_view text) {
     auto fail = [&](const std::string& what) -> void {
       throw InputError("GOAL line " + std::to_string(lineno) + ": " + what);
     };
+    // A directive: time-unit and pacing stand alone; round follows an op on its line.
+    std::uint32_t round = 0;
+    if (!directive.empty()) {
+      const auto words = tokenize_words(directive);
+      if (words.size() == 2 && words[0] == "time-unit") {
+        if (!toks.empty()) fail("'time-unit' must be on a line of its own");
+        const std::string& u = words[1];
+        if (u == "1") {
+          sched.time_unit_exp = 0;
+        } else if (u.size() == 4 && u.starts_with("1e-") && u[3] >= '0' && u[3] <= '6') {
+          sched.time_unit_exp = u[3] - '0';
+        } else {
+          fail("time-unit must be 1 or 1e-K with K in 0..6, got '" + u + "'");
+        }
+      } else if (words.size() == 3 && words[0] == "pacing") {
+        if (!toks.empty()) fail("'pacing' must be on a line of its own");
+        if (words[1] == "delay-receive") sched.pacing = Pacing::delay_receive;
+        else if (words[1] == "delay-send") sched.pacing = Pacing::delay_send;
+        else fail("pacing must be delay-receive or delay-send, got '" + words[1] + "'");
+        const auto L = to_int(words[2], lineno, "the pacing latency");
+        if (L < 1 || L > (1 << 20)) fail("the pacing latency must be in 1..2^20");
+        sched.pacing_latency = static_cast<std::uint32_t>(L);
+      } else if (words.size() == 2 && words[0] == "round") {
+        const auto r = to_int(words[1], lineno, "a round");
+        if (r < 1 || r > (std::int64_t{1} << 31)) fail("a round must be at least 1");
+        round = static_cast<std::uint32_t>(r);
+      } else {
+        fail("unknown postbox directive '" + directive + "' (time-unit, pacing, round)");
+      }
+    }
+    bool took_round = round == 0;
     auto next = [&](const char* what) -> const std::string& {
       if (t >= toks.size()) fail(std::string("expected ") + what + " at the end of the line");
       return toks[t++];
@@ -107,7 +159,7 @@ GoalSchedule parse_goal(std::string_view text) {
         if (tok == "num_ranks") {
           ++t;
           const auto n = to_int(next("an integer"), lineno, "the number of ranks");
-          if (n < 1 || n > (std::int64_t{1} << 30)) fail("num_ranks must be at least 1");
+          if (n < 1 || n > (std::int64_t{1} << 30)) fail("num_ranks must be in 1..2^30");
           sched.num_ranks = static_cast<int>(n);
           have_num_ranks = true;
         } else if (tok == "rank") {
@@ -116,6 +168,7 @@ GoalSchedule parse_goal(std::string_view text) {
           if (next("'{'") != "{") fail("expected '{' after the rank number");
           if (!have_num_ranks) fail("rank block before num_ranks");
           if (r < 0 || r >= sched.num_ranks) fail("rank " + std::to_string(r) + " is outside 0..num_ranks-1");
+          if (!seen_ranks.insert(static_cast<int>(r)).second) fail("rank " + std::to_string(r) + " is given twice");
           sched.ranks.push_back(GoalRank{static_cast<int>(r), {}, {}});
           current = &sched.ranks.back();
           labels.clear();
@@ -190,8 +243,12 @@ GoalSchedule parse_goal(std::string_view text) {
         fail("expected 'send', 'recv' or 'calc', got '" + kind + "'");
       }
       if (t != toks.size()) fail("unexpected '" + toks[t] + "' at the end of an operation");
+      op.line = lineno;
+      op.round = round;
+      took_round = true;
       current->ops.push_back(std::move(op));
     }
+    if (!took_round) fail("'round' must follow an operation on its line");
   }
   if (current != nullptr) throw InputError("GOAL: rank " + std::to_string(current->rank) + " is not closed with '}'");
   if (!have_num_ranks) throw InputError("GOAL: no num_ranks line");

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -23,6 +24,7 @@
 
 #include "mailbox_ring.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/internal/memory.hpp"
 
 namespace postbox {
 namespace {
@@ -78,13 +80,15 @@ Access access_of(const OpView& op) {
 // enough both to check ordering and to derive the transitively reduced deps.
 class Sweep {
  public:
-  Sweep() : maps_{Map(&pool_), Map(&pool_)} {}
+  Sweep() : pool_(buffer_, sizeof buffer_), maps_{Map(&pool_), Map(&pool_)} {}
+  Sweep(const Sweep&) = delete;
+  Sweep& operator=(const Sweep&) = delete;
 
   void clear() {
     maps_[0].clear();
     maps_[1].clear();
     readers_.clear();
-    pool_.release();
+    pool_.release();  // back to buffer_: a rank with few segments never calls malloc
   }
 
   // Appends op j's candidates to `out` (unsorted, possibly repeated), then records j.
@@ -161,7 +165,8 @@ class Sweep {
     for (auto it = cover(m, g.offset, hi); it != m.end() && it->first < hi; ++it) f(it->second);
   }
 
-  std::pmr::unsynchronized_pool_resource pool_;
+  alignas(std::max_align_t) std::byte buffer_[16384];
+  std::pmr::monotonic_buffer_resource pool_;
   Map maps_[2];
   std::vector<Reader> readers_;
 };
@@ -513,17 +518,25 @@ PlanDraft::PlanDraft(std::string op, std::string algo, int p, int root, std::uin
 }
 
 std::uint32_t PlanDraft::intern(const Region& g) {
-  if (last_id_ != ~0U && g == last_region_) return last_id_;
+  for (int i = 0; i < 2; ++i)
+    if (last_id_[i] != ~0U && g == last_region_[i]) return last_id_[i];
   const auto [it, fresh] = ids_.try_emplace(g, static_cast<std::uint32_t>(plan_.regions_.size()));
   if (fresh) plan_.regions_.push_back(g);
-  last_region_ = g;
-  last_id_ = it->second;
-  return last_id_;
+  last_region_[1] = last_region_[0];
+  last_id_[1] = last_id_[0];
+  last_region_[0] = g;
+  last_id_[0] = it->second;
+  return it->second;
 }
 
 void PlanDraft::push(int r, OpCode code, int peer, Region a, Region b, bool src_first, std::uint32_t round) {
   PB_CHECK(r >= 0 && r < plan_.p, "PlanDraft: rank " + std::to_string(r) + " outside 0.." + std::to_string(plan_.p - 1));
   if (recs_.size() >= kMaxCount) (void)checked_count(recs_.size() + 1, "ops");
+  // A plan that grows faster than its p (all-to-all, p·log p combines) is checked as it grows:
+  // finishing it needs about 60 bytes per op more than the draft's 28.
+  if ((recs_.size() & ((std::size_t{1} << 22) - 1)) == 0 && !recs_.empty())
+    internal::require_memory(recs_.size() * 88, "the plan " + plan_.op + "/" + plan_.algo + " (" +
+                                                    std::to_string(recs_.size()) + " ops so far)");
   const std::uint32_t ia = intern(a);
   const std::uint32_t ib = intern(b);
   if (!rank_.empty() && r < rank_.back()) sorted_ = false;

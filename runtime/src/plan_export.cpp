@@ -187,8 +187,9 @@ std::string plan_to_goal(const Plan& plan, const GoalExportOptions& options) {
   out << "// postbox plan: op " << plan.op << ", algo " << plan.algo << ", p " << plan.p << ", root " << plan.root
       << ", " << plan.bytes << " bytes\n";
   if (unit != sim::kTicksPerUnit) {
-    out << "// postbox: time-unit " << (unit == 1000 ? "1e-3" : "1e-6")
-        << " (calc values; give LogGOPSim L, o, g, G in this unit)\n";
+    out << "// calc values are in " << (unit == 1000 ? "10^-3" : "10^-6")
+        << " of the machine's unit: give LogGOPSim L, o, g, G in that unit\n";
+    out << "// postbox: time-unit " << (unit == 1000 ? "1e-3" : "1e-6") << "\n";
   }
   if (plan.pacing != Pacing::none) out << "// postbox: pacing " << to_string(plan.pacing) << " " << plan.pacing_latency << "\n";
   out << "num_ranks " << plan.p << "\n";

@@ -10,9 +10,13 @@
 #include <utility>
 #include <vector>
 
+#include "../collectives/algo_table.hpp"
+#include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/postal.hpp"
 #include "postbox/collectives/rational.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/goal_parse.hpp"
+#include "postbox/runtime/plan_export.hpp"
 #include "postbox/runtime/sim/calibrate.hpp"
 #include "postbox/runtime/sim/machine.hpp"
 
@@ -311,6 +315,215 @@ TEST(Calibrate, RecoversTheModelsLambda) {
 }
 
 TEST(Calibrate, RejectsTooFewK) { EXPECT_THROW((void)measure_lambda(load_machine("postal:2"), 8, 3, 3), InputError); }
+
+
+// ---- the two disciplines, and work proportional to the schedule (issue 14) ----
+
+Machine small_delta() {
+  Machine m = load_machine("delta");
+  m.mesh.dims = {4, 4};
+  return m;
+}
+
+std::vector<Machine> machines_for_checks() {
+  return {load_machine("postal:2.5"), load_machine("sr:27:88"), load_machine("logp:5:2:3:0.5:0.25"),
+          load_machine("logp:3:2:0.5:0.004"), small_delta()};
+}
+
+PlanRequest plan_request(const char* op, const char* algo, int p, std::int64_t bytes) {
+  PlanRequest req;
+  req.op = op;
+  req.algo = algo;
+  req.p = p;
+  req.bytes = bytes;
+  req.elem_bytes = 8;
+  req.lambda = Rational(5, 2);
+  return req;
+}
+
+// Every built-in plan, the C3 all-to-all and an s-to-p plan: the per-rank queues reproduce the
+// put-back loop of the first landing exactly (same finishing tick of every rank, same events);
+// and the work is one event per op start and per message (ops + messages, plus the network's
+// steps on a mesh), however many events wait at once.
+TEST(Disciplines, PerRankQueuesEqualThePutBackLoop) {
+  std::vector<PlanRequest> reqs;
+  for (const auto& a : testing_support::kAlgos)
+    for (int p : {1, 2, 7, 13}) reqs.push_back(plan_request(a.op, a.algo, p, 64));
+  reqs.push_back(plan_request("all-to-all", "1-lev-dir", 16, 64));
+  reqs.push_back(plan_request("all-to-all", "2-lev-rc", 16, 64));
+  PlanRequest s2p = plan_request("s2p", "br-xy-source", 16, 64);
+  s2p.params["mesh"] = "4x4";
+  s2p.params["sources"] = "5";
+  reqs.push_back(s2p);
+  for (const PlanRequest& req : reqs) {
+    const Plan plan = build_plan(req);
+    const Schedule sched = schedule_of(plan);
+    for (const Machine& m : machines_for_checks()) {
+      SCOPED_TRACE(req.op + "/" + req.algo + " p=" + std::to_string(req.p) + " on " + m.name);
+      SimOptions ref;
+      ref.reference_queue = true;
+      const SimResult a = simulate(sched, m);
+      const SimResult b = simulate(sched, m, ref);
+      EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
+      EXPECT_EQ(a.events, b.events);
+      EXPECT_EQ(a.postponed, 0U);
+      if (m.kind != ModelKind::mesh) EXPECT_EQ(a.events, sched.ops() + a.messages);
+    }
+  }
+}
+
+// The regression of issue 14: a flat broadcast made O(p) events per message and the C3
+// all-to-all about 384. Now ops + messages, exactly: 3 per message.
+TEST(Disciplines, EventsGrowLinearlyWithMessages) {
+  for (const auto& [op, algo] : {std::pair{"bcast", "flat"}, std::pair{"all-to-all", "1-lev-dir"}}) {
+    for (int p : {16, 32, 64}) {
+      const Schedule sched = schedule_of(build_plan(plan_request(op, algo, p, 8)));
+      const SimResult r = simulate(sched, load_machine("postal:2"));
+      SCOPED_TRACE(std::string(op) + " p=" + std::to_string(p));
+      EXPECT_EQ(r.events, sched.ops() + r.messages);
+      EXPECT_LT(r.events, 4 * r.messages + static_cast<std::uint64_t>(p));
+      SimOptions ref;
+      ref.reference_queue = true;
+      // The put-back loop handles the same events plus O(p) put-backs per message.
+      const SimResult b = simulate(sched, load_machine("postal:2"), ref);
+      EXPECT_GT(b.postponed, r.messages * static_cast<std::uint64_t>(p) / 8);
+    }
+  }
+}
+
+// ---- exact time (issue 14) ----
+
+// The same machine in µs and in ns strings: with doubles the first gave 79.828 µs and the
+// second 73 736 (1-ulp differences broke ties the other way). Ticks are exact.
+TEST(ExactTime, SameAnswerInAnyUnit) {
+  const Plan plan = build_plan(plan_request("allreduce", "recursive-doubling", 19, 1024));
+  const SimResult us = simulate(plan, load_machine("logp:3:2:0.5:0.004"));
+  const SimResult ns = simulate(plan, load_machine("logp:3000:2000:500:4"));
+  EXPECT_EQ(us.time_ticks * 1000, ns.time_ticks);
+  EXPECT_EQ(us.time_ticks, 73'736'000);  // 73.736 µs, what LogGOPSim gives in ns
+  for (int r = 0; r < 19; ++r) EXPECT_EQ(us.per_rank_ticks[r] * 1000, ns.per_rank_ticks[r]) << r;
+  const Plan flat = build_plan(plan_request("bcast", "flat", 19, 4));
+  EXPECT_EQ(simulate(flat, load_machine("sr:0.027:0.088")).time_ticks * 1000, simulate(flat, load_machine("sr:27:88")).time_ticks);
+}
+
+// Tie-break: two messages arrive at rank 1 in the same tick; the one whose event was created
+// first (rank 0's send: ready ops are created rank by rank) is accepted first, the other after
+// the receive gap.
+TEST(ExactTime, TiesGoToTheEventCreatedFirst) {
+  SimOptions opt;
+  opt.trace = true;
+  const SimResult r = simulate(case_plan(3), load_machine("logp:5:2:3:0"), opt);
+  std::vector<std::pair<double, int>> accepts;
+  for (const Span& s : r.rank_spans)
+    if (s.track == 0 && s.what == 1) accepts.emplace_back(s.begin_us, s.peer);
+  ASSERT_EQ(accepts.size(), 2U);
+  EXPECT_EQ(accepts[0], (std::pair<double, int>{7, 1}));
+  EXPECT_EQ(accepts[1], (std::pair<double, int>{10, 2}));
+}
+
+TEST(ExactTime, ModelStringsCarryTheComputationCost) {
+  Machine m = load_machine("logp:5:2:3:0:0.25");
+  EXPECT_EQ(m.reduce_us_per_byte, 0.25);
+  EXPECT_EQ(m.copy_us_per_byte, 0.25);
+  EXPECT_EQ(load_machine("postal:2:0.5").reduce_us_per_byte, 0.5);
+  EXPECT_EQ(load_machine("sr:1:2:3").copy_us_per_byte, 3);
+  EXPECT_EQ(load_machine("logp:5:2:3:0").reduce_us_per_byte, 0);
+  EXPECT_THROW((void)load_machine("logp:5:2:3:0:1:2"), InputError);
+  EXPECT_THROW((void)load_machine("postal:2:-1"), InputError);
+}
+
+// ---- GOAL schedules (issue 14) ----
+
+SimResult run_goal(const std::string& text, const char* machine) {
+  return simulate(schedule_of_goal(parse_goal(text)), load_machine(machine));
+}
+
+// logp:5:2:3:0 (L 5, o 2, g 3): rank 0's tag-5 message arrives at 7, rank 1's tag-7 one at 17
+// (after calc 10). Rank 2's any-source any-tag receive was posted first, so it takes the first
+// message (accepted 7..9); the tag-7 receive takes the second (17..19); calc 3 ends at 22.
+TEST(Goal, AnySourceAndTagMatchInPostingOrder) {
+  const SimResult r = run_goal(
+      "num_ranks 3\nrank 0 {\nl1: send 8b to 2 tag 5\n}\nrank 1 {\nl1: calc 10\nl2: send 8b to 2 tag 7\nl2 requires l1\n}\n"
+      "rank 2 {\nl1: recv 8b from -1 tag -1\nl2: recv 8b from -1 tag 7\nl3: calc 3\nl3 requires l1\nl3 requires l2\n}\n",
+      "logp:5:2:3:0");
+  EXPECT_EQ(r.per_rank_ticks, (std::vector<Ticks>{2'000'000, 12'000'000, 22'000'000}));
+  EXPECT_EQ(r.events, 6U + 2U);  // one per op start, one per message accepted
+  // The other way round the tag-7 message would take the any receive and leave the tag-5 one
+  // unmatched: an error naming the receive that never completes.
+  EXPECT_THROW((void)run_goal("num_ranks 2\nrank 0 {\nl1: send 8b to 1 tag 7\nl2: send 8b to 1 tag 5\n}\n"
+                              "rank 1 {\nl1: recv 8b from -1 tag -1\nl2: recv 8b from 0 tag 7\nl2 requires l1\n}\n",
+                              "postal:2"),
+               InputError);
+}
+
+// irequires: l2 may start once l1 has started. With it the exchange completes; with requires
+// both ranks wait for a receive whose send waits for it.
+TEST(Goal, IrequiresStartsWithTheOtherOp) {
+  const std::string body =
+      "rank 0 {\nl1: recv 8b from 1 tag 0\nl2: send 8b to 1 tag 0\nl2 %s l1\n}\n"
+      "rank 1 {\nl1: recv 8b from 0 tag 0\nl2: send 8b to 0 tag 0\nl2 %s l1\n}\n";
+  auto text = [&](const char* dep) {
+    std::string t = "num_ranks 2\n" + body;
+    for (int i = 0; i < 2; ++i) t.replace(t.find("%s"), 2, dep);
+    return t;
+  };
+  const SimResult r = run_goal(text("irequires"), "postal:2");
+  EXPECT_EQ(r.time_ticks, 2'000'000);  // both post at 0 and send at 0; the messages are usable at λ = 2
+  try {
+    (void)run_goal(text("requires"), "postal:2");
+    FAIL() << "a deadlock ran";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("GOAL line 3: rank 0 op l1 (recv) never completes"), std::string::npos) << e.what();
+  }
+}
+
+struct GoalBadRun {
+  const char* text;
+  const char* expect;
+};
+class GoalRunBad : public ::testing::TestWithParam<GoalBadRun> {};
+TEST_P(GoalRunBad, IsOneLineNamingTheLine) {
+  try {
+    (void)run_goal(GetParam().text, "postal:2");
+    FAIL() << "ran";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(GetParam().expect), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+  }
+}
+INSTANTIATE_TEST_SUITE_P(
+    Cases, GoalRunBad,
+    ::testing::Values(GoalBadRun{"num_ranks 2\nrank 0 {\nl1: send 8b to 1 tag 3\n}\n", "GOAL line 3: rank 0 op l1 (send) to 1 (tag 3) is never received"},
+                      GoalBadRun{"num_ranks 2\nrank 0 {\nl1: send 8b to 1 tag -1\n}\n", "GOAL line 3: a send needs a tag"},
+                      GoalBadRun{"num_ranks 2\nrank 0 {\nl1: send 16b to 1\n}\nrank 1 {\nl1: recv 8b from 0\n}\n",
+                                 "GOAL line 6: rank 1 op l1 (recv) receives 8 bytes but the message from 0 (tag 0) has 16"},
+                      GoalBadRun{"num_ranks 1\nrank 0 {\nl1: calc 1\nl2: calc 1\nl1 requires l2\nl2 requires l1\n}\n",
+                                 "never completes"},
+                      GoalBadRun{"num_ranks 2\nrank 0 {\n// postbox: round 3\n}\n", "GOAL line 3: 'round' must follow"},
+                      GoalBadRun{"num_ranks 2\n// postbox: time-unit 1e-9\n", "GOAL line 2: time-unit must be"},
+                      GoalBadRun{"num_ranks 2\n// postbox: warp 9\n", "unknown postbox directive"},
+                      GoalBadRun{"num_ranks 2\nrank 0 {\n}\nrank 0 {\n}\n", "GOAL line 4: rank 0 is given twice"}));
+
+// plan export --format goal, read back and run, gives the plan's time: every built-in plan, on
+// every kind of model, with a reduce cost that needs the finer time unit.
+TEST(Goal, ExportedPlansRunAsThePlan) {
+  std::vector<Machine> ms = machines_for_checks();
+  ms.push_back(load_machine("logp:3:2:0.5:0.004:0.001"));
+  for (const auto& a : testing_support::kAlgos) {
+    for (int p : {2, 5, 13}) {
+      const Plan plan = build_plan(plan_request(a.op, a.algo, p, 1024));
+      for (const Machine& m : ms) {
+        SCOPED_TRACE(std::string(a.op) + "/" + a.algo + " p=" + std::to_string(p) + " on " + m.name);
+        GoalExportOptions opt;
+        opt.reduce_per_byte = m.reduce_us_per_byte;
+        opt.copy_per_byte = m.copy_us_per_byte;
+        const SimResult from_goal = simulate(schedule_of_goal(parse_goal(plan_to_goal(plan, opt))), m);
+        const SimResult from_plan = simulate(plan, m);
+        EXPECT_EQ(from_goal.per_rank_ticks, from_plan.per_rank_ticks);
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace postbox::sim

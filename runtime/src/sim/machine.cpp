@@ -363,9 +363,19 @@ Machine load_machine(std::string_view spec) {
   if (spec.empty()) throw InputError("--machine is empty");
   const auto parts = split(spec, ':');
   const std::string s(spec);
+  // Model strings: the model's numbers, then optionally C, the CPU time per byte of reduce
+  // and copy (default 0), all in the model's unit.
+  auto cost_per_byte = [&](Machine& m, std::size_t at, const char* form) {
+    if (parts.size() == at + 1) {
+      m.reduce_us_per_byte = m.copy_us_per_byte = parse_number(parts[at], std::string(form) + " C");
+    } else if (parts.size() != at) {
+      throw InputError(std::string("machine '") + form + "' takes " + std::to_string(at - 1) + " or " +
+                       std::to_string(at) + " numbers, got '" + s + "'");
+    }
+  };
   if (parts[0] == "postal") {
-    if (parts.size() != 2) throw InputError("machine 'postal:L' takes one number, got '" + s + "'");
     Machine m;
+    cost_per_byte(m, 2, "postal:L[:C]");
     m.name = s;
     m.kind = ModelKind::postal;
     m.lambda = parse_number(parts[1], "postal λ");
@@ -373,8 +383,8 @@ Machine load_machine(std::string_view spec) {
     return m;
   }
   if (parts[0] == "sr") {
-    if (parts.size() != 3) throw InputError("machine 'sr:S:R' takes two numbers, got '" + s + "'");
     Machine m;
+    cost_per_byte(m, 3, "sr:S:R[:C]");
     m.name = s;
     m.kind = ModelKind::send_recv;
     m.send_us = parse_number(parts[1], "sr send latency S");
@@ -383,8 +393,8 @@ Machine load_machine(std::string_view spec) {
     return m;
   }
   if (parts[0] == "logp") {
-    if (parts.size() != 5) throw InputError("machine 'logp:L:o:g:G' takes four numbers, got '" + s + "'");
     Machine m;
+    cost_per_byte(m, 5, "logp:L:o:g:G[:C]");
     m.name = s;
     m.kind = ModelKind::loggp;
     m.L = parse_number(parts[1], "logp L");
@@ -404,7 +414,7 @@ Machine load_machine(std::string_view spec) {
       }
     }
     if (path.empty())
-      throw InputError("unknown machine '" + s + "': not a model string (postal:L, sr:S:R, logp:L:o:g:G) nor a profile in the profile directories");
+      throw InputError("unknown machine '" + s + "': not a model string (postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C]) nor a profile in the profile directories");
   } else {
     path = s;
     std::error_code ec;

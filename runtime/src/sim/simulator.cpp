@@ -1,443 +1,952 @@
 // The discrete-event engine. Model semantics: docs/emulator.md; the host rules are LogGOPSim's
 // (LogGOPSim.cpp, OP_SEND / OP_RECV / OP_LOCOP / OP_MSG) with per-model costs.
+//
+// Scheduling. LogGOPSim keeps every event in one queue and puts an event back whenever its
+// host's CPU or NIC is busy, so a rank with k waiting events costs O(k) per busy period: a flat
+// broadcast over p ranks handles O(p²) events. Putting back has no effect but delay, so an event
+// e of rank r, created at t_e with sequence number s_e, runs at its effective key
+// (max(t_e, need), s_e), need being the time r's resource for e's class frees (the CPU and send
+// port for a send, the CPU for local work, the CPU and receive port for a message, nothing for
+// posting a receive). Here each rank keeps its events: one pending heap by (t, seq) and, per
+// class, a ready heap by seq of the events whose t has passed their class's need (all of which
+// share the key time `need`). A rank's next event is the least of its ready heads and its
+// pending head; ranks sit in one indexed heap by that key. Every event is handled once, at its
+// effective key, so the order — and every result — equals the put-back loop's, which
+// SimOptions::reference_queue still runs (the tests compare the two).
 #include "postbox/runtime/sim/simulator.hpp"
 
 #include <algorithm>
 #include <cinttypes>
-#include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <ostream>
 #include <queue>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/internal/memory.hpp"
 
 namespace postbox::sim {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr std::int32_t kNone = -1;
+constexpr std::uint32_t kNone = ~std::uint32_t{0};
+constexpr std::int32_t kNil = -1;
+constexpr Ticks kBlocked = std::numeric_limits<Ticks>::max();
 
 enum EvKind : std::uint8_t {
-  kOp,        // a = global op index: the op is ready to start
-  kArrive,    // a = message: all its bytes are at the destination
+  kOp,        // a = global op: the op is ready to start
+  kArrive,    // a = message (recv op for a plan off the mesh): all its bytes are at the destination
   kInject,    // a = message: the send overhead is over, packets go to the NIC (mesh)
   kHop,       // a = packet: it finished traversing (wormhole: its header entered) its current link
   kWormDone,  // a = packet: the worm's tail reached the destination (wormhole)
 };
 
-struct Event {
-  double t;
+// Resource classes of a rank's events (docs/emulator.md): what each waits for.
+enum Class : std::uint8_t { kSendClass, kLocalClass, kArriveClass, kPostClass, kClasses };
+
+struct Node {  // an event in a rank's pairing heaps
+  Ticks t = 0;
+  std::uint64_t seq = 0;
+  std::uint32_t a = 0;
+  EvKind kind = kOp;
+  std::int32_t child = kNil;
+  std::int32_t next = kNil;
+};
+
+struct Event {  // an event in a global queue (network events; everything in reference mode)
+  Ticks t;
   std::uint64_t seq;
   std::uint32_t a;
   EvKind kind;
 };
 
 struct EventAfter {
-  bool operator()(const Event& x, const Event& y) const {
-    if (x.t != y.t) return x.t > y.t;
-    return x.seq > y.seq;
-  }
+  bool operator()(const Event& x, const Event& y) const { return x.t != y.t ? x.t > y.t : x.seq > y.seq; }
 };
 
 struct Msg {
   int src = 0, dst = 0;
   std::uint64_t bytes = 0;
-  std::uint32_t send_op = 0, recv_op = 0;
+  std::int32_t tag = 0;
+  std::uint32_t send_op = 0, recv_op = kNone;
   std::uint32_t packets = 1;
   std::uint32_t delivered = 0;
   std::uint32_t injected = 0;
   std::uint32_t first_packet = 0;
   bool blocking = false;  // the sender's CPU waits for injection (csend)
-  double overhead_end = 0;
+  Ticks overhead_end = 0;
 };
 
 struct Packet {
   std::uint32_t msg = 0;
   std::uint64_t wire_bytes = 0;
-  std::int64_t link = -1;        // the link it holds or last traversed
-  std::int32_t next_waiter = kNone;
+  std::int64_t link = -1;  // the link it holds or last traversed
+  std::int32_t next_waiter = kNil;
 };
 
 struct RankState {
-  double cpu = 0;   // LogGOPSim nexto
-  double sgap = 0;  // nextgs
-  double rgap = 0;  // nextgr
-  double finish = 0;
-  bool blocked = false;
+  Ticks cpu = 0;   // LogGOPSim nexto (kBlocked during a blocking send)
+  Ticks sgap = 0;  // nextgs
+  Ticks rgap = 0;  // nextgr
+  Ticks finish = 0;
 };
+
+// A rank's events: the pending heap by (t, seq) and a ready heap by seq per class.
+struct RankHeaps {
+  std::int32_t pending = kNil;
+  std::int32_t ready[kClasses] = {kNil, kNil, kNil, kNil};
+};
+
+// Host costs of one model, in ticks.
+struct Costs {
+  ModelKind kind = ModelKind::postal;
+  Ticks lambda = 0, send = 0, recv = 0;  // postal λ; sr s, r
+  Ticks L = 0, o = 0, g = 0;             // LogGP
+  PerByte G;
+  PerByte reduce, copy;
+  // mesh
+  Ticks send_base = 0, send_packet = 0, recv_base = 0, recv_packet = 0, router = 0;
+  PerByte send_byte, recv_byte, link;
+};
+
+// Dynamic matching of GOAL receives (any source, any tag) with arrived messages, in the order
+// LogGOPSim searches its queues: a message takes the earliest posted receive it matches, a
+// receive the earliest accepted message it matches. Posted receives sit in one of four bins by
+// (source or any, tag or any); messages in four lists at once (exact, by source, by tag, any),
+// consumed lazily. Every step is a few hash look-ups.
+class Matcher {
+ public:
+  // The earliest posted receive at dst matching (src, tag), removed; kNone if none.
+  std::uint32_t take_recv(int dst, int src, std::int32_t tag) {
+    std::uint32_t best = kNone;
+    std::uint64_t best_seq = ~std::uint64_t{0};
+    Bin* from = nullptr;
+    for (const auto& k : {key(dst, src, tag), key(dst, -1, tag), key(dst, src, -1), key(dst, -1, -1)}) {
+      auto it = recvs_.find(k);
+      if (it == recvs_.end() || it->second.head == it->second.items.size()) continue;
+      const auto& [seq, op] = it->second.items[it->second.head];
+      if (seq < best_seq) {
+        best_seq = seq;
+        best = op;
+        from = &it->second;
+      }
+    }
+    if (from != nullptr) from->pop();
+    return best;
+  }
+  void post_recv(int dst, int src, std::int32_t tag, std::uint32_t op) { recvs_[key(dst, src, tag)].push({posted_++, op}); }
+
+  // The earliest unexpected message at dst matching (src or -1, tag or -1), removed; kNone if none.
+  std::uint32_t take_msg(int dst, int src, std::int32_t tag) {
+    auto it = msgs_.find(key(dst, src, tag));
+    if (it == msgs_.end()) return kNone;
+    Bin& b = it->second;
+    while (b.head < b.items.size() && consumed_[b.items[b.head].second]) b.pop();
+    if (b.head == b.items.size()) return kNone;
+    const std::uint32_t m = b.items[b.head].second;
+    b.pop();
+    consumed_[m] = 1;
+    --unexpected_;
+    return m;
+  }
+  void add_msg(int dst, int src, std::int32_t tag, std::uint32_t m) {
+    if (consumed_.size() <= m) consumed_.resize(static_cast<std::size_t>(m) + 1, 0);
+    consumed_[m] = 0;
+    for (const auto& k : {key(dst, src, tag), key(dst, -1, tag), key(dst, src, -1), key(dst, -1, -1)})
+      msgs_[k].push({0, m});
+    ++unexpected_;
+  }
+  [[nodiscard]] std::uint64_t unexpected() const { return unexpected_; }
+  // Some message still waiting for a receive (for the error message).
+  [[nodiscard]] std::uint32_t any_unexpected() const {
+    for (std::uint32_t m = 0; m < consumed_.size(); ++m)
+      if (!consumed_[m]) return m;
+    return kNone;
+  }
+
+ private:
+  struct Key {
+    std::int64_t dst_src;
+    std::int64_t tag;
+    friend bool operator==(const Key&, const Key&) = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const noexcept {
+      return static_cast<std::size_t>(static_cast<std::uint64_t>(k.dst_src) * 0x9E3779B97F4A7C15ULL ^
+                                      static_cast<std::uint64_t>(k.tag) * 0xC2B2AE3D27D4EB4FULL);
+    }
+  };
+  struct Bin {
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> items;
+    std::size_t head = 0;
+    void push(std::pair<std::uint64_t, std::uint32_t> x) { items.push_back(x); }
+    void pop() {
+      if (++head == items.size()) {
+        items.clear();
+        head = 0;
+      }
+    }
+  };
+  static Key key(int dst, int src, std::int32_t tag) {
+    return Key{(static_cast<std::int64_t>(dst) << 32) | static_cast<std::uint32_t>(src), tag};
+  }
+  std::unordered_map<Key, Bin, KeyHash> recvs_, msgs_;
+  std::vector<std::uint8_t> consumed_;
+  std::uint64_t posted_ = 0;
+  std::uint64_t unexpected_ = 0;
+};
+
+Costs costs_of(const Machine& m) {
+  Costs c;
+  c.kind = m.kind;
+  c.reduce = to_per_byte(m.reduce_us_per_byte, "the machine's reduce time per byte");
+  c.copy = to_per_byte(m.copy_us_per_byte, "the machine's copy time per byte");
+  switch (m.kind) {
+    case ModelKind::postal: c.lambda = to_ticks(m.lambda, "postal λ"); break;
+    case ModelKind::send_recv:
+      c.send = to_ticks(m.send_us, "sr send latency");
+      c.recv = to_ticks(m.recv_us, "sr receive latency");
+      break;
+    case ModelKind::loggp:
+      c.L = to_ticks(m.L, "logp L");
+      c.o = to_ticks(m.o, "logp o");
+      c.g = to_ticks(m.g, "logp g");
+      c.G = to_per_byte(m.G, "logp G");
+      break;
+    case ModelKind::mesh: {
+      const Cost& so = m.send_mode == SendMode::blocking ? m.send_overhead : m.isend_overhead;
+      c.send_base = to_ticks(so.base_us, "send overhead");
+      c.send_byte = to_per_byte(so.per_byte_us, "send overhead per byte");
+      c.send_packet = to_ticks(so.per_packet_us, "send overhead per packet");
+      c.recv_base = to_ticks(m.recv_overhead.base_us, "receive overhead");
+      c.recv_byte = to_per_byte(m.recv_overhead.per_byte_us, "receive overhead per byte");
+      c.recv_packet = to_ticks(m.recv_overhead.per_packet_us, "receive overhead per packet");
+      c.router = to_ticks(m.mesh.router_delay_us, "router delay");
+      if (!(m.mesh.link_bytes_per_us > 0)) throw InputError("mesh link bandwidth must be positive");
+      c.link = to_per_byte(1.0 / m.mesh.link_bytes_per_us, "the link's time per byte");
+      break;
+    }
+  }
+  return c;
+}
 
 class Engine {
  public:
-  Engine(const Plan& plan, const Machine& m, const SimOptions& opt) : plan_(plan), m_(m), opt_(opt) {}
+  Engine(const Schedule& s, const Machine& m, const SimOptions& opt)
+      : s_(s), m_(m), opt_(opt), c_(costs_of(m)), dynamic_(s.partner.empty()), mesh_(m.kind == ModelKind::mesh),
+        msg_records_(dynamic_ || mesh_) {}
 
   SimResult run() {
-    build_ops();
-    if (m_.kind == ModelKind::mesh) build_mesh();
-    for (int r = 0; r < plan_.p; ++r) {
-      std::vector<std::uint32_t> ready;
-      for (std::uint32_t j = 0; j < plan_.ops(r).size(); ++j)
-        if (remaining_[base_[r] + j] == 0) ready.push_back(base_[r] + j);
-      push_ready_sorted(ready, 0.0);
+    build();
+    if (mesh_) build_mesh();
+    for (int r = 0; r < s_.p; ++r) {
+      ready_.clear();
+      for (std::uint32_t g = s_.first[static_cast<std::size_t>(r)]; g < s_.first[static_cast<std::size_t>(r) + 1]; ++g)
+        if (remaining_[g] == 0) ready_.push_back(g);
+      push_ready_sorted(ready_, 0);
     }
-    while (!q_.empty()) {
-      Event e = q_.top();
-      q_.pop();
-      ++res_.events;
-      now_ = e.t;
-      dispatch(e);
+    if (opt_.reference_queue) run_reference();
+    else run_lazy();
+    finish_checks();
+    res_.per_rank_ticks.resize(static_cast<std::size_t>(s_.p));
+    res_.per_rank_us.resize(static_cast<std::size_t>(s_.p));
+    Ticks end = 0;
+    for (int r = 0; r < s_.p; ++r) {
+      const Ticks f = ranks_[static_cast<std::size_t>(r)].finish;
+      res_.per_rank_ticks[static_cast<std::size_t>(r)] = f;
+      res_.per_rank_us[static_cast<std::size_t>(r)] = to_units(f);
+      end = std::max(end, f);
     }
-    for (std::size_t i = 0; i < done_.size(); ++i) {
-      if (!done_[i]) {
-        const int r = rank_of(static_cast<std::uint32_t>(i));
-        throw InputError("plan deadlocks in the emulator: rank " + std::to_string(r) + " op " +
-                         std::to_string(i - base_[r]) + " never completes");
-      }
-    }
-    res_.per_rank_us.resize(static_cast<std::size_t>(plan_.p));
-    double end = 0;
-    for (int r = 0; r < plan_.p; ++r) {
-      res_.per_rank_us[r] = ranks_[r].finish;
-      end = std::max(end, ranks_[r].finish);
-    }
-    res_.time_us = end;
-    res_.messages = msgs_.size();
+    res_.time_ticks = end;
+    res_.time_us = to_units(end);
     res_.packets = packets_.size();
-    if (opt_.trace && m_.kind == ModelKind::mesh) name_links();
+    if (opt_.trace && mesh_) name_links();
     return std::move(res_);
   }
 
  private:
-  // ---- plan ----
-  void build_ops() {
-    if (plan_.p < 1 || plan_.rank_count() != plan_.p)
-      throw InputError("plan: p = " + std::to_string(plan_.p) + " but it has " +
-                       std::to_string(plan_.rank_count()) + " rank programs");
-    base_.assign(static_cast<std::size_t>(plan_.p) + 1, 0);
-    for (int r = 0; r < plan_.p; ++r) base_[r + 1] = base_[r] + static_cast<std::uint32_t>(plan_.ops(r).size());
-    const std::uint32_t n = base_[plan_.p];
+  // ---- set-up ----
+  void build() {
+    const std::uint32_t n = s_.ops();
+    if (s_.p < 1 || s_.first.size() != static_cast<std::size_t>(s_.p) + 1 || s_.first.back() != n)
+      throw InputError("schedule: p = " + std::to_string(s_.p) + " does not match its rank programs");
+    const std::uint64_t per_op = 4 + 1 + 4 + 4 + 4 + (opt_.reference_queue ? 0 : sizeof(Node) / 2);
+    const std::uint64_t per_rank = sizeof(RankState) + sizeof(RankHeaps) + 16 + 8 + 8 + 24;
+    internal::require_memory(per_op * n + per_rank * static_cast<std::uint64_t>(s_.p) + 4ULL * s_.deps.size(),
+                             "simulating " + std::to_string(n) + " operations on " + std::to_string(s_.p) + " ranks");
     remaining_.assign(n, 0);
-    done_.assign(n, 0);
-    posted_.assign(n, 0);
-    accepted_.assign(n, 0);
-    match_.assign(n, 0);
+    flags_.assign(n, 0);
     op_rank_.resize(n);
-    op_ptr_.resize(n);
-    for (int r = 0; r < plan_.p; ++r)
-      for (std::uint32_t j = 0; j < plan_.ops(r).size(); ++j) {
-        op_rank_[base_[r] + j] = r;
-        op_ptr_[base_[r] + j] = plan_.ops(r)[j];
-      }
-    dep_off_.assign(n + 1, 0);
-    // Dependents in CSR form; deps must point backwards within the rank.
-    for (int r = 0; r < plan_.p; ++r) {
-      const RankOps ops = plan_.ops(r);
-      for (std::uint32_t j = 0; j < ops.size(); ++j) {
-        remaining_[base_[r] + j] = static_cast<std::uint32_t>(ops[j].deps.size());
-        for (std::uint32_t d : ops[j].deps) {
-          if (d >= j) throw InputError("plan: rank " + std::to_string(r) + " op " + std::to_string(j) +
-                                       " depends on op " + std::to_string(d) + ", not an earlier op");
-          ++dep_off_[base_[r] + d + 1];
+    for (int r = 0; r < s_.p; ++r)
+      for (std::uint32_t g = s_.first[static_cast<std::size_t>(r)]; g < s_.first[static_cast<std::size_t>(r) + 1]; ++g)
+        op_rank_[g] = r;
+    auto successors = [&](const std::vector<std::uint32_t>& first, const std::vector<std::uint32_t>& list,
+                          std::vector<std::uint32_t>& out_first, std::vector<std::uint32_t>& out) {
+      out_first.assign(static_cast<std::size_t>(n) + 1, 0);
+      for (std::uint32_t g = 0; g < n; ++g) {
+        const std::uint32_t base = s_.first[static_cast<std::size_t>(op_rank_[g])];
+        const std::uint32_t count = s_.first[static_cast<std::size_t>(op_rank_[g]) + 1] - base;
+        remaining_[g] += first[g + 1] - first[g];
+        for (std::uint32_t i = first[g]; i < first[g + 1]; ++i) {
+          if (list[i] >= count)
+            throw InputError(s_.where(g) + " depends on op " + std::to_string(list[i]) + " of a rank with " +
+                             std::to_string(count) + " ops");
+          ++out_first[base + list[i] + 1];
         }
       }
-    }
-    for (std::uint32_t i = 0; i < n; ++i) dep_off_[i + 1] += dep_off_[i];
-    dep_list_.assign(dep_off_[n], 0);
-    std::vector<std::uint32_t> fill(dep_off_.begin(), dep_off_.end() - 1);
-    for (int r = 0; r < plan_.p; ++r) {
-      const RankOps ops = plan_.ops(r);
-      for (std::uint32_t j = 0; j < ops.size(); ++j)
-        for (std::uint32_t d : ops[j].deps) dep_list_[fill[base_[r] + d]++] = base_[r] + j;
-    }
-    // Matching rule (plan.hpp): the k-th send a→b matches the k-th recv from a at b.
-    struct Key {
-      int a, b;
-      std::uint32_t k, op;
+      for (std::uint32_t g = 0; g < n; ++g) out_first[g + 1] += out_first[g];
+      out.resize(out_first.back());
+      std::vector<std::uint32_t> fill(out_first.begin(), out_first.end() - 1);
+      for (std::uint32_t g = 0; g < n; ++g) {
+        const std::uint32_t base = s_.first[static_cast<std::size_t>(op_rank_[g])];
+        for (std::uint32_t i = first[g]; i < first[g + 1]; ++i) out[fill[base + list[i]]++] = g;
+      }
     };
-    std::vector<Key> sends, recvs;
-    std::vector<std::uint32_t> count;
-    for (int r = 0; r < plan_.p; ++r) {
-      const RankOps ops = plan_.ops(r);
-      // Per-peer counters for this rank, kept sparse via a sorted pass.
-      std::vector<std::pair<int, std::uint32_t>> s_peers, r_peers;
-      for (std::uint32_t j = 0; j < ops.size(); ++j) {
-        const OpView op = ops[j];
-        if (op.code == OpCode::send || op.code == OpCode::recv) {
-          if (op.peer < 0 || op.peer >= plan_.p || op.peer == r)
-            throw InputError("plan: rank " + std::to_string(r) + " op " + std::to_string(j) +
-                             " has peer " + std::to_string(op.peer));
-          (op.code == OpCode::send ? s_peers : r_peers).emplace_back(op.peer, base_[r] + j);
-        }
-      }
-      auto number = [&](std::vector<std::pair<int, std::uint32_t>>& v, bool is_send) {
-        std::stable_sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-        std::uint32_t k = 0;
-        for (std::size_t i = 0; i < v.size(); ++i) {
-          k = (i > 0 && v[i].first == v[i - 1].first) ? k + 1 : 0;
-          if (is_send) sends.push_back({r, v[i].first, k, v[i].second});
-          else recvs.push_back({v[i].first, r, k, v[i].second});
-        }
-      };
-      number(s_peers, true);
-      number(r_peers, false);
+    successors(s_.dep_first, s_.deps, succ_first_, succ_);
+    if (!s_.ideps.empty()) successors(s_.idep_first, s_.ideps, isucc_first_, isucc_);
+    ranks_.assign(static_cast<std::size_t>(s_.p), RankState{});
+    if (opt_.reference_queue) parked_.resize(static_cast<std::size_t>(s_.p));
+    else {
+      heaps_.assign(static_cast<std::size_t>(s_.p), RankHeaps{});
+      sched_.assign(static_cast<std::size_t>(s_.p), Scheduled{});
+      dirty_flag_.assign(static_cast<std::size_t>(s_.p), 0);
     }
-    auto by_key = [](const Key& x, const Key& y) {
-      if (x.a != y.a) return x.a < y.a;
-      if (x.b != y.b) return x.b < y.b;
-      return x.k < y.k;
-    };
-    std::sort(sends.begin(), sends.end(), by_key);
-    std::sort(recvs.begin(), recvs.end(), by_key);
-    std::size_t i = 0, j = 0;
-    while (i < sends.size() || j < recvs.size()) {
-      if (j >= recvs.size() || (i < sends.size() && by_key(sends[i], recvs[j]))) {
-        throw InputError("plan: send " + std::to_string(sends[i].k) + " from rank " + std::to_string(sends[i].a) +
-                         " to rank " + std::to_string(sends[i].b) + " has no matching receive");
+    if (dynamic_) {
+      for (std::uint32_t g = 0; g < n; ++g) {
+        const Schedule::Item& it = s_.items[g];
+        if ((it.kind == Work::send && (it.peer < 0 || it.peer >= s_.p)) ||
+            (it.kind == Work::recv && (it.peer < -1 || it.peer >= s_.p)))
+          throw InputError(s_.where(g) + " names rank " + std::to_string(it.peer) + ", outside 0.." + std::to_string(s_.p - 1));
       }
-      if (i >= sends.size() || by_key(recvs[j], sends[i])) {
-        throw InputError("plan: receive " + std::to_string(recvs[j].k) + " at rank " + std::to_string(recvs[j].b) +
-                         " from rank " + std::to_string(recvs[j].a) + " has no matching send");
-      }
-      const OpView so = op_at(sends[i].op);
-      const OpView ro = op_at(recvs[j].op);
-      if (so.a.bytes != ro.a.bytes)
-        throw InputError("plan: message " + std::to_string(sends[i].a) + "->" + std::to_string(sends[i].b) +
-                         " #" + std::to_string(sends[i].k) + " sends " + std::to_string(so.a.bytes) +
-                         " bytes into a " + std::to_string(ro.a.bytes) + "-byte receive");
-      match_[sends[i].op] = recvs[j].op;
-      ++i;
-      ++j;
     }
-    ranks_.assign(static_cast<std::size_t>(plan_.p), RankState{});
-    parked_.resize(static_cast<std::size_t>(plan_.p));
+    // Pacing (plan.hpp): rounds σ long, σ = t0 or t0·λ/L, on the complete-graph models.
+    pacing_ = s_.pacing != Pacing::none && !s_.round.empty() && !mesh_ && s_.pacing_latency >= 1;
+    if (pacing_) {
+      const std::uint64_t b = s_.bytes;
+      switch (m_.kind) {
+        case ModelKind::postal: t0_ = kTicksPerUnit; lat_ = c_.lambda; break;
+        case ModelKind::send_recv: t0_ = c_.send; lat_ = c_.send + c_.recv; break;
+        case ModelKind::loggp: {
+          const Ticks gb = b > 0 ? c_.G.at(b - 1) : 0;
+          t0_ = std::max(c_.o, c_.g + gb);
+          lat_ = 2 * c_.o + c_.L + gb;
+          break;
+        }
+        case ModelKind::mesh: break;
+      }
+    }
   }
 
-  [[nodiscard]] int rank_of(std::uint32_t op) const { return op_rank_[op]; }
-  [[nodiscard]] const OpView& op_at(std::uint32_t gop) const { return op_ptr_[gop]; }
+  [[nodiscard]] Ticks round_start(std::uint32_t r) const {
+    if (s_.pacing == Pacing::delay_receive) return static_cast<Ticks>(r - 1) * t0_;
+    __extension__ using int128 = __int128;
+    return static_cast<Ticks>((static_cast<int128>(r - 1) * lat_) / s_.pacing_latency);
+  }
+  [[nodiscard]] Ticks round_end(std::uint32_t r) const { return round_start(r + 1); }
 
-  // ---- events ----
-  void push(double t, std::uint32_t a, EvKind k) { q_.push(Event{t, seq_++, a, k}); }
-  void repush(const Event& e, double t) { q_.push(Event{t, e.seq, e.a, e.kind}); }
+  Ticks checked(Ticks t) const {
+    if (t > kMaxTicks) throw InputError("virtual time passes 2^62 ticks (53 days of microseconds)");
+    return t;
+  }
 
-  void push_ready_sorted(std::vector<std::uint32_t>& ready, double now) {
+  // ---- classes and needs ----
+  [[nodiscard]] Class class_of(EvKind kind, std::uint32_t a) const {
+    if (kind == kArrive) return kArriveClass;
+    switch (s_.items[a].kind) {
+      case Work::send: return kSendClass;
+      case Work::recv: return kPostClass;
+      default: return kLocalClass;
+    }
+  }
+  [[nodiscard]] int rank_of_event(EvKind kind, std::uint32_t a) const {
+    if (kind == kOp) return op_rank_[a];
+    return msg_records_ ? msgs_[a].dst : op_rank_[a];
+  }
+  // When rank r's resource for class c frees (kBlocked while r is in a blocking send).
+  [[nodiscard]] Ticks need(int r, Class c) const {
+    const RankState& rs = ranks_[static_cast<std::size_t>(r)];
+    if (rs.cpu == kBlocked) return kBlocked;
+    switch (c) {
+      case kSendClass: return std::max(rs.cpu, rs.sgap);
+      case kLocalClass: return rs.cpu;
+      case kArriveClass: return std::max(rs.cpu, rs.rgap);
+      default: return unblocked_.empty() ? 0 : unblocked_[static_cast<std::size_t>(r)];
+    }
+  }
+
+  // ---- rank heaps (pairing heaps over nodes_) ----
+  template <bool BySeq>
+  [[nodiscard]] bool before(std::int32_t x, std::int32_t y) const {
+    const Node& a = nodes_[static_cast<std::size_t>(x)];
+    const Node& b = nodes_[static_cast<std::size_t>(y)];
+    if constexpr (BySeq) return a.seq < b.seq;
+    return a.t != b.t ? a.t < b.t : a.seq < b.seq;
+  }
+  template <bool BySeq>
+  std::int32_t meld(std::int32_t a, std::int32_t b) {
+    if (a == kNil) return b;
+    if (b == kNil) return a;
+    if (before<BySeq>(b, a)) std::swap(a, b);
+    nodes_[static_cast<std::size_t>(b)].next = nodes_[static_cast<std::size_t>(a)].child;
+    nodes_[static_cast<std::size_t>(a)].child = b;
+    return a;
+  }
+  template <bool BySeq>
+  std::int32_t pop_root(std::int32_t root) {  // the heap without its root (two-pass pairing)
+    std::int32_t first = nodes_[static_cast<std::size_t>(root)].child;
+    nodes_[static_cast<std::size_t>(root)].child = kNil;
+    std::int32_t stack = kNil;
+    while (first != kNil) {
+      const std::int32_t a = first;
+      const std::int32_t b = nodes_[static_cast<std::size_t>(a)].next;
+      if (b == kNil) {
+        nodes_[static_cast<std::size_t>(a)].next = stack;
+        stack = a;
+        break;
+      }
+      first = nodes_[static_cast<std::size_t>(b)].next;
+      nodes_[static_cast<std::size_t>(a)].next = kNil;
+      nodes_[static_cast<std::size_t>(b)].next = kNil;
+      const std::int32_t m = meld<BySeq>(a, b);
+      nodes_[static_cast<std::size_t>(m)].next = stack;
+      stack = m;
+    }
+    std::int32_t out = kNil;
+    while (stack != kNil) {
+      const std::int32_t x = stack;
+      stack = nodes_[static_cast<std::size_t>(x)].next;
+      nodes_[static_cast<std::size_t>(x)].next = kNil;
+      out = meld<BySeq>(out, x);
+    }
+    return out;
+  }
+  std::int32_t new_node(Ticks t, std::uint64_t seq, std::uint32_t a, EvKind kind) {
+    std::int32_t id;
+    if (free_nodes_ != kNil) {
+      id = free_nodes_;
+      free_nodes_ = nodes_[static_cast<std::size_t>(id)].next;
+    } else {
+      if (nodes_.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+        throw InputError("more than 2^31 events waiting at once");
+      id = static_cast<std::int32_t>(nodes_.size());
+      nodes_.emplace_back();
+    }
+    nodes_[static_cast<std::size_t>(id)] = Node{t, seq, a, kind, kNil, kNil};
+    return id;
+  }
+
+  // ---- the rank queue: ranks by their next event's key ----
+  // A rank's entry is pushed when its next event changes; an entry that no longer matches the
+  // rank's scheduled key is stale and skipped when it surfaces. A rank's key only changes by
+  // its own events (and by events inserted for it, which can only lower it), so stale entries
+  // are rare.
+  struct Slot {
+    Ticks t;
+    std::uint64_t seq;
+    std::int32_t rank;
+    std::int8_t src;  // which of the rank's heaps holds the event: a class, or kClasses = pending
+  };
+  static bool slot_before(const Slot& x, const Slot& y) { return x.t != y.t ? x.t < y.t : x.seq < y.seq; }
+  struct SlotAfter {
+    bool operator()(const Slot& x, const Slot& y) const { return slot_before(y, x); }
+  };
+  // Entries for one time mostly come in increasing seq (sequence numbers grow as events are
+  // created: a postal broadcast's arrivals of one round), so each time keeps a FIFO, and only an
+  // entry that would break its time's order goes to a binary heap: O(1) per event where many
+  // share a time, a heap's O(log n) otherwise.
+  class SlotQueue {
+   public:
+    [[nodiscard]] bool empty() const { return buckets_.empty() && heap_.empty(); }
+    void push(const Slot& s) {
+      auto [it, fresh] = buckets_.try_emplace(s.t);
+      Bucket& b = it->second;
+      if (fresh && !spare_.empty()) {
+        b.items = std::move(spare_.back());
+        spare_.pop_back();
+      }
+      if (b.head == b.items.size() || b.items.back().seq < s.seq) b.items.push_back(s);
+      else heap_.push(s);
+    }
+    [[nodiscard]] const Slot& top() const {
+      if (buckets_.empty()) return heap_.top();
+      const Bucket& b = buckets_.begin()->second;
+      const Slot& f = b.items[b.head];
+      return heap_.empty() || slot_before(f, heap_.top()) ? f : heap_.top();
+    }
+    void pop() {
+      if (!buckets_.empty()) {
+        auto it = buckets_.begin();
+        Bucket& b = it->second;
+        if (heap_.empty() || slot_before(b.items[b.head], heap_.top())) {
+          if (++b.head == b.items.size()) {
+            b.items.clear();
+            spare_.push_back(std::move(b.items));
+            buckets_.erase(it);
+          }
+          return;
+        }
+      }
+      heap_.pop();
+    }
+
+   private:
+    struct Bucket {
+      std::vector<Slot> items;
+      std::size_t head = 0;
+    };
+    std::map<Ticks, Bucket> buckets_;
+    std::vector<std::vector<Slot>> spare_;
+    std::priority_queue<Slot, std::vector<Slot>, SlotAfter> heap_;
+  };
+  struct Scheduled {
+    Ticks t = -1;  // -1: no entry
+    std::uint64_t seq = 0;
+  };
+  [[nodiscard]] bool valid(const Slot& s) const {
+    const Scheduled& k = sched_[static_cast<std::size_t>(s.rank)];
+    return k.t == s.t && k.seq == s.seq;
+  }
+  void schedule(const Slot* best, int r) {
+    Scheduled& k = sched_[static_cast<std::size_t>(r)];
+    if (best == nullptr) {
+      k.t = -1;
+      return;
+    }
+    if (k.t == best->t && k.seq == best->seq) return;
+    k = Scheduled{best->t, best->seq};
+    heap_.push(*best);
+  }
+
+  void mark_dirty(int r) {
+    if (!dirty_flag_[static_cast<std::size_t>(r)]) {
+      dirty_flag_[static_cast<std::size_t>(r)] = 1;
+      dirty_.push_back(r);
+    }
+  }
+
+  // Recomputes rank r's next event and its place in the rank heap.
+  void refresh(int r) {
+    RankHeaps& h = heaps_[static_cast<std::size_t>(r)];
+    if (ranks_[static_cast<std::size_t>(r)].cpu == kBlocked) {
+      schedule(nullptr, r);
+      return;
+    }
+    Ticks needs[kClasses];
+    for (int c = 0; c < kClasses; ++c) needs[c] = need(r, static_cast<Class>(c));
+    // Pending events whose time has passed their class's need join that class's ready heap.
+    while (h.pending != kNil) {
+      const Node& top = nodes_[static_cast<std::size_t>(h.pending)];
+      const Class c = class_of(top.kind, top.a);
+      if (top.t > needs[c]) break;
+      const std::int32_t x = h.pending;
+      h.pending = pop_root<false>(x);
+      h.ready[c] = meld<true>(h.ready[c], x);
+    }
+    bool have = false;
+    Slot best{0, 0, r, 0};
+    if (h.pending != kNil) {
+      const Node& top = nodes_[static_cast<std::size_t>(h.pending)];
+      best = Slot{top.t, top.seq, r, kClasses};
+      have = true;
+    }
+    for (int c = 0; c < kClasses; ++c) {
+      if (h.ready[c] == kNil) continue;
+      const Slot s{needs[c], nodes_[static_cast<std::size_t>(h.ready[c])].seq, r, static_cast<std::int8_t>(c)};
+      if (!have || slot_before(s, best)) {
+        best = s;
+        have = true;
+      }
+    }
+    schedule(have ? &best : nullptr, r);
+  }
+
+  // ---- queues ----
+  void push_rank_event(Ticks t, std::uint32_t a, EvKind kind) { push_rank_event(t, seq_++, a, kind); }
+  void push_rank_event(Ticks t, std::uint64_t seq, std::uint32_t a, EvKind kind) {
+    checked(t);
+    if (opt_.reference_queue) {
+      q_.push(Event{t, seq, a, kind});
+      return;
+    }
+    const int r = rank_of_event(kind, a);
+    RankHeaps& h = heaps_[static_cast<std::size_t>(r)];
+    const Class c = class_of(kind, a);
+    // Already due for its class: straight to the ready heap (its key is (need, seq) either way).
+    if (t <= need(r, c)) h.ready[c] = meld<true>(h.ready[c], new_node(t, seq, a, kind));
+    else h.pending = meld<false>(h.pending, new_node(t, seq, a, kind));
+    mark_dirty(r);
+  }
+  void push_net(Ticks t, std::uint32_t a, EvKind kind) {
+    checked(t);
+    (opt_.reference_queue ? q_ : net_).push(Event{t, seq_++, a, kind});
+  }
+
+  void run_lazy() {
+    for (;;) {
+      for (int r : dirty_) {
+        dirty_flag_[static_cast<std::size_t>(r)] = 0;
+        refresh(r);
+      }
+      dirty_.clear();
+      while (!heap_.empty() && !valid(heap_.top())) heap_.pop();
+      const bool have_rank = !heap_.empty();
+      const bool have_net = !net_.empty();
+      if (!have_rank && !have_net) break;
+      if (have_net && (!have_rank || net_.top().t < heap_.top().t ||
+                       (net_.top().t == heap_.top().t && net_.top().seq < heap_.top().seq))) {
+        const Event e = net_.top();
+        net_.pop();
+        ++res_.events;
+        now_ = e.t;
+        dispatch_net(e);
+        continue;
+      }
+      const Slot top = heap_.top();
+      heap_.pop();
+      sched_[static_cast<std::size_t>(top.rank)].t = -1;
+      RankHeaps& h = heaps_[static_cast<std::size_t>(top.rank)];
+      std::int32_t x;
+      if (top.src == kClasses) {
+        x = h.pending;
+        h.pending = pop_root<false>(x);
+      } else {
+        x = h.ready[top.src];
+        h.ready[top.src] = pop_root<true>(x);
+      }
+      const Node nd = nodes_[static_cast<std::size_t>(x)];
+      nodes_[static_cast<std::size_t>(x)].next = free_nodes_;
+      free_nodes_ = x;
+      mark_dirty(top.rank);
+      ++res_.events;
+      now_ = top.t;
+      if (nd.kind == kOp) start_op(nd.a, top.t);
+      else accept(nd.a, top.t);
+    }
+  }
+
+  // The first landing's loop: busy → put back at the time the resource frees.
+  void run_reference() {
+    while (!q_.empty()) {
+      const Event e = q_.top();
+      q_.pop();
+      now_ = e.t;
+      if (e.kind != kOp && e.kind != kArrive) {
+        ++res_.events;
+        dispatch_net(e);
+        continue;
+      }
+      const int r = rank_of_event(e.kind, e.a);
+      if (ranks_[static_cast<std::size_t>(r)].cpu == kBlocked) {
+        parked_[static_cast<std::size_t>(r)].push_back(e);
+        continue;
+      }
+      const Ticks t_need = need(r, class_of(e.kind, e.a));
+      if (t_need > e.t) {
+        ++res_.postponed;
+        q_.push(Event{t_need, e.seq, e.a, e.kind});
+        continue;
+      }
+      ++res_.events;
+      if (e.kind == kOp) start_op(e.a, e.t);
+      else accept(e.a, e.t);
+    }
+  }
+
+  void push_ready_sorted(std::vector<std::uint32_t>& ready, Ticks lower) {
     // LogGOPSim inserts a host's newly executable ops ordered by type: send, recv, local.
     auto cls = [&](std::uint32_t g) {
-      const OpCode c = op_at(g).code;
-      return c == OpCode::send ? 0 : c == OpCode::recv ? 1 : 2;
+      const Work k = s_.items[g].kind;
+      return k == Work::send ? 0 : k == Work::recv ? 1 : 2;
     };
     if (ready.size() > 1) std::stable_sort(ready.begin(), ready.end(), [&](auto x, auto y) { return cls(x) < cls(y); });
     for (std::uint32_t g : ready) {
-      const RankState& rs = ranks_[rank_of(g)];
-      double t = rs.blocked ? now : rs.cpu;
-      if (op_at(g).code == OpCode::send && !rs.blocked) t = std::max(t, rs.sgap);
-      push(std::max(t, now), g, kOp);
+      const RankState& rs = ranks_[static_cast<std::size_t>(op_rank_[g])];
+      const bool blocked = rs.cpu == kBlocked;
+      Ticks t = blocked ? now_ : rs.cpu;
+      if (s_.items[g].kind == Work::send && !blocked) t = std::max(t, rs.sgap);
+      t = std::max({t, now_, lower});
+      if (pacing_ && s_.items[g].kind == Work::send && s_.round[g] != 0) t = std::max(t, round_start(s_.round[g]));
+      push_rank_event(t, g, kOp);
     }
   }
 
-  void complete(std::uint32_t gop, double t_done) {
-    done_[gop] = 1;
-    const int r = rank_of(gop);
-    ranks_[r].finish = std::max(ranks_[r].finish, t_done);
+  void release(const std::vector<std::uint32_t>& first, const std::vector<std::uint32_t>& list, std::uint32_t g,
+               Ticks lower) {
+    std::vector<std::uint32_t> ready;
+    for (std::uint32_t i = first[g]; i < first[g + 1]; ++i)
+      if (--remaining_[list[i]] == 0) ready.push_back(list[i]);
+    if (!ready.empty()) push_ready_sorted(ready, lower);
+  }
+
+  void complete(std::uint32_t g, Ticks t_done) {
+    flags_[g] |= kDone;
+    ++done_;
+    RankState& rs = ranks_[static_cast<std::size_t>(op_rank_[g])];
+    rs.finish = std::max(rs.finish, t_done);
     ready_.clear();
-    for (std::uint32_t i = dep_off_[gop]; i < dep_off_[gop + 1]; ++i)
-      if (--remaining_[dep_list_[i]] == 0) ready_.push_back(dep_list_[i]);
-    if (!ready_.empty()) push_ready_sorted(ready_, now_);
+    for (std::uint32_t i = succ_first_[g]; i < succ_first_[g + 1]; ++i)
+      if (--remaining_[succ_[i]] == 0) ready_.push_back(succ_[i]);
+    if (!ready_.empty()) push_ready_sorted(ready_, t_done);
   }
 
-  void span_rank(int r, double b, double e, std::uint8_t what, int peer) {
-    if (opt_.trace) res_.rank_spans.push_back(Span{r, b, e, what, peer, -1});
-  }
-
-  void dispatch(const Event& e) {
-    switch (e.kind) {
-      case kOp: on_op(e); break;
-      case kArrive: on_arrive(e); break;
-      case kInject: on_inject(e); break;
-      case kHop: on_hop(e); break;
-      case kWormDone: on_worm_done(e); break;
-    }
+  void span_rank(int r, Ticks b, Ticks e, std::uint8_t what, int peer) {
+    if (opt_.trace) res_.rank_spans.push_back(Span{r, to_units(b), to_units(e), what, peer, -1});
   }
 
   // ---- host costs per model ----
   [[nodiscard]] std::uint32_t packets_of(std::uint64_t bytes) const {
-    if (m_.kind != ModelKind::mesh || m_.mesh.packet_bytes == 0) return 1;
+    if (!mesh_ || m_.mesh.packet_bytes == 0) return 1;
     return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (bytes + m_.mesh.packet_bytes - 1) / m_.mesh.packet_bytes));
   }
-  [[nodiscard]] double minus_one_G(std::uint64_t b) const { return b > 0 ? static_cast<double>(b - 1) * m_.G : 0.0; }
-  [[nodiscard]] double send_overhead(std::uint64_t b) const {
-    switch (m_.kind) {
-      case ModelKind::postal: return 1.0;
-      case ModelKind::send_recv: return m_.send_us;
-      case ModelKind::loggp: return m_.o;
-      case ModelKind::mesh:
-        return (m_.send_mode == SendMode::blocking ? m_.send_overhead : m_.isend_overhead).at(b, packets_of(b));
+  [[nodiscard]] Ticks minus_one_G(std::uint64_t b) const { return b > 0 ? c_.G.at(b - 1) : 0; }
+  [[nodiscard]] Ticks send_overhead(std::uint64_t b) const {
+    switch (c_.kind) {
+      case ModelKind::postal: return kTicksPerUnit;
+      case ModelKind::send_recv: return c_.send;
+      case ModelKind::loggp: return c_.o;
+      case ModelKind::mesh: return c_.send_base + c_.send_byte.at(b) + c_.send_packet * packets_of(b);
     }
     return 0;
   }
-  [[nodiscard]] double send_gap(std::uint64_t b) const {
-    switch (m_.kind) {
-      case ModelKind::postal: return 1.0;
-      case ModelKind::send_recv: return m_.send_us;
-      case ModelKind::loggp: return m_.g + minus_one_G(b);
+  [[nodiscard]] Ticks send_gap(std::uint64_t b) const {
+    switch (c_.kind) {
+      case ModelKind::postal: return kTicksPerUnit;
+      case ModelKind::send_recv: return c_.send;
+      case ModelKind::loggp: return c_.g + minus_one_G(b);
       case ModelKind::mesh: return 0;
     }
     return 0;
   }
-  [[nodiscard]] double wire_latency() const {  // from the send's start to its arrival
-    switch (m_.kind) {
-      case ModelKind::postal: return m_.lambda;
-      case ModelKind::send_recv: return m_.send_us;
-      case ModelKind::loggp: return m_.o + m_.L;
+  [[nodiscard]] Ticks wire_latency() const {  // from the send's start to its arrival
+    switch (c_.kind) {
+      case ModelKind::postal: return c_.lambda;
+      case ModelKind::send_recv: return c_.send;
+      case ModelKind::loggp: return c_.o + c_.L;
       case ModelKind::mesh: return 0;
     }
     return 0;
   }
-  [[nodiscard]] double recv_overhead(std::uint64_t b) const {
-    switch (m_.kind) {
+  [[nodiscard]] Ticks recv_overhead(std::uint64_t b) const {
+    switch (c_.kind) {
       case ModelKind::postal: return 0;
-      case ModelKind::send_recv: return m_.recv_us;
-      case ModelKind::loggp: return m_.o + minus_one_G(b);  // LogGOPSim: o + max((s−1)O, (s−1)G), O = 0
-      case ModelKind::mesh: return m_.recv_overhead.at(b, packets_of(b));
+      case ModelKind::send_recv: return c_.recv;
+      case ModelKind::loggp: return c_.o + minus_one_G(b);  // LogGOPSim: o + max((s−1)O, (s−1)G), O = 0
+      case ModelKind::mesh: return c_.recv_base + c_.recv_byte.at(b) + c_.recv_packet * packets_of(b);
     }
     return 0;
   }
-  [[nodiscard]] double recv_gap(std::uint64_t b) const {
-    switch (m_.kind) {
-      case ModelKind::postal: return 1.0;
+  [[nodiscard]] Ticks recv_gap(std::uint64_t b) const {
+    switch (c_.kind) {
+      case ModelKind::postal: return kTicksPerUnit;
       case ModelKind::send_recv: return 0;
-      case ModelKind::loggp: return m_.g + minus_one_G(b);
+      case ModelKind::loggp: return c_.g + minus_one_G(b);
       case ModelKind::mesh: return 0;
     }
     return 0;
   }
 
-  void park(int r, const Event& e) { parked_[r].push_back(e); }
-
-  void unblock(int r, double t) {
-    RankState& rs = ranks_[r];
-    rs.blocked = false;
-    rs.cpu = t;
-    auto evs = std::move(parked_[r]);
-    parked_[r].clear();
-    for (const Event& e : evs) repush(e, std::max(e.t, t));
-  }
-
-  void on_op(const Event& e) {
-    const std::uint32_t g = e.a;
-    const int r = rank_of(g);
-    RankState& rs = ranks_[r];
-    if (rs.blocked) return park(r, e);
-    const OpView op = op_at(g);
-    const double t = e.t;
-    switch (op.code) {
-      case OpCode::send: {
-        const double need = std::max(rs.cpu, rs.sgap);
-        if (need > t) return repush(e, need);
-        const std::uint64_t b = op.a.bytes;
-        const double os = send_overhead(b);
-        rs.cpu = t + os;
-        rs.sgap = t + send_gap(b);
-        span_rank(r, t, t + os, 0, op.peer);
-        const auto mi = static_cast<std::uint32_t>(msgs_.size());
-        Msg msg;
-        msg.src = r;
-        msg.dst = op.peer;
-        msg.bytes = b;
-        msg.send_op = g;
-        msg.recv_op = match_[g];
-        msg.packets = packets_of(b);
-        msg.overhead_end = t + os;
-        msgs_.push_back(msg);
-        if (m_.kind != ModelKind::mesh) {
-          push(t + wire_latency(), mi, kArrive);
+  // ---- operations ----
+  void start_op(std::uint32_t g, Ticks t) {
+    const int r = op_rank_[g];
+    RankState& rs = ranks_[static_cast<std::size_t>(r)];
+    const Schedule::Item& it = s_.items[g];
+    if (!isucc_first_.empty()) release(isucc_first_, isucc_, g, t);  // irequires: ops waiting for g's start
+    switch (it.kind) {
+      case Work::send: {
+        const std::uint64_t b = it.size;
+        const Ticks os = send_overhead(b);
+        rs.cpu = checked(t + os);
+        rs.sgap = checked(t + send_gap(b));
+        span_rank(r, t, t + os, 0, it.peer);
+        ++res_.messages;
+        if (!msg_records_) {
+          push_rank_event(t + wire_latency(), s_.partner[g], kArrive);
           complete(g, t + os);
           return;
         }
-        push(t + os, mi, kInject);
+        const std::uint32_t mi = new_msg();
+        Msg& msg = msgs_[mi];
+        msg = Msg{};
+        msg.src = r;
+        msg.dst = it.peer;
+        msg.bytes = b;
+        msg.tag = dynamic_ ? s_.tags[g] : 0;
+        msg.send_op = g;
+        msg.recv_op = dynamic_ ? kNone : s_.partner[g];
+        msg.packets = packets_of(b);
+        msg.overhead_end = t + os;
+        if (!mesh_) {
+          push_rank_event(t + wire_latency(), mi, kArrive);
+          complete(g, t + os);
+          return;
+        }
+        push_net(t + os, mi, kInject);
         const auto buffered = static_cast<std::uint32_t>(std::max(0, m_.mesh.send_buffer_packets));
         if (m_.send_mode == SendMode::blocking && msg.packets > buffered) {
-          msgs_[mi].blocking = true;
-          rs.blocked = true;
-          rs.cpu = kInf;
+          msg.blocking = true;
+          rs.cpu = kBlocked;
         } else {
           complete(g, t + os);
         }
         return;
       }
-      case OpCode::recv:
-        if (accepted_[g]) {
-          complete(g, t);
-        } else {
-          posted_[g] = 1;
+      case Work::recv: {
+        Ticks done = t;
+        if (pacing_ && s_.round[g] != 0) done = std::max(done, round_end(s_.round[g]));
+        if (!dynamic_) {
+          if (flags_[g] & kAccepted) complete(g, done);
+          else flags_[g] |= kPosted;
+          return;
         }
+        const std::uint32_t mi = matcher_.take_msg(r, it.peer, s_.tags[g]);
+        if (mi == kNone) {
+          matcher_.post_recv(r, it.peer, s_.tags[g], g);
+          return;
+        }
+        check_fits(mi, g);
+        free_msg(mi);
+        complete(g, done);
         return;
-      case OpCode::reduce:
-      case OpCode::copy: {
-        if (rs.cpu > t) return repush(e, rs.cpu);
-        const double per = op.code == OpCode::reduce ? m_.reduce_us_per_byte : m_.copy_us_per_byte;
-        const double cost = per * static_cast<double>(op.a.bytes);
-        rs.cpu = t + cost;
-        span_rank(r, t, t + cost, op.code == OpCode::reduce ? 2 : 3, -1);
+      }
+      case Work::reduce:
+      case Work::copy:
+      case Work::calc: {
+        const Ticks cost = it.kind == Work::calc     ? static_cast<Ticks>(it.size)
+                           : it.kind == Work::reduce ? c_.reduce.at(it.size)
+                                                     : c_.copy.at(it.size);
+        rs.cpu = checked(t + cost);
+        span_rank(r, t, t + cost, it.kind == Work::reduce ? 2 : it.kind == Work::copy ? 3 : 5, -1);
         complete(g, t + cost);
         return;
       }
     }
   }
 
-  void on_arrive(const Event& e) {
-    Msg& msg = msgs_[e.a];
-    const int d = msg.dst;
-    RankState& rs = ranks_[d];
-    if (rs.blocked) return park(d, e);
-    const double need = std::max(rs.cpu, rs.rgap);
-    if (need > e.t) return repush(e, need);
-    const double orv = recv_overhead(msg.bytes);
-    rs.cpu = e.t + orv;
-    rs.rgap = e.t + recv_gap(msg.bytes);
-    rs.finish = std::max(rs.finish, rs.cpu);
-    span_rank(d, e.t, e.t + orv, 1, msg.src);
-    if (posted_[msg.recv_op]) {
-      complete(msg.recv_op, e.t + orv);
+  void check_fits(std::uint32_t mi, std::uint32_t g) const {
+    if (msgs_[mi].bytes > s_.items[g].size)
+      throw InputError(s_.where(g) + " receives " + std::to_string(s_.items[g].size) + " bytes but the message from " +
+                       std::to_string(msgs_[mi].src) + " (tag " + std::to_string(msgs_[mi].tag) + ") has " +
+                       std::to_string(msgs_[mi].bytes));
+  }
+
+  void accept(std::uint32_t a, Ticks t) {
+    std::uint64_t bytes;
+    int d, src;
+    std::uint32_t g;
+    if (msg_records_) {
+      const Msg& msg = msgs_[a];
+      bytes = msg.bytes;
+      d = msg.dst;
+      src = msg.src;
+      g = msg.recv_op;
     } else {
-      accepted_[msg.recv_op] = 1;
+      g = a;
+      bytes = s_.items[g].size;
+      d = op_rank_[g];
+      src = s_.items[g].peer;
+    }
+    RankState& rs = ranks_[static_cast<std::size_t>(d)];
+    const Ticks orv = recv_overhead(bytes);
+    rs.cpu = checked(t + orv);
+    rs.rgap = checked(t + recv_gap(bytes));
+    rs.finish = std::max(rs.finish, rs.cpu);
+    span_rank(d, t, t + orv, 1, src);
+    if (dynamic_) {
+      g = matcher_.take_recv(d, src, msgs_[a].tag);
+      if (g == kNone) {
+        matcher_.add_msg(d, src, msgs_[a].tag, a);
+        return;
+      }
+      check_fits(a, g);
+    }
+    if (msg_records_) free_msg(a);
+    if (dynamic_ || (flags_[g] & kPosted)) {
+      Ticks done = t + orv;
+      if (pacing_ && s_.round[g] != 0) done = std::max(done, round_end(s_.round[g]));
+      complete(g, done);
+    } else {
+      flags_[g] |= kAccepted;
+    }
+  }
+
+  std::uint32_t new_msg() {
+    if (!free_msgs_.empty()) {
+      const std::uint32_t m = free_msgs_.back();
+      free_msgs_.pop_back();
+      return m;
+    }
+    msgs_.emplace_back();
+    return static_cast<std::uint32_t>(msgs_.size() - 1);
+  }
+  // Unexpected messages keep their record until a receive takes them; mesh messages until
+  // their last packet is delivered (accept comes after that).
+  void free_msg(std::uint32_t m) { free_msgs_.push_back(m); }
+
+  void finish_checks() {
+    if (done_ == s_.ops() && (!dynamic_ || matcher_.unexpected() == 0)) return;
+    if (dynamic_ && done_ == s_.ops()) {
+      const std::uint32_t m = matcher_.any_unexpected();
+      throw InputError(s_.where(msgs_[m].send_op) + " to " + std::to_string(msgs_[m].dst) + " (tag " +
+                       std::to_string(msgs_[m].tag) + ") is never received");
+    }
+    for (std::uint32_t g = 0; g < s_.ops(); ++g) {
+      if (flags_[g] & kDone) continue;
+      if (!dynamic_) {
+        const int r = op_rank_[g];
+        throw InputError("plan deadlocks in the emulator: rank " + std::to_string(r) + " op " +
+                         std::to_string(g - s_.first[static_cast<std::size_t>(r)]) + " never completes");
+      }
+      throw InputError(s_.where(g) + " never completes (a receive without its send, a dependency cycle, or a deadlock)");
     }
   }
 
   // ---- mesh network ----
+  void dispatch_net(const Event& e) {
+    switch (e.kind) {
+      case kInject: on_inject(e); break;
+      case kHop: on_hop(e); break;
+      case kWormDone: on_worm_done(e); break;
+      default: break;
+    }
+  }
+
   void build_mesh() {
     const MeshSpec& ms = m_.mesh;
     nd_ = static_cast<int>(ms.dims.size());
-    nodes_ = ms.nodes();
-    if (nodes_ < plan_.p)
-      throw InputError("mesh has " + std::to_string(nodes_) + " nodes, fewer than p = " + std::to_string(plan_.p));
+    nodes_count_ = ms.nodes();
+    if (nodes_count_ < s_.p)
+      throw InputError("mesh has " + std::to_string(nodes_count_) + " nodes, fewer than p = " + std::to_string(s_.p));
     nvc_ = ms.wrap ? 2 : 1;
-    node_of_ = place_ranks(ms, m_.placement, plan_.p);
-    net_links_ = nodes_ * nd_ * 2 * nvc_;
-    const std::int64_t total = net_links_ + 2 * nodes_;
+    node_of_ = place_ranks(ms, m_.placement, s_.p);
+    net_links_ = nodes_count_ * nd_ * 2 * nvc_;
+    const std::int64_t total = net_links_ + 2 * nodes_count_;
+    internal::require_memory(static_cast<std::uint64_t>(total) * 24, "the mesh's " + std::to_string(total) + " channels");
     if (ms.switching == Switching::wormhole) {
-      owner_.assign(static_cast<std::size_t>(total), kNone);
-      since_.assign(static_cast<std::size_t>(total), 0.0);
-      wait_head_.assign(static_cast<std::size_t>(total), kNone);
-      wait_tail_.assign(static_cast<std::size_t>(total), kNone);
+      owner_.assign(static_cast<std::size_t>(total), kNil);
+      since_.assign(static_cast<std::size_t>(total), 0);
+      wait_head_.assign(static_cast<std::size_t>(total), kNil);
+      wait_tail_.assign(static_cast<std::size_t>(total), kNil);
     } else {
-      free_at_.assign(static_cast<std::size_t>(total), 0.0);
+      free_at_.assign(static_cast<std::size_t>(total), 0);
     }
+    unblocked_.assign(static_cast<std::size_t>(s_.p), 0);
   }
   [[nodiscard]] std::int64_t inject_link(std::int64_t node) const { return net_links_ + node; }
-  [[nodiscard]] std::int64_t eject_link(std::int64_t node) const { return net_links_ + nodes_ + node; }
-  [[nodiscard]] bool is_inject(std::int64_t l) const { return l >= net_links_ && l < net_links_ + nodes_; }
-  [[nodiscard]] bool is_eject(std::int64_t l) const { return l >= net_links_ + nodes_; }
+  [[nodiscard]] std::int64_t eject_link(std::int64_t node) const { return net_links_ + nodes_count_ + node; }
+  [[nodiscard]] bool is_inject(std::int64_t l) const { return l >= net_links_ && l < net_links_ + nodes_count_; }
+  [[nodiscard]] bool is_eject(std::int64_t l) const { return l >= net_links_ + nodes_count_; }
 
   [[nodiscard]] std::int64_t stride(int d) const {
     std::int64_t s = 1;
-    for (int i = nd_ - 1; i > d; --i) s *= m_.mesh.dims[i];
+    for (int i = nd_ - 1; i > d; --i) s *= m_.mesh.dims[static_cast<std::size_t>(i)];
     return s;
   }
   [[nodiscard]] int coord(std::int64_t node, int d) const {
-    return static_cast<int>((node / stride(d)) % m_.mesh.dims[d]);
+    return static_cast<int>((node / stride(d)) % m_.mesh.dims[static_cast<std::size_t>(d)]);
   }
 
   // Dimension-order routing: X (the last, fastest dimension) first, then towards dimension 0.
@@ -449,7 +958,7 @@ class Engine {
     for (int d = nd_ - 1; d >= 0; --d) {
       const int c = coord(node, d), t = coord(dst, d);
       if (c == t) continue;
-      const int k = m_.mesh.dims[d];
+      const int k = m_.mesh.dims[static_cast<std::size_t>(d)];
       int dir = c < t ? 0 : 1;  // 0: +, 1: −
       int vc = 0;
       if (m_.mesh.wrap) {
@@ -471,17 +980,13 @@ class Engine {
     const std::int64_t rest = link % per_node;
     const int d = static_cast<int>(rest / (2 * nvc_));
     const int dir = static_cast<int>((rest / nvc_) % 2);
-    const int k = m_.mesh.dims[d];
+    const int k = m_.mesh.dims[static_cast<std::size_t>(d)];
     const int c = coord(node, d);
     const int nc = dir == 0 ? (c + 1) % k : (c - 1 + k) % k;
     return node + static_cast<std::int64_t>(nc - c) * stride(d);
   }
-  [[nodiscard]] double body_us(const Packet& pk) const {
-    return static_cast<double>(pk.wire_bytes) / m_.mesh.link_bytes_per_us;
-  }
-  [[nodiscard]] double header_us(std::int64_t link) const {
-    return (is_inject(link) || is_eject(link)) ? 0.0 : m_.mesh.router_delay_us;
-  }
+  [[nodiscard]] Ticks body(const Packet& pk) const { return c_.link.at(pk.wire_bytes); }
+  [[nodiscard]] Ticks header(std::int64_t link) const { return (is_inject(link) || is_eject(link)) ? 0 : c_.router; }
 
   void on_inject(const Event& e) {
     Msg& msg = msgs_[e.a];
@@ -491,64 +996,66 @@ class Engine {
     for (std::uint32_t k = 0; k < msg.packets; ++k) {
       const std::uint64_t payload = std::min(left, pb);
       left -= payload;
-      packets_.push_back(Packet{e.a, payload + m_.mesh.header_bytes, -1, kNone});
+      packets_.push_back(Packet{e.a, payload + m_.mesh.header_bytes, -1, kNil});
     }
-    for (std::uint32_t k = 0; k < msg.packets; ++k)
-      acquire(msg.first_packet + k, inject_link(node_of_[msg.src]), e.t);
+    for (std::uint32_t k = 0; k < msgs_[e.a].packets; ++k)
+      acquire(msgs_[e.a].first_packet + k, inject_link(node_of_[static_cast<std::size_t>(msgs_[e.a].src)]), e.t);
   }
 
-  void acquire(std::uint32_t pi, std::int64_t link, double t) {
+  void acquire(std::uint32_t pi, std::int64_t link, Ticks t) {
     Packet& pk = packets_[pi];
     pk.link = link;
+    const auto l = static_cast<std::size_t>(link);
     if (m_.mesh.switching == Switching::store_and_forward) {
-      const double start = std::max(t, free_at_[link]);
-      const double end = start + header_us(link) + body_us(pk);
-      free_at_[link] = end;
+      const Ticks start = std::max(t, free_at_[l]);
+      const Ticks end = start + header(link) + body(pk);
+      free_at_[l] = end;
       span_link(link, start, end, pk);
-      push(end, pi, kHop);
+      push_net(end, pi, kHop);
       return;
     }
-    if (owner_[link] == kNone) {
-      owner_[link] = static_cast<std::int32_t>(pi);
-      since_[link] = t;
-      push(t + header_us(link), pi, kHop);
+    if (owner_[l] == kNil) {
+      owner_[l] = static_cast<std::int32_t>(pi);
+      since_[l] = t;
+      push_net(t + header(link), pi, kHop);
       return;
     }
     // FIFO wait; the worm keeps every link it already holds.
-    pk.next_waiter = kNone;
-    if (wait_tail_[link] == kNone) {
-      wait_head_[link] = static_cast<std::int32_t>(pi);
+    pk.next_waiter = kNil;
+    if (wait_tail_[l] == kNil) {
+      wait_head_[l] = static_cast<std::int32_t>(pi);
     } else {
-      packets_[wait_tail_[link]].next_waiter = static_cast<std::int32_t>(pi);
+      packets_[static_cast<std::size_t>(wait_tail_[l])].next_waiter = static_cast<std::int32_t>(pi);
     }
-    wait_tail_[link] = static_cast<std::int32_t>(pi);
+    wait_tail_[l] = static_cast<std::int32_t>(pi);
   }
 
-  void release(std::int64_t link, double t) {
-    span_link(link, since_[link], t, packets_[owner_[link]]);
-    const std::int32_t w = wait_head_[link];
-    if (w == kNone) {
-      owner_[link] = kNone;
+  void release_link(std::int64_t link, Ticks t) {
+    const auto l = static_cast<std::size_t>(link);
+    span_link(link, since_[l], t, packets_[static_cast<std::size_t>(owner_[l])]);
+    const std::int32_t w = wait_head_[l];
+    if (w == kNil) {
+      owner_[l] = kNil;
       return;
     }
-    wait_head_[link] = packets_[w].next_waiter;
-    if (wait_head_[link] == kNone) wait_tail_[link] = kNone;
-    owner_[link] = w;
-    since_[link] = t;
-    push(t + header_us(link), static_cast<std::uint32_t>(w), kHop);
+    wait_head_[l] = packets_[static_cast<std::size_t>(w)].next_waiter;
+    if (wait_head_[l] == kNil) wait_tail_[l] = kNil;
+    owner_[l] = w;
+    since_[l] = t;
+    push_net(t + header(link), static_cast<std::uint32_t>(w), kHop);
   }
 
   void on_hop(const Event& e) {
     Packet& pk = packets_[e.a];
     const Msg& msg = msgs_[pk.msg];
-    const std::int64_t src = node_of_[msg.src], dst = node_of_[msg.dst];
+    const std::int64_t src = node_of_[static_cast<std::size_t>(msg.src)], dst = node_of_[static_cast<std::size_t>(msg.dst)];
     const std::int64_t link = pk.link;
     const bool saf = m_.mesh.switching == Switching::store_and_forward;
     if (is_eject(link)) {
       if (saf) {
         packet_delivered(pk.msg, e.t);
       } else {
-        push(e.t + body_us(pk), e.a, kWormDone);
+        push_net(e.t + body(pk), e.a, kWormDone);
       }
       return;
     }
@@ -560,13 +1067,14 @@ class Engine {
   void on_worm_done(const Event& e) {
     const Packet& pk = packets_[e.a];
     const std::uint32_t mi = pk.msg;
-    const std::int64_t src = node_of_[msgs_[mi].src], dst = node_of_[msgs_[mi].dst];
+    const std::int64_t src = node_of_[static_cast<std::size_t>(msgs_[mi].src)];
+    const std::int64_t dst = node_of_[static_cast<std::size_t>(msgs_[mi].dst)];
     // The tail leaves every channel of the path as it arrives; links are released together.
     std::int64_t node = src;
-    release(inject_link(src), e.t);
+    release_link(inject_link(src), e.t);
     for (;;) {
       const auto [link, next] = next_hop(node, src, dst);
-      release(link, e.t);
+      release_link(link, e.t);
       if (next < 0) break;
       node = next;
     }
@@ -574,27 +1082,40 @@ class Engine {
     packet_delivered(mi, e.t);
   }
 
-  void packet_injected(std::uint32_t mi, double t) {
+  void packet_injected(std::uint32_t mi, Ticks t) {
     Msg& msg = msgs_[mi];
     ++msg.injected;
     const auto buffered = static_cast<std::uint32_t>(std::max(0, m_.mesh.send_buffer_packets));
     if (msg.blocking && msg.injected == msg.packets - buffered) {
-      const double t_done = std::max(t, msg.overhead_end);
+      const Ticks t_done = std::max(t, msg.overhead_end);
       span_rank(msg.src, msg.overhead_end, t_done, 0, msg.dst);
       unblock(msg.src, t_done);
       complete(msg.send_op, t_done);
     }
   }
 
-  void packet_delivered(std::uint32_t mi, double t) {
-    Msg& msg = msgs_[mi];
-    if (++msg.delivered == msg.packets) push(t, mi, kArrive);
+  void unblock(int r, Ticks t) {
+    RankState& rs = ranks_[static_cast<std::size_t>(r)];
+    rs.cpu = t;
+    unblocked_[static_cast<std::size_t>(r)] = t;
+    if (opt_.reference_queue) {
+      auto evs = std::move(parked_[static_cast<std::size_t>(r)]);
+      parked_[static_cast<std::size_t>(r)].clear();
+      for (const Event& e : evs) q_.push(Event{std::max(e.t, t), e.seq, e.a, e.kind});
+    } else {
+      mark_dirty(r);
+    }
   }
 
-  void span_link(std::int64_t link, double b, double e, const Packet& pk) {
+  void packet_delivered(std::uint32_t mi, Ticks t) {
+    Msg& msg = msgs_[mi];
+    if (++msg.delivered == msg.packets) push_rank_event(t, mi, kArrive);
+  }
+
+  void span_link(std::int64_t link, Ticks b, Ticks e, const Packet& pk) {
     if (!opt_.trace) return;
     const Msg& msg = msgs_[pk.msg];
-    res_.link_spans.push_back(Span{static_cast<int>(link), b, e, 4, msg.src, msg.dst});
+    res_.link_spans.push_back(Span{static_cast<int>(link), to_units(b), to_units(e), 4, msg.src, msg.dst});
   }
 
   void name_links() {
@@ -610,7 +1131,7 @@ class Engine {
       if (is_inject(l)) {
         name = "node " + std::to_string(l - net_links_) + " inject";
       } else if (is_eject(l)) {
-        name = "node " + std::to_string(l - net_links_ - nodes_) + " eject";
+        name = "node " + std::to_string(l - net_links_ - nodes_count_) + " eject";
       } else {
         const std::int64_t per_node = static_cast<std::int64_t>(nd_) * 2 * nvc_;
         const std::int64_t node = l / per_node;
@@ -633,38 +1154,58 @@ class Engine {
           name += std::to_string(vc);
         }
       }
-      res_.link_names[l] = name;
+      res_.link_names[static_cast<std::size_t>(l)] = name;
     }
   }
 
-  const Plan& plan_;
+  static constexpr std::uint8_t kDone = 1, kPosted = 2, kAccepted = 4;
+
+  const Schedule& s_;
   const Machine& m_;
   const SimOptions& opt_;
+  const Costs c_;
+  const bool dynamic_;      // GOAL: match receives while running
+  const bool mesh_;
+  const bool msg_records_;  // messages need records (mesh, or dynamic matching)
   SimResult res_;
-  std::priority_queue<Event, std::vector<Event>, EventAfter> q_;
   std::uint64_t seq_ = 0;
-  double now_ = 0;
+  Ticks now_ = 0;
+  std::uint32_t done_ = 0;
 
-  std::vector<std::uint32_t> base_;
   std::vector<std::int32_t> op_rank_;
-  std::vector<OpView> op_ptr_;
   std::vector<std::uint32_t> ready_;  // scratch of complete(); push_ready_sorted() never re-enters it
   std::vector<std::uint32_t> remaining_;
-  std::vector<std::uint8_t> done_, posted_, accepted_;
-  std::vector<std::uint32_t> match_;
-  std::vector<std::uint32_t> dep_off_, dep_list_;
+  std::vector<std::uint8_t> flags_;
+  std::vector<std::uint32_t> succ_first_, succ_, isucc_first_, isucc_;
   std::vector<RankState> ranks_;
-  std::vector<std::vector<Event>> parked_;
+  std::vector<Ticks> unblocked_;  // mesh: when each rank last left a blocking send
   std::vector<Msg> msgs_;
+  std::vector<std::uint32_t> free_msgs_;
+  Matcher matcher_;
+  bool pacing_ = false;
+  Ticks t0_ = 0, lat_ = 0;
+
+  // default discipline
+  std::vector<Node> nodes_;
+  std::int32_t free_nodes_ = kNil;
+  std::vector<RankHeaps> heaps_;
+  SlotQueue heap_;
+  std::vector<Scheduled> sched_;
+  std::vector<int> dirty_;
+  std::vector<std::uint8_t> dirty_flag_;
+  std::priority_queue<Event, std::vector<Event>, EventAfter> net_;
+  // reference discipline
+  std::priority_queue<Event, std::vector<Event>, EventAfter> q_;
+  std::vector<std::vector<Event>> parked_;
 
   std::vector<Packet> packets_;
   int nd_ = 0;
   int nvc_ = 1;
-  std::int64_t nodes_ = 0;
+  std::int64_t nodes_count_ = 0;
   std::int64_t net_links_ = 0;
   std::vector<std::int64_t> node_of_;
   std::vector<std::int32_t> owner_, wait_head_, wait_tail_;
-  std::vector<double> since_, free_at_;
+  std::vector<Ticks> since_, free_at_;
 };
 
 void put_num(std::ostream& out, double v) {
@@ -679,27 +1220,26 @@ const char* span_name(std::uint8_t what) {
     case 1: return "recv";
     case 2: return "reduce";
     case 3: return "copy";
+    case 5: return "calc";
     default: return "busy";
   }
 }
 
-}  // namespace
-
-SimResult simulate(const Plan& plan, const Machine& machine, const SimOptions& options) {
-  Engine engine(plan, machine, options);
-  return engine.run();
-}
-
-void write_chrome_trace(std::ostream& out, const SimResult& result, const Plan& plan, const Machine& machine) {
+void write_trace(std::ostream& out, const SimResult& result, const std::string& op, const std::string& algo, int p,
+                 const Machine& machine) {
   out << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"machine\":\"";
   for (char c : machine.name) {
     if (c == '"' || c == '\\') out << '\\';
     out << c;
   }
-  out << "\",\"op\":\"" << plan.op << "\",\"algo\":\"" << plan.algo << "\",\"p\":" << plan.p
-      << "},\"traceEvents\":[\n";
+  out << "\",\"op\":\"" << op << "\",\"algo\":\"";
+  for (char c : algo) {
+    if (c == '"' || c == '\\') out << '\\';
+    out << c;
+  }
+  out << "\",\"p\":" << p << "},\"traceEvents\":[\n";
   out << R"({"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"ranks"}})";
-  for (int r = 0; r < plan.p; ++r)
+  for (int r = 0; r < p; ++r)
     out << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" << r << ",\"args\":{\"name\":\"rank " << r << "\"}}";
   for (const Span& s : result.rank_spans) {
     out << ",\n{\"name\":\"" << span_name(s.what) << "\",\"ph\":\"X\",\"pid\":1,\"tid\":" << s.track << ",\"ts\":";
@@ -724,6 +1264,25 @@ void write_chrome_trace(std::ostream& out, const SimResult& result, const Plan& 
     }
   }
   out << "\n]}\n";
+}
+
+}  // namespace
+
+SimResult simulate(const Schedule& schedule, const Machine& machine, const SimOptions& options) {
+  Engine engine(schedule, machine, options);
+  return engine.run();
+}
+
+SimResult simulate(const Plan& plan, const Machine& machine, const SimOptions& options) {
+  return simulate(schedule_of(plan), machine, options);
+}
+
+void write_chrome_trace(std::ostream& out, const SimResult& result, const Schedule& schedule, const Machine& machine) {
+  write_trace(out, result, schedule.op, schedule.algo, schedule.p, machine);
+}
+
+void write_chrome_trace(std::ostream& out, const SimResult& result, const Plan& plan, const Machine& machine) {
+  write_trace(out, result, plan.op, plan.algo, plan.p, machine);
 }
 
 }  // namespace postbox::sim

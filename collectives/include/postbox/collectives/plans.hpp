@@ -76,9 +76,9 @@ void register_plan_builder(const std::string& op, const std::string& algo, const
 // Every registered builder, sorted by (op, algo).
 std::vector<PlanBuilderInfo> list_plan_builders();
 
-// Checks the request (InputError naming the problem: unknown op or algo, p < 1 or > 65536, root
-// outside 0..p−1, negative bytes, bytes not a multiple of elem_bytes where the op combines,
-// both lambda and model) and builds the plan. The result passes validate(); a builder that
+// Checks the request (InputError naming the problem: unknown op or algo, p < 1 or > 2^30, a p
+// whose plan cannot fit in the memory available, root outside 0..p−1, negative bytes, bytes
+// not a multiple of elem_bytes where the op combines, both lambda and model) and builds the plan. The result passes validate(); a builder that
 // returns an invalid plan is a bug (PB_CHECK).
 Plan build_plan(const PlanRequest& request);
 

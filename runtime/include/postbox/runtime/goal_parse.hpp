@@ -7,12 +7,18 @@
 // `[label:] calc <n> [cpu <c>]`, `<label> requires <label>`, `<label> irequires <label>`;
 // `//` line comments and `/* */` block comments. Labels are [a-zA-Z][a-zA-Z0-9_]*, scoped to
 // their rank, and must be defined before a dependency names them (as in txt2bin).
+//
+// postbox's own directives ride in `//` comments, so LogGOPSim ignores them (plan_export.hpp):
+// `// postbox: time-unit 1e-K` (0 <= K <= 6: calc values are in 10^-K of the machine's unit),
+// `// postbox: pacing delay-receive|delay-send L`, and `// postbox: round R` after an op.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "postbox/runtime/plan.hpp"
 
 namespace postbox {
 
@@ -25,7 +31,12 @@ struct GoalOp {
   std::int64_t tag = 0;     // -1 = any tag
   int cpu = 0;
   int nic = 0;
-  friend bool operator==(const GoalOp&, const GoalOp&) = default;
+  std::uint32_t round = 0;  // `// postbox: round R`, else 0
+  int line = 0;             // where it was written (not compared)
+  friend bool operator==(const GoalOp& x, const GoalOp& y) {
+    return x.kind == y.kind && x.label == y.label && x.size == y.size && x.peer == y.peer && x.tag == y.tag &&
+           x.cpu == y.cpu && x.nic == y.nic && x.round == y.round;
+  }
 };
 
 struct GoalDep {
@@ -44,10 +55,13 @@ struct GoalRank {
 struct GoalSchedule {
   int num_ranks = 0;
   std::vector<GoalRank> ranks;  // in file order
+  int time_unit_exp = 0;        // calc values are in 10^-time_unit_exp of the machine's unit
+  Pacing pacing = Pacing::none;
+  std::uint32_t pacing_latency = 0;
 };
 
-// Syntax errors, a dependency on an undefined label, or a missing num_ranks → InputError
-// naming the line.
+// Syntax errors, a dependency on an undefined label, a rank block given twice, a malformed
+// postbox directive, or a missing num_ranks → InputError naming the line.
 GoalSchedule parse_goal(std::string_view text);
 
 }  // namespace postbox

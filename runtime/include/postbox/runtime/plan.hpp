@@ -227,8 +227,8 @@ class PlanDraft {
   bool sorted_ = true;
   bool any_round_ = false;
   std::unordered_map<Region, std::uint32_t, RegionHash> ids_;
-  Region last_region_;  // most builders repeat one region: skip the hash for it
-  std::uint32_t last_id_ = ~0U;
+  Region last_region_[2];  // most builders repeat a region or two (a send's a and its empty b)
+  std::uint32_t last_id_[2] = {~0U, ~0U};
 };
 
 // The first problem found, or nullopt when the plan is sound: every send has its matching

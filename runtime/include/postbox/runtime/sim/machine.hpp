@@ -1,6 +1,7 @@
 // The emulated machine: a network model plus host (per-rank) costs, as plain data.
 //
-// A Machine comes from a model string ("postal:1.8", "sr:27:88", "logp:L:o:g:G"), from a
+// A Machine comes from a model string ("postal:1.8", "sr:27:88", "logp:L:o:g:G", each with an
+// optional last number C, the CPU time per byte of reduce and copy, default 0), from a
 // profile name looked up in the profile directories (profiles/delta.toml ...), or from a
 // profile file path. docs/emulator.md describes every field and the semantics; profiles/*.toml
 // cite the source of every number.
@@ -80,7 +81,8 @@ struct Machine {
 // separated), the source tree's profiles/ (compiled in), <prefix>/share/postbox/profiles.
 std::vector<std::string> profile_dirs();
 
-// "postal:L", "sr:S:R", "logp:L:o:g:G", a profile name, or a path to a .toml file.
+// "postal:L[:C]", "sr:S:R[:C]", "logp:L:o:g:G[:C]" (C: reduce and copy time per byte, sets
+// reduce_us_per_byte and copy_us_per_byte; default 0), a profile name, or a path to a .toml file.
 // Unknown machine, malformed string, bad profile → InputError naming the field.
 Machine load_machine(std::string_view spec);
 

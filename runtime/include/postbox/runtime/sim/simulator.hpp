@@ -1,4 +1,5 @@
-// Deterministic discrete-event execution of a Plan on an emulated Machine, in virtual time.
+// Deterministic discrete-event execution of a Plan or GOAL schedule on an emulated Machine, in
+// virtual time (integer ticks, ticks.hpp).
 //
 // Semantics follow LogGOPSim's LogGP backend (Hoefler, Schneider, Lumsdaine, HPDC 2010),
 // generalised by per-model costs; docs/emulator.md has the details. In short, per rank:
@@ -6,12 +7,18 @@
 //     the send overhead and the send port for the gap; its message enters the network;
 //   * a receive is posted when the CPU is free; a message that has arrived is accepted when the
 //     CPU is free and the receive gap has passed, keeping the CPU for the receive overhead;
-//   * reduce/copy keep the CPU for bytes × the machine's per-byte computation time.
+//   * reduce/copy keep the CPU for bytes × the machine's per-byte computation time, a GOAL calc
+//     for its time.
 // Events are ordered by (virtual time, sequence number of first insertion): ties go to the
-// event created first; an event postponed for a busy resource keeps its sequence number.
-// Ready operations of one rank are inserted sends first, then receives, then local ops, each
-// group in program order (as LogGOPSim does). Nothing depends on wall-clock time, hashing or
-// addresses, so the same inputs give the same result and the same trace, byte for byte.
+// event created first; an event that finds its resource busy keeps its sequence number and runs
+// when the resource frees, before later-created events of that time. Ready operations of one
+// rank are inserted sends first, then receives, then local ops, each group in program order (as
+// LogGOPSim does). Nothing depends on wall-clock time, hashing or addresses, so the same inputs
+// give the same result and the same trace, byte for byte.
+//
+// Cost: each operation start, message acceptance and (mesh) packet step is handled once, at the
+// time it happens: events wait for a busy rank in per-rank queues instead of being put back
+// into the global one, so the work is O(log n) per event however many wait.
 #pragma once
 
 #include <cstdint>
@@ -21,26 +28,35 @@
 
 #include "postbox/runtime/plan.hpp"
 #include "postbox/runtime/sim/machine.hpp"
+#include "postbox/runtime/sim/schedule.hpp"
+#include "postbox/runtime/sim/ticks.hpp"
 
 namespace postbox::sim {
 
 struct SimOptions {
   bool trace = false;  // record spans for write_chrome_trace()
+  // The first landing's discipline: one global queue, and an event that finds its rank busy is
+  // put back at the time the rank frees (LogGOPSim's loop). Same results, more events handled;
+  // kept to check the default against and to measure it (bench/bench_emulator.cpp).
+  bool reference_queue = false;
 };
 
 struct Span {
   int track = 0;      // rank, or link index (link tracks)
   double begin_us = 0;
   double end_us = 0;
-  std::uint8_t what = 0;  // 0 send, 1 recv, 2 reduce, 3 copy, 4 link busy
+  std::uint8_t what = 0;  // 0 send, 1 recv, 2 reduce, 3 copy, 4 link busy, 5 calc
   int peer = -1;          // send/recv: the peer; link: the message's source rank
   int peer2 = -1;         // link: the message's destination rank
 };
 
 struct SimResult {
-  double time_us = 0;                 // when the last rank finished (postal: units of one send)
-  std::uint64_t events = 0;           // events processed (postponements count)
-  std::vector<double> per_rank_us;    // when each rank finished its last operation
+  Ticks time_ticks = 0;               // when the last rank finished, exact
+  double time_us = 0;                 // the same in the model's unit (postal: units of one send)
+  std::vector<Ticks> per_rank_ticks;  // when each rank finished its last operation
+  std::vector<double> per_rank_us;
+  std::uint64_t events = 0;      // operation starts, message acceptances, mesh network steps
+  std::uint64_t postponed = 0;   // reference_queue: events put back because their rank was busy
   std::uint64_t messages = 0;
   std::uint64_t packets = 0;
   std::vector<Span> rank_spans;       // when traced
@@ -48,13 +64,16 @@ struct SimResult {
   std::vector<std::string> link_names;  // index → "node 3 +x", "node 3 inject", ...
 };
 
-// Runs `plan`. Plan problems the run trips over (a send without its receive, mismatched sizes,
-// a deadlock) and a mesh smaller than plan.p → InputError.
+// Runs the schedule. What the run trips over (a send never received, a receive never matched,
+// a message larger than its receive, a deadlock or dependency cycle, a mesh smaller than p,
+// virtual time past kMaxTicks, a schedule too large for the memory) → InputError.
+SimResult simulate(const Schedule& schedule, const Machine& machine, const SimOptions& options = {});
+// simulate(schedule_of(plan), ...).
 SimResult simulate(const Plan& plan, const Machine& machine, const SimOptions& options = {});
 
 // Chrome trace-event JSON (opens in Perfetto / chrome://tracing): process 1 has a track per
 // rank, process 2 a track per link that carried traffic. Deterministic text.
-void write_chrome_trace(std::ostream& out, const SimResult& result, const Plan& plan,
-                        const Machine& machine);
+void write_chrome_trace(std::ostream& out, const SimResult& result, const Schedule& schedule, const Machine& machine);
+void write_chrome_trace(std::ostream& out, const SimResult& result, const Plan& plan, const Machine& machine);
 
 }  // namespace postbox::sim

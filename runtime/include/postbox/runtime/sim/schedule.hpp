@@ -1,0 +1,63 @@
+// The emulator's input: per rank, a program of sends, receives and local work with the
+// dependencies between them, in flat arrays. Two sources:
+//  * a Plan (schedule_of): its messages are matched before the run by the plan's rule (the
+//    k-th send a → b meets the k-th receive from a at b), so no queue is searched;
+//  * a GOAL schedule (schedule_of_goal), LogGOPSim's language: receives may name any source
+//    or any tag, and are matched while the run goes, as LogGOPSim does (docs/emulator.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "postbox/runtime/goal_parse.hpp"
+#include "postbox/runtime/plan.hpp"
+
+namespace postbox::sim {
+
+enum class Work : std::uint8_t { send, recv, reduce, copy, calc };
+
+struct Schedule {
+  std::string op;    // for traces and messages: the plan's op and algo, or "goal" and the file name
+  std::string algo;
+  int p = 0;
+  std::uint64_t bytes = 0;  // the message size the schedule is built for (pacing's t0)
+  struct Item {  // 16 bytes
+    std::uint64_t size = 0;  // bytes (send, recv, reduce, copy) or ticks (calc)
+    std::int32_t peer = -1;  // send: destination; recv: source, -1 = any; else -1
+    Work kind = Work::send;
+  };
+  std::vector<std::uint32_t> first{0};  // p + 1: rank r's ops are items[first[r], first[r + 1])
+  std::vector<Item> items;
+  // requires: op g starts after ops deps[dep_first[g], dep_first[g + 1]) of its rank completed
+  // (rank-local numbers). irequires (GOAL): ... after ops ideps[...] started; empty if none.
+  std::vector<std::uint32_t> dep_first{0}, deps;
+  std::vector<std::uint32_t> idep_first, ideps;
+  std::vector<std::uint32_t> round;  // Plan::pacing rounds: empty, or one per op
+  Pacing pacing = Pacing::none;
+  std::uint32_t pacing_latency = 0;
+  // A plan's matching: per op, the global number of its partner (send ↔ recv); empty for GOAL,
+  // whose receives match while the run goes.
+  std::vector<std::uint32_t> partner;
+  std::vector<std::int32_t> tags;   // GOAL: per op its tag (-1 = any, recv); empty for plans
+  std::vector<std::string> labels;  // GOAL: per op its label ("" if none); empty for plans
+  std::vector<std::int32_t> lines;  // GOAL: per op its line; empty for plans
+
+  [[nodiscard]] std::uint32_t ops() const noexcept { return static_cast<std::uint32_t>(items.size()); }
+  // "rank 3 op 5 (send)", or for GOAL "GOAL line 12: rank 3 op l5 (send)".
+  [[nodiscard]] std::string where(std::uint32_t g) const;
+  [[nodiscard]] int rank_of(std::uint32_t g) const;
+};
+
+const char* to_string(Work w) noexcept;
+
+// The plan's schedule. A message whose receive is missing or of another size, a peer outside
+// 0..p−1 or the rank itself, a dep that does not point backwards, or rank programs that do
+// not number p → InputError.
+Schedule schedule_of(const Plan& plan);
+
+// The GOAL schedule's: calc values become ticks through its time unit. A dependency cycle is
+// found when the run stalls (simulate). Ranks without a block get an empty program.
+Schedule schedule_of_goal(const GoalSchedule& goal, std::string name = "goal");
+
+}  // namespace postbox::sim
