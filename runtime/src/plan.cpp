@@ -93,6 +93,8 @@ class Sweep {
 
   // Appends op j's candidates to `out` (unsorted, possibly repeated), then records j.
   void step(std::uint32_t j, const Access& acc, std::vector<std::uint32_t>& out) {
+    if (acc.nreads == 1 && !acc.writes) return read_only(j, acc.reads[0], out);  // a send
+    if (acc.nreads == 0 && acc.writes) return write_only(j, acc.write, out);     // a receive
     for (int i = 0; i < acc.nreads; ++i) {
       for_range(acc.reads[i], [&](Seg& s) {
         if (s.writer >= 0) out.push_back(static_cast<std::uint32_t>(s.writer));
@@ -121,6 +123,32 @@ class Sweep {
   }
 
  private:
+  void read_only(std::uint32_t j, const Region& g, std::vector<std::uint32_t>& out) {
+    Map& m = maps_[static_cast<std::size_t>(g.buffer)];
+    const std::uint64_t hi = g.offset + g.bytes;
+    for (auto it = cover(m, g.offset, hi); it != m.end() && it->first < hi; ++it) {
+      if (it->second.writer >= 0) out.push_back(static_cast<std::uint32_t>(it->second.writer));
+      readers_.push_back(Reader{j, it->second.readers});
+      it->second.readers = static_cast<std::int32_t>(readers_.size() - 1);
+    }
+  }
+  void write_only(std::uint32_t j, const Region& g, std::vector<std::uint32_t>& out) {
+    Map& m = maps_[static_cast<std::size_t>(g.buffer)];
+    const std::uint64_t lo = g.offset, hi = lo + g.bytes;
+    if (m.empty() || std::prev(m.end())->second.end <= lo) {  // past every segment: nothing to follow
+      m.emplace_hint(m.end(), lo, Seg{hi, static_cast<std::int64_t>(j), -1});
+      return;
+    }
+    auto it = cover(m, lo, hi);
+    while (it != m.end() && it->first < hi) {
+      if (it->second.writer >= 0) out.push_back(static_cast<std::uint32_t>(it->second.writer));
+      for (std::int32_t n = it->second.readers; n >= 0; n = readers_[static_cast<std::size_t>(n)].next)
+        out.push_back(readers_[static_cast<std::size_t>(n)].op);
+      it = m.erase(it);
+    }
+    m.emplace_hint(it, lo, Seg{hi, static_cast<std::int64_t>(j), -1});
+  }
+
   struct Seg {
     std::uint64_t end = 0;
     std::int64_t writer = -1;
@@ -135,6 +163,8 @@ class Sweep {
 
   // Splits and fills so that [lo, hi) is covered by whole segments; returns the first of them.
   Map::iterator cover(Map& m, std::uint64_t lo, std::uint64_t hi) {
+    // Past every segment (builders mostly walk a buffer upwards): one new segment at the end.
+    if (m.empty() || std::prev(m.end())->second.end <= lo) return m.emplace_hint(m.end(), lo, Seg{hi, -1, -1});
     auto split = [&](std::uint64_t x) {
       auto it = m.upper_bound(x);
       if (it == m.begin()) return;
@@ -207,20 +237,19 @@ std::vector<std::uint32_t> sequence_numbers(const Plan& plan) {
   for (int r = 0; r < n; ++r) {
     touched.clear();
     odd.clear();
-    const std::uint32_t base = plan.first_op(r);
-    const RankOps ops = plan.ops(r);
-    for (std::uint32_t j = 0; j < ops.size(); ++j) {
-      const OpView op = ops[j];
-      if (op.code != OpCode::send && op.code != OpCode::recv) continue;
-      const bool is_send = op.code == OpCode::send;
-      if (op.peer < 0 || op.peer >= n) {
-        seq[base + j] = odd[(static_cast<std::int64_t>(op.peer) << 1) | (is_send ? 1 : 0)]++;
+    const std::uint32_t end = plan.first_op(r + 1);
+    for (std::uint32_t g = plan.first_op(r); g < end; ++g) {
+      const OpCode code = plan.code_at(g);
+      if (code != OpCode::send && code != OpCode::recv) continue;
+      const bool is_send = code == OpCode::send;
+      const int peer = plan.peer_at(g);
+      if (peer < 0 || peer >= n) {
+        seq[g] = odd[(static_cast<std::int64_t>(peer) << 1) | (is_send ? 1 : 0)]++;
         continue;
       }
-      auto& c = (is_send ? sent : recvd)[static_cast<std::size_t>(op.peer)];
-      if (sent[static_cast<std::size_t>(op.peer)] == 0 && recvd[static_cast<std::size_t>(op.peer)] == 0)
-        touched.push_back(op.peer);
-      seq[base + j] = c++;
+      auto& c = (is_send ? sent : recvd)[static_cast<std::size_t>(peer)];
+      if (sent[static_cast<std::size_t>(peer)] == 0 && recvd[static_cast<std::size_t>(peer)] == 0) touched.push_back(peer);
+      seq[g] = c++;
     }
     for (int q : touched) sent[static_cast<std::size_t>(q)] = recvd[static_cast<std::size_t>(q)] = 0;
   }
@@ -238,39 +267,36 @@ std::vector<std::uint32_t> match_by_sequence(const Plan& plan, const std::vector
     std::uint32_t op;
   };
   std::vector<std::uint32_t> start(static_cast<std::size_t>(n) + 1, 0);
+  auto is_recv = [&](std::uint32_t g) {
+    return plan.code_at(g) == OpCode::recv && plan.peer_at(g) >= 0 && plan.peer_at(g) < n;
+  };
   for (int r = 0; r < n; ++r) {
     std::uint32_t c = 0;
-    for (const OpView op : plan.ops(r)) c += op.code == OpCode::recv && op.peer >= 0 && op.peer < n ? 1 : 0;
+    for (std::uint32_t g = plan.first_op(r); g < plan.first_op(r + 1); ++g) c += is_recv(g) ? 1 : 0;
     start[static_cast<std::size_t>(r) + 1] = start[static_cast<std::size_t>(r)] + c;
   }
   std::vector<Key> keys(start.back());
   for (int r = 0; r < n; ++r) {
     std::uint32_t at = start[static_cast<std::size_t>(r)];
-    const std::uint32_t base = plan.first_op(r);
-    const RankOps ops = plan.ops(r);
-    for (std::uint32_t j = 0; j < ops.size(); ++j) {
-      const OpView op = ops[j];
-      if (op.code == OpCode::recv && op.peer >= 0 && op.peer < n) keys[at++] = Key{op.peer, seq[base + j], base + j};
-    }
+    for (std::uint32_t g = plan.first_op(r); g < plan.first_op(r + 1); ++g)
+      if (is_recv(g)) keys[at++] = Key{plan.peer_at(g), seq[g], g};
     std::sort(keys.begin() + start[static_cast<std::size_t>(r)], keys.begin() + at, [](const Key& x, const Key& y) {
       return x.src != y.src ? x.src < y.src : x.k < y.k;
     });
   }
   for (int r = 0; r < n; ++r) {
-    const std::uint32_t base = plan.first_op(r);
-    const RankOps ops = plan.ops(r);
-    for (std::uint32_t j = 0; j < ops.size(); ++j) {
-      const OpView op = ops[j];
-      if (op.code != OpCode::send || op.peer < 0 || op.peer >= n || op.peer == r) continue;
-      const auto b = static_cast<std::size_t>(op.peer);
-      const Key want{r, seq[base + j], 0};
+    for (std::uint32_t g = plan.first_op(r); g < plan.first_op(r + 1); ++g) {
+      const int peer = plan.peer_at(g);
+      if (plan.code_at(g) != OpCode::send || peer < 0 || peer >= n || peer == r) continue;
+      const auto b = static_cast<std::size_t>(peer);
+      const Key want{r, seq[g], 0};
       const auto lo = keys.begin() + start[b], hi = keys.begin() + start[b + 1];
       const auto it = std::lower_bound(lo, hi, want, [](const Key& x, const Key& y) {
         return x.src != y.src ? x.src < y.src : x.k < y.k;
       });
       if (it != hi && it->src == r && it->k == want.k) {
-        partner[base + j] = it->op;
-        partner[it->op] = base + j;
+        partner[g] = it->op;
+        partner[it->op] = g;
       }
     }
   }
@@ -514,7 +540,7 @@ PlanDraft::PlanDraft(std::string op, std::string algo, int p, int root, std::uin
   plan_.elem_bytes = elem_bytes;
   plan_.user_bytes.assign(static_cast<std::size_t>(p), bytes);
   plan_.scratch_bytes.assign(static_cast<std::size_t>(p), 0);
-  plan_.regions_.clear();
+  count_.assign(static_cast<std::size_t>(p), 0);
 }
 
 std::uint32_t PlanDraft::intern(const Region& g) {
@@ -542,6 +568,8 @@ void PlanDraft::push(int r, OpCode code, int peer, Region a, Region b, bool src_
   if (!rank_.empty() && r < rank_.back()) sorted_ = false;
   recs_.push_back(Plan::Rec{ia, ib, peer, 0, code, src_first});
   rank_.push_back(r);
+  ++count_[static_cast<std::size_t>(r)];
+  if (deps_given_) dep_count_.push_back(0);
   if (round != 0 && !any_round_) {
     any_round_ = true;
     rounds_.assign(recs_.size() - 1, 0);
@@ -549,12 +577,34 @@ void PlanDraft::push(int r, OpCode code, int peer, Region a, Region b, bool src_
   if (any_round_) rounds_.push_back(round);
 }
 
-Plan PlanDraft::finish() {
+std::uint32_t PlanDraft::add(int r, const Op& op) {
+  PB_CHECK(r >= 0 && r < plan_.p, "PlanDraft: rank " + std::to_string(r) + " outside 0.." + std::to_string(plan_.p - 1));
+  const std::uint32_t index = count_[static_cast<std::size_t>(r)];
+  for (std::uint32_t d : op.deps) PB_CHECK(d < index, "PlanDraft::add: a dep must name an earlier op of the rank");
+  if (!deps_given_) {
+    dep_count_.assign(recs_.size(), 0);
+    deps_given_ = true;
+  }
+  push(r, op.code, op.peer, op.a, op.b, op.src_first, op.round);
+  dep_count_.back() = static_cast<std::uint32_t>(op.deps.size());
+  deps_.insert(deps_.end(), op.deps.begin(), op.deps.end());
+  if (deps_.size() > kMaxCount) (void)checked_count(deps_.size(), "deps");
+  return index;
+}
+
+void PlanDraft::pack() {
   const auto p = static_cast<std::size_t>(plan_.p);
   std::vector<std::uint32_t> count(p + 1, 0);
-  for (std::int32_t r : rank_) ++count[static_cast<std::size_t>(r) + 1];
-  for (std::size_t r = 0; r < p; ++r) count[r + 1] += count[r];
+  for (std::size_t r = 0; r < p; ++r) count[r + 1] = count[r] + count_[r];
   plan_.first_ = count;
+  const bool with_deps = deps_given_;
+  // Deps of appended op i: deps_[dep_at[i], dep_at[i] + dep_count_[i]).
+  std::vector<std::uint32_t> dep_at;
+  if (with_deps) {
+    dep_at.assign(recs_.size() + 1, 0);
+    for (std::size_t i = 0; i < recs_.size(); ++i) dep_at[i + 1] = dep_at[i] + dep_count_[i];
+  }
+  std::vector<std::uint32_t> order;  // packed position → appended op
   if (sorted_) {
     plan_.recs_ = std::move(recs_);
     plan_.rounds_ = std::move(rounds_);
@@ -562,20 +612,43 @@ Plan PlanDraft::finish() {
     // Stable counting sort by rank: each rank keeps the order its ops were appended in.
     plan_.recs_.resize(recs_.size());
     if (any_round_) plan_.rounds_.resize(recs_.size());
+    if (with_deps) order.resize(recs_.size());
     std::vector<std::uint32_t> at(count.begin(), count.end() - 1);
     for (std::size_t i = 0; i < recs_.size(); ++i) {
       const std::uint32_t to = at[static_cast<std::size_t>(rank_[i])]++;
       plan_.recs_[to] = recs_[i];
       if (any_round_) plan_.rounds_[to] = rounds_[i];
+      if (with_deps) order[to] = static_cast<std::uint32_t>(i);
     }
     recs_ = {};
     rounds_ = {};
   }
   rank_ = {};
   ids_ = {};
-  plan_.dep_first_.assign(plan_.recs_.size() + 1, 0);
+  const std::size_t n = plan_.recs_.size();
+  plan_.dep_first_.assign(n + 1, 0);
   plan_.deps_.clear();
+  if (with_deps) {
+    plan_.deps_.reserve(deps_.size());
+    for (std::size_t g = 0; g < n; ++g) {
+      const std::uint32_t i = order.empty() ? static_cast<std::uint32_t>(g) : order[g];
+      plan_.deps_.insert(plan_.deps_.end(), deps_.begin() + dep_at[i], deps_.begin() + dep_at[i] + dep_count_[i]);
+      plan_.dep_first_[g + 1] = static_cast<std::uint32_t>(plan_.deps_.size());
+    }
+    deps_ = {};
+    dep_count_ = {};
+  }
+}
+
+Plan PlanDraft::finish() {
+  pack();
   derive_dependencies(plan_);
+  plan_.finalize();
+  return std::move(plan_);
+}
+
+Plan PlanDraft::finish_as_given() {
+  pack();
   plan_.finalize();
   return std::move(plan_);
 }
@@ -767,7 +840,7 @@ std::optional<std::string> validate_rings(const Plan& plan, std::uint64_t ring_b
   PB_CHECK(plan.rank_count() == plan.p, "validate_rings: plan not validated");
   const std::vector<std::uint32_t> partner = match_messages(plan);
   for (std::uint32_t g = 0; g < plan.op_count(); ++g) {
-    const OpCode c = plan.op_at(g).code;
+    const OpCode c = plan.code_at(g);
     PB_CHECK(!((c == OpCode::send || c == OpCode::recv) && partner[g] == kUnmatched), "validate_rings: plan not validated");
   }
   return run_in_program_order(plan, partner, round_ring(ring_bytes));
@@ -794,16 +867,14 @@ std::uint64_t ring_bytes_needed(const Plan& plan) {
 
 std::uint64_t total_message_bytes(const Plan& plan) {
   std::uint64_t total = 0;
-  for (std::uint32_t g = 0; g < plan.op_count(); ++g) {
-    const OpView op = plan.op_at(g);
-    if (op.code == OpCode::send) total += op.a.bytes;
-  }
+  for (std::uint32_t g = 0; g < plan.op_count(); ++g)
+    if (plan.code_at(g) == OpCode::send) total += plan.a_at(g).bytes;
   return total;
 }
 
 std::uint64_t message_count(const Plan& plan) {
   std::uint64_t n = 0;
-  for (std::uint32_t g = 0; g < plan.op_count(); ++g) n += plan.op_at(g).code == OpCode::send ? 1 : 0;
+  for (std::uint32_t g = 0; g < plan.op_count(); ++g) n += plan.code_at(g) == OpCode::send ? 1 : 0;
   return n;
 }
 

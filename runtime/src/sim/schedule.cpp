@@ -56,52 +56,53 @@ Schedule schedule_of(const Plan& plan) {
   s.items.resize(n);
   s.dep_first.assign(static_cast<std::size_t>(n) + 1, 0);
   bool rounds = false;
-  for (std::uint32_t g = 0; g < n && !rounds; ++g) rounds = plan.op_at(g).round != 0;
+  for (std::uint32_t g = 0; g < n && !rounds; ++g) rounds = plan.round_at(g) != 0;
   if (rounds) s.round.resize(n);
   for (int r = 0; r < plan.p; ++r) {
     const std::uint32_t base = plan.first_op(r);
     s.first[static_cast<std::size_t>(r)] = base;
-    const RankOps ops = plan.ops(r);
-    for (std::uint32_t j = 0; j < ops.size(); ++j) {
-      const OpView op = ops[j];
-      const std::uint32_t g = base + j;
-      auto where = [&] { return "plan: rank " + std::to_string(r) + " op " + std::to_string(j); };
+    const std::uint32_t end = plan.first_op(r + 1);
+    for (std::uint32_t g = base; g < end; ++g) {
+      const OpCode code = plan.code_at(g);
+      const int peer = plan.peer_at(g);
+      const std::uint64_t bytes = plan.a_at(g).bytes;
+      auto where = [&] { return "plan: rank " + std::to_string(r) + " op " + std::to_string(g - base); };
       Schedule::Item& it = s.items[g];
-      it.size = op.a.bytes;
+      it.size = bytes;
       it.peer = -1;
-      switch (op.code) {
+      switch (code) {
         case OpCode::send: it.kind = Work::send; break;
         case OpCode::recv: it.kind = Work::recv; break;
         case OpCode::reduce: it.kind = Work::reduce; break;
         case OpCode::copy: it.kind = Work::copy; break;
       }
-      if (op.code == OpCode::send || op.code == OpCode::recv) {
-        if (op.peer < 0 || op.peer >= plan.p || op.peer == r)
-          throw InputError(where() + " has peer " + std::to_string(op.peer));
-        it.peer = op.peer;
+      if (code == OpCode::send || code == OpCode::recv) {
+        if (peer < 0 || peer >= plan.p || peer == r) throw InputError(where() + " has peer " + std::to_string(peer));
+        it.peer = peer;
         const std::uint32_t m = s.partner[g];
         if (m == kUnmatched) {
-          throw InputError(where() + " (" + to_string(op.code) + (op.code == OpCode::send ? " to " : " from ") +
-                           std::to_string(op.peer) + ") has no matching " + (op.code == OpCode::send ? "receive" : "send"));
+          throw InputError(where() + " (" + to_string(code) + (code == OpCode::send ? " to " : " from ") +
+                           std::to_string(peer) + ") has no matching " + (code == OpCode::send ? "receive" : "send"));
         }
-        if (op.code == OpCode::send && plan.op_at(m).a.bytes != op.a.bytes) {
-          throw InputError(where() + " sends " + std::to_string(op.a.bytes) + " bytes to " + std::to_string(op.peer) +
-                           " into a " + std::to_string(plan.op_at(m).a.bytes) + "-byte receive");
+        if (code == OpCode::send && plan.a_at(m).bytes != bytes) {
+          throw InputError(where() + " sends " + std::to_string(bytes) + " bytes to " + std::to_string(peer) +
+                           " into a " + std::to_string(plan.a_at(m).bytes) + "-byte receive");
         }
       }
-      for (std::uint32_t d : op.deps) {
-        if (d >= j) throw InputError(where() + " depends on op " + std::to_string(d) + ", not an earlier op");
+      const auto deps = plan.deps_at(g);
+      for (std::uint32_t d : deps) {
+        if (d >= g - base) throw InputError(where() + " depends on op " + std::to_string(d) + ", not an earlier op");
       }
-      s.dep_first[g + 1] = static_cast<std::uint32_t>(op.deps.size());
-      if (rounds) s.round[g] = op.round;
+      s.dep_first[g + 1] = static_cast<std::uint32_t>(deps.size());
+      if (rounds) s.round[g] = plan.round_at(g);
     }
   }
   s.first.back() = n;
   for (std::uint32_t g = 0; g < n; ++g) s.dep_first[g + 1] += s.dep_first[g];
   s.deps.resize(s.dep_first.back());
   for (std::uint32_t g = 0; g < n; ++g) {
-    const OpView op = plan.op_at(g);
-    std::copy(op.deps.begin(), op.deps.end(), s.deps.begin() + s.dep_first[g]);
+    const auto deps = plan.deps_at(g);
+    std::copy(deps.begin(), deps.end(), s.deps.begin() + s.dep_first[g]);
   }
   return s;
 }

@@ -158,10 +158,19 @@ class Plan {
   [[nodiscard]] RankOps ops(int r) const;
   // Rank programs stored (validate() checks that it equals p).
   [[nodiscard]] int rank_count() const noexcept { return static_cast<int>(first_.size()) - 1; }
-  // Ops of all ranks; rank r's op j is number first_op(r) + j of them.
+  // Ops of all ranks; rank r's op j is number first_op(r) + j of them (first_op(rank_count())
+  // is op_count()).
   [[nodiscard]] std::uint32_t op_count() const noexcept { return static_cast<std::uint32_t>(recs_.size()); }
   [[nodiscard]] std::uint32_t first_op(int r) const { return first_[static_cast<std::size_t>(r)]; }
   [[nodiscard]] OpView op_at(std::uint32_t global) const;
+  // Single fields of op `global`, without building an OpView (hot loops over 10^7 ops).
+  [[nodiscard]] OpCode code_at(std::uint32_t global) const { return recs_[global].code; }
+  [[nodiscard]] int peer_at(std::uint32_t global) const { return recs_[global].peer; }
+  [[nodiscard]] const Region& a_at(std::uint32_t global) const { return regions_[recs_[global].a]; }
+  [[nodiscard]] std::span<const std::uint32_t> deps_at(std::uint32_t global) const {
+    return {deps_.data() + dep_first_[global], dep_first_[global + 1] - dep_first_[global]};
+  }
+  [[nodiscard]] std::uint32_t round_at(std::uint32_t global) const { return rounds_.empty() ? 0 : rounds_[global]; }
   // The rank whose program holds op `global` (a binary search).
   [[nodiscard]] int rank_of(std::uint32_t global) const;
 
@@ -214,16 +223,27 @@ class PlanDraft {
   // acc = acc ⊕ in, or in ⊕ acc when in_first.
   void reduce(int r, Region acc, Region in, bool in_first) { push(r, OpCode::reduce, -1, acc, in, in_first, 0); }
   void copy(int r, Region dst, Region src) { push(r, OpCode::copy, -1, dst, src, false, 0); }
+  // An op whose deps the builder computed itself (indices of earlier ops of rank r, as returned
+  // here); returns the op's index in rank r's program. For plans finished with finish_as_given().
+  std::uint32_t add(int r, const Op& op);
 
+  // Derives the deps from the regions, numbers the messages, stores the plan.
   Plan finish();
+  // Keeps the deps given to add() (send/recv/reduce/copy above give none), numbers the messages.
+  Plan finish_as_given();
 
  private:
   void push(int r, OpCode code, int peer, Region a, Region b, bool src_first, std::uint32_t round);
+  void pack();
   std::uint32_t intern(const Region& g);
   Plan plan_;
   std::vector<Plan::Rec> recs_;
   std::vector<std::int32_t> rank_;
   std::vector<std::uint32_t> rounds_;
+  std::vector<std::uint32_t> count_;      // ops appended per rank
+  bool deps_given_ = false;               // add() was used
+  std::vector<std::uint32_t> dep_count_;  // per appended op, once add() was used
+  std::vector<std::uint32_t> deps_;
   bool sorted_ = true;
   bool any_round_ = false;
   std::unordered_map<Region, std::uint32_t, RegionHash> ids_;
