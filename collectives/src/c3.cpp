@@ -225,6 +225,7 @@ std::vector<Round> all_to_all_rounds(const std::string& algo, const Mesh& m) {
   std::vector<Round> rounds;
   if (algo == "1-lev-dir") {
     Round rd;
+    rd.reserve(static_cast<std::size_t>(p) * static_cast<std::size_t>(p - 1));
     for (int i = 0; i < p; ++i) {
       for (int d = 1; d < p; ++d) rd.push_back(Transfer{i, (i + d) % p, {blk(i, (i + d) % p)}});
     }
@@ -435,8 +436,6 @@ Plan build_c3_plan(const C3Request& req) {
   internal::BlockLayout lay;
   lay.p = p;
   lay.bytes = L;
-  lay.initial.resize(static_cast<std::size_t>(p));
-  lay.final_at.resize(static_cast<std::size_t>(p));
   std::vector<Round> rounds;
   int root = -1;
   if (req.op == "one-to-all" || req.op == "all-to-one") {
@@ -452,16 +451,30 @@ Plan build_c3_plan(const C3Request& req) {
       }
     }
     rounds = scatter_rounds(req.algo, m, root);
-    for (int j = 0; j < p; ++j) {
-      const std::uint64_t at_root = static_cast<std::uint64_t>(j) * L;
-      if (j == root) {
-        lay.initial[static_cast<std::size_t>(j)][j] = at_root;
-        lay.final_at[static_cast<std::size_t>(j)][j] = at_root;
-        continue;
-      }
-      (scatter ? lay.initial[static_cast<std::size_t>(root)] : lay.initial[static_cast<std::size_t>(j)])[j] = scatter ? at_root : 0;
-      (scatter ? lay.final_at[static_cast<std::size_t>(j)] : lay.final_at[static_cast<std::size_t>(root)])[j] = scatter ? 0 : at_root;
-    }
+    // Block j is rank j's message: at the root at offset j·L, at rank j at offset 0 (the root's
+    // own block stays at root·L). Scatter moves it from the root to j, gather back.
+    auto at_root = [L](int b) { return static_cast<std::int64_t>(static_cast<std::uint64_t>(b) * L); };
+    auto source = [=](int r, int b) -> std::int64_t {
+      if (b < 0 || b >= p) return -1;
+      if (r == root && b == root) return at_root(b);
+      if (scatter) return r == root ? at_root(b) : -1;
+      return r == b ? 0 : -1;
+    };
+    auto target = [=](int r, int b) -> std::int64_t {
+      if (b < 0 || b >= p) return -1;
+      if (r == root && b == root) return at_root(b);
+      if (scatter) return r == b ? 0 : -1;
+      return r == root ? at_root(b) : -1;
+    };
+    lay.initial_at = source;
+    lay.final_at = target;
+    lay.final_blocks = [=](int r) {
+      if (r != root) return scatter ? std::vector<int>{r} : std::vector<int>{};
+      if (scatter) return std::vector<int>{root};
+      std::vector<int> all(static_cast<std::size_t>(p));
+      std::iota(all.begin(), all.end(), 0);
+      return all;
+    };
     if (!scatter) {
       // All-to-one is the inverse of one-to-all (§4.2): the same rounds backwards, reversed.
       std::reverse(rounds.begin(), rounds.end());
@@ -472,12 +485,18 @@ Plan build_c3_plan(const C3Request& req) {
   } else if (req.op == "all-to-all") {
     rounds = all_to_all_rounds(req.algo, m);
     lay.user_bytes.assign(static_cast<std::size_t>(p), 2 * L * static_cast<std::uint64_t>(p));
-    for (int i = 0; i < p; ++i) {
-      for (int j = 0; j < p; ++j) {
-        lay.initial[static_cast<std::size_t>(i)][i * p + j] = static_cast<std::uint64_t>(j) * L;
-        lay.final_at[static_cast<std::size_t>(j)][i * p + j] = static_cast<std::uint64_t>(p + i) * L;
-      }
-    }
+    // Block i·p + j goes from i (offset j·L) to j (offset (p + i)·L).
+    lay.initial_at = [p, L](int r, int b) -> std::int64_t {
+      return b / p == r ? static_cast<std::int64_t>(static_cast<std::uint64_t>(b % p) * L) : -1;
+    };
+    lay.final_at = [p, L](int r, int b) -> std::int64_t {
+      return b % p == r ? static_cast<std::int64_t>(static_cast<std::uint64_t>(p + b / p) * L) : -1;
+    };
+    lay.final_blocks = [p](int r) {
+      std::vector<int> v(static_cast<std::size_t>(p));
+      for (int i = 0; i < p; ++i) v[static_cast<std::size_t>(i)] = i * p + r;
+      return v;
+    };
   } else {
     (void)c3_algorithm_names(req.op);  // throws the "unknown operation" error
   }

@@ -1,6 +1,7 @@
 #include "postbox/collectives/s2p.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <charconv>
 #include <cmath>
 #include <random>
@@ -558,12 +559,21 @@ Plan build_s2p_plan(const S2PRequest& req) {
   lay.p = p;
   lay.bytes = req.bytes;
   lay.user_bytes.assign(static_cast<std::size_t>(p), req.bytes * static_cast<std::uint64_t>(s));
-  lay.initial.resize(static_cast<std::size_t>(p));
-  lay.final_at.resize(static_cast<std::size_t>(p));
-  for (int k = 0; k < s; ++k) lay.initial[static_cast<std::size_t>(req.sources[static_cast<std::size_t>(k)])][k] = static_cast<std::uint64_t>(k) * req.bytes;
-  for (int r = 0; r < p; ++r) {
-    for (int k = 0; k < s; ++k) lay.final_at[static_cast<std::size_t>(r)][k] = static_cast<std::uint64_t>(k) * req.bytes;
-  }
+  // Source k's block lies at offset k·bytes, at its source first and at every rank at the end.
+  const std::vector<int> sources = req.sources;
+  const std::uint64_t b = req.bytes;
+  lay.initial_at = [sources, b](int r, int k) -> std::int64_t {
+    if (k < 0 || k >= static_cast<int>(sources.size()) || sources[static_cast<std::size_t>(k)] != r) return -1;
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(k) * b);
+  };
+  lay.final_at = [s, b](int, int k) -> std::int64_t {
+    return k >= 0 && k < s ? static_cast<std::int64_t>(static_cast<std::uint64_t>(k) * b) : -1;
+  };
+  lay.final_blocks = [s](int) {
+    std::vector<int> v(static_cast<std::size_t>(s));
+    std::iota(v.begin(), v.end(), 0);
+    return v;
+  };
   Plan plan = internal::plan_from_rounds("s2p", req.algo, lay, rounds, false);
   return plan;
 }

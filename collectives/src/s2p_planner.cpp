@@ -14,16 +14,72 @@ struct Where {
   int writer = -1;  // op that wrote it; -1: there from the start
 };
 
+// What a rank knows of a block it holds: 24 bytes (the C³ all-to-all keeps p² of them).
 struct BlockState {
-  Where read;                 // where the block's bytes can be read
-  bool has_final = false;     // rank must end with it in its user buffer
-  std::uint64_t final_off = 0;
-  bool final_done = false;
-  int final_writer = -1;
+  std::uint64_t read_off = 0;  // where the block's bytes can be read ...
+  std::int32_t read_writer = -1;  // ... written by this op (-1: there from the start)
+  std::int32_t final_writer = -1;
+  Buffer read_buffer = Buffer::user;
+  bool final_done = false;     // it lies at its final place (when the rank must end with it)
+};
+
+// (rank, block) → BlockState of the blocks that moved (received ones); a block not in here is
+// where the layout put it. Open addressing, grown at half load.
+class StateTable {
+ public:
+  BlockState* find(int r, int b) {
+    if (keys_.empty()) return nullptr;
+    const std::uint64_t k = key(r, b);
+    for (std::size_t i = slot(k);; i = (i + 1) & (keys_.size() - 1)) {
+      if (keys_[i] == kEmpty) return nullptr;
+      if (keys_[i] == k) return &states_[vals_[i]];
+    }
+  }
+  void reserve(std::size_t n) {
+    while (2 * n > keys_.size()) grow();
+    states_.reserve(n);
+  }
+  // Adds rank r's block b; false if r already holds it.
+  bool insert(int r, int b, const BlockState& st) {
+    if (2 * (states_.size() + 1) > keys_.size()) grow();
+    const std::uint64_t k = key(r, b);
+    std::size_t i = slot(k);
+    while (keys_[i] != kEmpty) {
+      if (keys_[i] == k) return false;
+      i = (i + 1) & (keys_.size() - 1);
+    }
+    keys_[i] = k;
+    vals_[i] = static_cast<std::uint32_t>(states_.size());
+    states_.push_back(st);
+    return true;
+  }
+
+ private:
+  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+  static std::uint64_t key(int r, int b) { return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(r)) << 32) | static_cast<std::uint32_t>(b); }
+  [[nodiscard]] std::size_t slot(std::uint64_t k) const {
+    return static_cast<std::size_t>((k * 0x9E3779B97F4A7C15ULL) >> 17) & (keys_.size() - 1);
+  }
+  void grow() {
+    std::vector<std::uint64_t> old_keys = std::move(keys_);
+    std::vector<std::uint32_t> old_vals = std::move(vals_);
+    const std::size_t n = std::max<std::size_t>(1024, old_keys.size() * 2);
+    keys_.assign(n, kEmpty);
+    vals_.assign(n, 0);
+    for (std::size_t j = 0; j < old_keys.size(); ++j) {
+      if (old_keys[j] == kEmpty) continue;
+      std::size_t i = slot(old_keys[j]);
+      while (keys_[i] != kEmpty) i = (i + 1) & (n - 1);
+      keys_[i] = old_keys[j];
+      vals_[i] = old_vals[j];
+    }
+  }
+  std::vector<std::uint64_t> keys_;
+  std::vector<std::uint32_t> vals_;
+  std::vector<BlockState> states_;
 };
 
 struct RankState {
-  std::unordered_map<int, BlockState> blocks;
   std::uint64_t scratch_top = 0;
   std::vector<std::uint32_t> prev_round_comm;  // sends/recvs of the latest earlier active round
   std::vector<std::uint32_t> this_round_comm;
@@ -31,23 +87,9 @@ struct RankState {
 
 class Builder {
  public:
-  Builder(const BlockLayout& layout, bool sync)
-      : L_(layout), sync_(sync), st_(static_cast<std::size_t>(layout.p)), progs_(static_cast<std::size_t>(layout.p)) {
-    for (int r = 0; r < layout.p; ++r) {
-      auto& rs = st_[static_cast<std::size_t>(r)];
-      for (const auto& [blk, off] : layout.initial[static_cast<std::size_t>(r)]) {
-        BlockState b;
-        b.read.region = Region{Buffer::user, off, layout.bytes};
-        rs.blocks.emplace(blk, b);
-      }
-      for (const auto& [blk, off] : layout.final_at[static_cast<std::size_t>(r)]) {
-        auto it = rs.blocks.find(blk);
-        if (it == rs.blocks.end()) continue;
-        it->second.has_final = true;
-        it->second.final_off = off;
-        it->second.final_done = (off == it->second.read.region.offset);
-      }
-    }
+  Builder(const BlockLayout& layout, bool sync, PlanDraft& draft, std::size_t moves)
+      : L_(layout), sync_(sync), st_(static_cast<std::size_t>(layout.p)), draft_(draft) {
+    table_.reserve(moves);
   }
 
   void round(const Round& rd) {
@@ -63,46 +105,57 @@ class Builder {
     }
   }
 
-  // The programs (deps given, tags not yet numbered) and each rank's scratch size.
-  std::vector<RankProgram> finish(std::vector<std::uint64_t>& scratch_bytes) {
-    scratch_bytes.assign(static_cast<std::size_t>(L_.p), 0);
+  // The final copies; each rank's scratch size into the draft's plan.
+  void finish() {
     for (int r = 0; r < L_.p; ++r) {
       auto& rs = st_[static_cast<std::size_t>(r)];
       // Deterministic order: by final offset.
       std::vector<std::pair<std::uint64_t, int>> want;
-      for (const auto& [blk, off] : L_.final_at[static_cast<std::size_t>(r)]) want.emplace_back(off, blk);
+      for (int blk : L_.final_blocks(r)) want.emplace_back(static_cast<std::uint64_t>(L_.final_at(r, blk)), blk);
       std::sort(want.begin(), want.end());
       for (const auto& [off, blk] : want) {
-        auto it = rs.blocks.find(blk);
-        PB_CHECK(it != rs.blocks.end(), "schedule never delivers block " + std::to_string(blk) + " to rank " + std::to_string(r));
-        BlockState& b = it->second;
+        const BlockState b = held(r, blk);
         if (b.final_done) continue;
         Op op;
         op.code = OpCode::copy;
         op.a = Region{Buffer::user, off, L_.bytes};
-        op.b = b.read.region;
-        if (b.read.writer >= 0) op.deps.push_back(static_cast<std::uint32_t>(b.read.writer));
+        op.b = Region{b.read_buffer, b.read_off, L_.bytes};
+        if (b.read_writer >= 0) op.deps.push_back(static_cast<std::uint32_t>(b.read_writer));
         push(r, std::move(op));
-        b.final_done = true;
       }
-      scratch_bytes[static_cast<std::size_t>(r)] = rs.scratch_top;
+      draft_.plan().scratch_bytes[static_cast<std::size_t>(r)] = rs.scratch_top;
     }
-    return std::move(progs_);
   }
 
  private:
+  // Rank r's state of block b: the table's, else the layout's start (PB_CHECK if r lacks it).
+  BlockState held(int r, int b) {
+    if (const BlockState* s = table_.find(r, b)) return *s;
+    const std::int64_t at = L_.initial_at(r, b);
+    PB_CHECK(at >= 0, "rank " + std::to_string(r) + " never holds block " + std::to_string(b));
+    BlockState s;
+    s.read_off = static_cast<std::uint64_t>(at);
+    s.final_done = L_.final_at(r, b) == at;
+    return s;
+  }
+  void receive(int r, int b, const BlockState& st) {
+    PB_CHECK(L_.initial_at(r, b) < 0 && table_.insert(r, b, st),
+             "rank " + std::to_string(r) + " receives block " + std::to_string(b) + " twice");
+  }
+
   int push(int r, Op op) {
-    auto& ops = progs_[static_cast<std::size_t>(r)].ops;
     std::sort(op.deps.begin(), op.deps.end());
     op.deps.erase(std::unique(op.deps.begin(), op.deps.end()), op.deps.end());
-    ops.push_back(std::move(op));
-    return static_cast<int>(ops.size()) - 1;
+    return static_cast<int>(draft_.add(r, op));
   }
 
   // Readable places of a block at the sender, preferring its final (user) copy.
-  static Where readable(const BlockState& b, std::uint64_t bytes, bool use_final) {
-    if (use_final && b.has_final && b.final_done) return Where{Region{Buffer::user, b.final_off, bytes}, b.final_writer};
-    return b.read;
+  Where readable(int r, int blk, const BlockState& b, std::uint64_t bytes, bool use_final) {
+    if (use_final && b.final_done) {
+      const std::int64_t fin = L_.final_at(r, blk);
+      if (fin >= 0) return Where{Region{Buffer::user, static_cast<std::uint64_t>(fin), bytes}, b.final_writer};
+    }
+    return Where{Region{b.read_buffer, b.read_off, bytes}, b.read_writer};
   }
 
   static bool contiguous(const std::vector<Where>& w, std::uint64_t bytes) {
@@ -124,11 +177,7 @@ class Builder {
     src.reserve(t.blocks.size());
     for (int pass = 0; pass < 2; ++pass) {
       src.clear();
-      for (int blk : t.blocks) {
-        auto it = snd.blocks.find(blk);
-        PB_CHECK(it != snd.blocks.end(), "rank " + std::to_string(t.from) + " sends block " + std::to_string(blk) + " it does not hold");
-        src.push_back(readable(it->second, bytes, pass == 0));
-      }
+      for (int blk : t.blocks) src.push_back(readable(t.from, blk, held(t.from, blk), bytes, pass == 0));
       if (contiguous(src, bytes)) break;
     }
     Op send;
@@ -169,17 +218,14 @@ class Builder {
     const std::uint64_t bytes = L_.bytes;
     const std::uint64_t total = bytes * t.blocks.size();
     auto& rcv = st_[static_cast<std::size_t>(t.to)];
-    const auto& fin = L_.final_at[static_cast<std::size_t>(t.to)];
     bool direct = true;
     std::vector<std::uint64_t> fin_off(t.blocks.size(), 0);
     std::vector<char> has_fin(t.blocks.size(), 0);
     for (std::size_t k = 0; k < t.blocks.size(); ++k) {
-      PB_CHECK(!rcv.blocks.contains(t.blocks[k]), "rank " + std::to_string(t.to) + " receives block " +
-                                                      std::to_string(t.blocks[k]) + " twice");
-      auto it = fin.find(t.blocks[k]);
-      if (it != fin.end()) {
+      const std::int64_t fin = L_.final_at(t.to, t.blocks[k]);
+      if (fin >= 0) {
         has_fin[k] = 1;
-        fin_off[k] = it->second;
+        fin_off[k] = static_cast<std::uint64_t>(fin);
       }
       if (!has_fin[k] || (k > 0 && fin_off[k] != fin_off[k - 1] + bytes)) direct = false;
     }
@@ -192,12 +238,11 @@ class Builder {
       rcv.this_round_comm.push_back(static_cast<std::uint32_t>(id));
       for (std::size_t k = 0; k < t.blocks.size(); ++k) {
         BlockState b;
-        b.read = Where{Region{Buffer::user, fin_off[k], bytes}, id};
-        b.has_final = true;
-        b.final_off = fin_off[k];
+        b.read_off = fin_off[k];
+        b.read_writer = id;
         b.final_done = true;
         b.final_writer = id;
-        rcv.blocks.emplace(t.blocks[k], b);
+        receive(t.to, t.blocks[k], b);
       }
       return;
     }
@@ -208,8 +253,10 @@ class Builder {
     rcv.this_round_comm.push_back(static_cast<std::uint32_t>(id));
     for (std::size_t k = 0; k < t.blocks.size(); ++k) {
       BlockState b;
-      b.read = Where{Region{Buffer::scratch, base + k * bytes, bytes}, id};
-      rcv.blocks.emplace(t.blocks[k], b);
+      b.read_buffer = Buffer::scratch;
+      b.read_off = base + k * bytes;
+      b.read_writer = id;
+      receive(t.to, t.blocks[k], b);
     }
     // Copy out the blocks this rank keeps, one copy per run contiguous at both ends.
     std::size_t i = 0;
@@ -227,11 +274,9 @@ class Builder {
       cp.deps.push_back(static_cast<std::uint32_t>(id));
       const int cid = push(t.to, std::move(cp));
       for (std::size_t k = i; k < j; ++k) {
-        BlockState& b = rcv.blocks[t.blocks[k]];
-        b.has_final = true;
-        b.final_off = fin_off[k];
-        b.final_done = true;
-        b.final_writer = cid;
+        BlockState* b = table_.find(t.to, t.blocks[k]);
+        b->final_done = true;
+        b->final_writer = cid;
       }
       i = j;
     }
@@ -240,7 +285,8 @@ class Builder {
   const BlockLayout& L_;
   bool sync_;
   std::vector<RankState> st_;
-  std::vector<RankProgram> progs_;
+  StateTable table_;
+  PlanDraft& draft_;
 };
 
 // A 0-byte plan has every region at offset 0, and a 0-byte region still orders (it is the byte
@@ -293,21 +339,26 @@ void order_zero_byte(std::vector<RankProgram>& ranks, std::vector<std::uint64_t>
 
 Plan plan_from_rounds(std::string op, std::string algo, const BlockLayout& layout,
                       const std::vector<Round>& rounds, bool superstep_sync) {
-  PB_CHECK(layout.p >= 1 && layout.user_bytes.size() == static_cast<std::size_t>(layout.p) &&
-               layout.initial.size() == layout.user_bytes.size() && layout.final_at.size() == layout.user_bytes.size(),
+  PB_CHECK(layout.p >= 1 && layout.user_bytes.size() == static_cast<std::size_t>(layout.p) && layout.initial_at &&
+               layout.final_at && layout.final_blocks,
            "inconsistent block layout");
-  Builder b(layout, superstep_sync);
-  for (const auto& rd : rounds) b.round(rd);
-  Plan plan;
-  std::vector<RankProgram> ranks = b.finish(plan.scratch_bytes);
-  if (layout.bytes == 0) order_zero_byte(ranks, plan.scratch_bytes);
-  plan.op = std::move(op);
-  plan.algo = std::move(algo);
-  plan.p = layout.p;
-  plan.bytes = layout.bytes;
-  plan.user_bytes = layout.user_bytes;
-  plan.set_programs(std::move(ranks));
-  plan.finalize();
+  PlanDraft draft(std::move(op), std::move(algo), layout.p, -1, layout.bytes, 1);
+  draft.plan().user_bytes = layout.user_bytes;
+  {
+    std::size_t moves = 0;  // blocks received, at most one state each
+    for (const auto& rd : rounds)
+      for (const auto& t : rd) moves += t.blocks.size();
+    Builder b(layout, superstep_sync, draft, moves);
+    for (const auto& rd : rounds) b.round(rd);
+    b.finish();
+  }
+  Plan plan = draft.finish_as_given();
+  if (layout.bytes == 0) {
+    std::vector<RankProgram> ranks = plan.programs();
+    order_zero_byte(ranks, plan.scratch_bytes);
+    plan.set_programs(std::move(ranks));
+    plan.finalize();
+  }
   return plan;
 }
 
