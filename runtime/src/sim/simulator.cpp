@@ -88,17 +88,26 @@ struct Packet {
   std::int32_t next_waiter = kNil;
 };
 
+// Everything the engine keeps per rank, in one cache line and a bit.
 struct RankState {
   Ticks cpu = 0;   // LogGOPSim nexto (kBlocked during a blocking send)
   Ticks sgap = 0;  // nextgs
   Ticks rgap = 0;  // nextgr
   Ticks finish = 0;
-};
-
-// A rank's events: the pending heap by (t, seq) and a ready heap by seq per class.
-struct RankHeaps {
+  Ticks sched_t = -1;  // key of the rank's entry in the rank queue (-1: none)
+  std::uint64_t sched_seq = 0;
+  // The rank's events: the pending heap by (t, seq) and a ready heap by seq per class.
   std::int32_t pending = kNil;
   std::int32_t ready[kClasses] = {kNil, kNil, kNil, kNil};
+  std::uint8_t dirty = 0;
+};
+
+// Everything the engine keeps per op; the successors of op g are succ_[op_[g].succ, op_[g + 1].succ).
+struct OpState {
+  std::uint32_t remaining = 0;  // deps (and irequires) not yet satisfied
+  std::uint32_t succ = 0;
+  std::int32_t rank = 0;
+  std::uint8_t flags = 0;
 };
 
 // Host costs of one model, in ticks.
@@ -246,7 +255,7 @@ class Engine {
     for (int r = 0; r < s_.p; ++r) {
       ready_.clear();
       for (std::uint32_t g = s_.first[static_cast<std::size_t>(r)]; g < s_.first[static_cast<std::size_t>(r) + 1]; ++g)
-        if (remaining_[g] == 0) ready_.push_back(g);
+        if (op_[g].remaining == 0) ready_.push_back(g);
       push_ready_sorted(ready_, 0);
     }
     if (opt_.reference_queue) run_reference();
@@ -274,23 +283,21 @@ class Engine {
     const std::uint32_t n = s_.ops();
     if (s_.p < 1 || s_.first.size() != static_cast<std::size_t>(s_.p) + 1 || s_.first.back() != n)
       throw InputError("schedule: p = " + std::to_string(s_.p) + " does not match its rank programs");
-    const std::uint64_t per_op = 4 + 1 + 4 + 4 + 4 + (opt_.reference_queue ? 0 : sizeof(Node) / 2);
-    const std::uint64_t per_rank = sizeof(RankState) + sizeof(RankHeaps) + 16 + 8 + 8 + 24;
+    const std::uint64_t per_op = sizeof(OpState) + 4 + (opt_.reference_queue ? 0 : sizeof(Node) / 2);
+    const std::uint64_t per_rank = sizeof(RankState) + 8 + 8 + 24;
     internal::require_memory(per_op * n + per_rank * static_cast<std::uint64_t>(s_.p) + 4ULL * s_.deps.size(),
                              "simulating " + std::to_string(n) + " operations on " + std::to_string(s_.p) + " ranks");
-    remaining_.assign(n, 0);
-    flags_.assign(n, 0);
-    op_rank_.resize(n);
+    op_.assign(static_cast<std::size_t>(n) + 1, OpState{});
     for (int r = 0; r < s_.p; ++r)
       for (std::uint32_t g = s_.first[static_cast<std::size_t>(r)]; g < s_.first[static_cast<std::size_t>(r) + 1]; ++g)
-        op_rank_[g] = r;
+        op_[g].rank = r;
     auto successors = [&](const std::vector<std::uint32_t>& first, const std::vector<std::uint32_t>& list,
                           std::vector<std::uint32_t>& out_first, std::vector<std::uint32_t>& out) {
       out_first.assign(static_cast<std::size_t>(n) + 1, 0);
       for (std::uint32_t g = 0; g < n; ++g) {
-        const std::uint32_t base = s_.first[static_cast<std::size_t>(op_rank_[g])];
-        const std::uint32_t count = s_.first[static_cast<std::size_t>(op_rank_[g]) + 1] - base;
-        remaining_[g] += first[g + 1] - first[g];
+        const std::uint32_t base = s_.first[static_cast<std::size_t>(op_[g].rank)];
+        const std::uint32_t count = s_.first[static_cast<std::size_t>(op_[g].rank) + 1] - base;
+        op_[g].remaining += first[g + 1] - first[g];
         for (std::uint32_t i = first[g]; i < first[g + 1]; ++i) {
           if (list[i] >= count)
             throw InputError(s_.where(g) + " depends on op " + std::to_string(list[i]) + " of a rank with " +
@@ -302,19 +309,18 @@ class Engine {
       out.resize(out_first.back());
       std::vector<std::uint32_t> fill(out_first.begin(), out_first.end() - 1);
       for (std::uint32_t g = 0; g < n; ++g) {
-        const std::uint32_t base = s_.first[static_cast<std::size_t>(op_rank_[g])];
+        const std::uint32_t base = s_.first[static_cast<std::size_t>(op_[g].rank)];
         for (std::uint32_t i = first[g]; i < first[g + 1]; ++i) out[fill[base + list[i]]++] = g;
       }
     };
-    successors(s_.dep_first, s_.deps, succ_first_, succ_);
+    {
+      std::vector<std::uint32_t> first;
+      successors(s_.dep_first, s_.deps, first, succ_);
+      for (std::uint32_t g = 0; g <= n; ++g) op_[g].succ = first[g];
+    }
     if (!s_.ideps.empty()) successors(s_.idep_first, s_.ideps, isucc_first_, isucc_);
     ranks_.assign(static_cast<std::size_t>(s_.p), RankState{});
     if (opt_.reference_queue) parked_.resize(static_cast<std::size_t>(s_.p));
-    else {
-      heaps_.assign(static_cast<std::size_t>(s_.p), RankHeaps{});
-      sched_.assign(static_cast<std::size_t>(s_.p), Scheduled{});
-      dirty_flag_.assign(static_cast<std::size_t>(s_.p), 0);
-    }
     if (dynamic_) {
       for (std::uint32_t g = 0; g < n; ++g) {
         const Schedule::Item& it = s_.items[g];
@@ -363,8 +369,8 @@ class Engine {
     }
   }
   [[nodiscard]] int rank_of_event(EvKind kind, std::uint32_t a) const {
-    if (kind == kOp) return op_rank_[a];
-    return msg_records_ ? msgs_[a].dst : op_rank_[a];
+    if (kind == kOp) return op_[a].rank;
+    return msg_records_ ? msgs_[a].dst : op_[a].rank;
   }
   // When rank r's resource for class c frees (kBlocked while r is in a blocking send).
   [[nodiscard]] Ticks need(int r, Class c) const {
@@ -502,35 +508,34 @@ class Engine {
     std::vector<std::vector<Slot>> spare_;
     std::priority_queue<Slot, std::vector<Slot>, SlotAfter> heap_;
   };
-  struct Scheduled {
-    Ticks t = -1;  // -1: no entry
-    std::uint64_t seq = 0;
-  };
   [[nodiscard]] bool valid(const Slot& s) const {
-    const Scheduled& k = sched_[static_cast<std::size_t>(s.rank)];
-    return k.t == s.t && k.seq == s.seq;
+    const RankState& k = ranks_[static_cast<std::size_t>(s.rank)];
+    return k.sched_t == s.t && k.sched_seq == s.seq;
   }
   void schedule(const Slot* best, int r) {
-    Scheduled& k = sched_[static_cast<std::size_t>(r)];
+    RankState& k = ranks_[static_cast<std::size_t>(r)];
     if (best == nullptr) {
-      k.t = -1;
+      k.sched_t = -1;
       return;
     }
-    if (k.t == best->t && k.seq == best->seq) return;
-    k = Scheduled{best->t, best->seq};
+    if (k.sched_t == best->t && k.sched_seq == best->seq) return;
+    k.sched_t = best->t;
+    k.sched_seq = best->seq;
     heap_.push(*best);
   }
 
   void mark_dirty(int r) {
-    if (!dirty_flag_[static_cast<std::size_t>(r)]) {
-      dirty_flag_[static_cast<std::size_t>(r)] = 1;
+    RankState& rs = ranks_[static_cast<std::size_t>(r)];
+    if (!rs.dirty) {
+      rs.dirty = 1;
       dirty_.push_back(r);
     }
   }
+  void h_unschedule(int r) { ranks_[static_cast<std::size_t>(r)].sched_t = -1; }
 
   // Recomputes rank r's next event and its place in the rank heap.
   void refresh(int r) {
-    RankHeaps& h = heaps_[static_cast<std::size_t>(r)];
+    RankState& h = ranks_[static_cast<std::size_t>(r)];
     if (ranks_[static_cast<std::size_t>(r)].cpu == kBlocked) {
       schedule(nullptr, r);
       return;
@@ -573,7 +578,7 @@ class Engine {
       return;
     }
     const int r = rank_of_event(kind, a);
-    RankHeaps& h = heaps_[static_cast<std::size_t>(r)];
+    RankState& h = ranks_[static_cast<std::size_t>(r)];
     const Class c = class_of(kind, a);
     // Already due for its class: straight to the ready heap (its key is (need, seq) either way).
     if (t <= need(r, c)) h.ready[c] = meld<true>(h.ready[c], new_node(t, seq, a, kind));
@@ -588,7 +593,7 @@ class Engine {
   void run_lazy() {
     for (;;) {
       for (int r : dirty_) {
-        dirty_flag_[static_cast<std::size_t>(r)] = 0;
+        ranks_[static_cast<std::size_t>(r)].dirty = 0;
         refresh(r);
       }
       dirty_.clear();
@@ -607,8 +612,8 @@ class Engine {
       }
       const Slot top = heap_.top();
       heap_.pop();
-      sched_[static_cast<std::size_t>(top.rank)].t = -1;
-      RankHeaps& h = heaps_[static_cast<std::size_t>(top.rank)];
+      h_unschedule(top.rank);
+      RankState& h = ranks_[static_cast<std::size_t>(top.rank)];
       std::int32_t x;
       if (top.src == kClasses) {
         x = h.pending;
@@ -664,7 +669,7 @@ class Engine {
     };
     if (ready.size() > 1) std::stable_sort(ready.begin(), ready.end(), [&](auto x, auto y) { return cls(x) < cls(y); });
     for (std::uint32_t g : ready) {
-      const RankState& rs = ranks_[static_cast<std::size_t>(op_rank_[g])];
+      const RankState& rs = ranks_[static_cast<std::size_t>(op_[g].rank)];
       const bool blocked = rs.cpu == kBlocked;
       Ticks t = blocked ? now_ : rs.cpu;
       if (s_.items[g].kind == Work::send && !blocked) t = std::max(t, rs.sgap);
@@ -678,18 +683,18 @@ class Engine {
                Ticks lower) {
     std::vector<std::uint32_t> ready;
     for (std::uint32_t i = first[g]; i < first[g + 1]; ++i)
-      if (--remaining_[list[i]] == 0) ready.push_back(list[i]);
+      if (--op_[list[i]].remaining == 0) ready.push_back(list[i]);
     if (!ready.empty()) push_ready_sorted(ready, lower);
   }
 
   void complete(std::uint32_t g, Ticks t_done) {
-    flags_[g] |= kDone;
+    op_[g].flags |= kDone;
     ++done_;
-    RankState& rs = ranks_[static_cast<std::size_t>(op_rank_[g])];
+    RankState& rs = ranks_[static_cast<std::size_t>(op_[g].rank)];
     rs.finish = std::max(rs.finish, t_done);
     ready_.clear();
-    for (std::uint32_t i = succ_first_[g]; i < succ_first_[g + 1]; ++i)
-      if (--remaining_[succ_[i]] == 0) ready_.push_back(succ_[i]);
+    for (std::uint32_t i = op_[g].succ; i < op_[g + 1].succ; ++i)
+      if (--op_[succ_[i]].remaining == 0) ready_.push_back(succ_[i]);
     if (!ready_.empty()) push_ready_sorted(ready_, t_done);
   }
 
@@ -751,7 +756,7 @@ class Engine {
 
   // ---- operations ----
   void start_op(std::uint32_t g, Ticks t) {
-    const int r = op_rank_[g];
+    const int r = op_[g].rank;
     RankState& rs = ranks_[static_cast<std::size_t>(r)];
     const Schedule::Item& it = s_.items[g];
     if (!isucc_first_.empty()) release(isucc_first_, isucc_, g, t);  // irequires: ops waiting for g's start
@@ -798,8 +803,8 @@ class Engine {
         Ticks done = t;
         if (pacing_ && s_.round[g] != 0) done = std::max(done, round_end(s_.round[g]));
         if (!dynamic_) {
-          if (flags_[g] & kAccepted) complete(g, done);
-          else flags_[g] |= kPosted;
+          if (op_[g].flags & kAccepted) complete(g, done);
+          else op_[g].flags |= kPosted;
           return;
         }
         const std::uint32_t mi = matcher_.take_msg(r, it.peer, s_.tags[g]);
@@ -846,7 +851,7 @@ class Engine {
     } else {
       g = a;
       bytes = s_.items[g].size;
-      d = op_rank_[g];
+      d = op_[g].rank;
       src = s_.items[g].peer;
     }
     RankState& rs = ranks_[static_cast<std::size_t>(d)];
@@ -864,12 +869,12 @@ class Engine {
       check_fits(a, g);
     }
     if (msg_records_) free_msg(a);
-    if (dynamic_ || (flags_[g] & kPosted)) {
+    if (dynamic_ || (op_[g].flags & kPosted)) {
       Ticks done = t + orv;
       if (pacing_ && s_.round[g] != 0) done = std::max(done, round_end(s_.round[g]));
       complete(g, done);
     } else {
-      flags_[g] |= kAccepted;
+      op_[g].flags |= kAccepted;
     }
   }
 
@@ -894,9 +899,9 @@ class Engine {
                        std::to_string(msgs_[m].tag) + ") is never received");
     }
     for (std::uint32_t g = 0; g < s_.ops(); ++g) {
-      if (flags_[g] & kDone) continue;
+      if (op_[g].flags & kDone) continue;
       if (!dynamic_) {
-        const int r = op_rank_[g];
+        const int r = op_[g].rank;
         throw InputError("plan deadlocks in the emulator: rank " + std::to_string(r) + " op " +
                          std::to_string(g - s_.first[static_cast<std::size_t>(r)]) + " never completes");
       }
@@ -1172,11 +1177,9 @@ class Engine {
   Ticks now_ = 0;
   std::uint32_t done_ = 0;
 
-  std::vector<std::int32_t> op_rank_;
+  std::vector<OpState> op_;  // one per op, and one holding the end of the last op's successors
   std::vector<std::uint32_t> ready_;  // scratch of complete(); push_ready_sorted() never re-enters it
-  std::vector<std::uint32_t> remaining_;
-  std::vector<std::uint8_t> flags_;
-  std::vector<std::uint32_t> succ_first_, succ_, isucc_first_, isucc_;
+  std::vector<std::uint32_t> succ_, isucc_first_, isucc_;
   std::vector<RankState> ranks_;
   std::vector<Ticks> unblocked_;  // mesh: when each rank last left a blocking send
   std::vector<Msg> msgs_;
@@ -1188,11 +1191,8 @@ class Engine {
   // default discipline
   std::vector<Node> nodes_;
   std::int32_t free_nodes_ = kNil;
-  std::vector<RankHeaps> heaps_;
   SlotQueue heap_;
-  std::vector<Scheduled> sched_;
   std::vector<int> dirty_;
-  std::vector<std::uint8_t> dirty_flag_;
   std::priority_queue<Event, std::vector<Event>, EventAfter> net_;
   // reference discipline
   std::priority_queue<Event, std::vector<Event>, EventAfter> q_;
