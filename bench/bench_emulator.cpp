@@ -117,6 +117,11 @@ bool in_child(const Case& c, int p, bool reference, Figures& f, long& peak_kib) 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As `postbox sim` does (tools/main.cpp): the heap on transparent huge pages.
+  if (std::getenv("GLIBC_TUNABLES") == nullptr) {
+    setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1);
+    execv("/proc/self/exe", argv);
+  }
   bool quick = false;
   int reps = 2;
   std::string only;
