@@ -480,9 +480,9 @@ void Plan::set_programs(std::vector<RankProgram> ranks) {
   bool any_round = false;
   for (const RankProgram& prog : ranks) {
     total += prog.ops.size();
-    for (const Op& op : prog.ops) {
-      total_deps += op.deps.size();
-      any_round = any_round || op.round != 0;
+    for (const Op& o : prog.ops) {
+      total_deps += o.deps.size();
+      any_round = any_round || o.round != 0;
     }
   }
   (void)checked_count(total, "ops");
@@ -498,11 +498,11 @@ void Plan::set_programs(std::vector<RankProgram> ranks) {
   rounds_.clear();
   if (any_round) rounds_.reserve(total);
   for (const RankProgram& prog : ranks) {
-    for (const Op& op : prog.ops) {
-      recs_.push_back(Rec{intern(op.a), intern(op.b), op.peer, op.tag, op.code, op.src_first});
-      deps_.insert(deps_.end(), op.deps.begin(), op.deps.end());
+    for (const Op& o : prog.ops) {
+      recs_.push_back(Rec{intern(o.a), intern(o.b), o.peer, o.tag, o.code, o.src_first});
+      deps_.insert(deps_.end(), o.deps.begin(), o.deps.end());
       dep_first_.push_back(static_cast<std::uint32_t>(deps_.size()));
-      if (any_round) rounds_.push_back(op.round);
+      if (any_round) rounds_.push_back(o.round);
     }
     first_.push_back(static_cast<std::uint32_t>(recs_.size()));
   }
