@@ -71,14 +71,27 @@ std::int64_t mod(std::int64_t a, std::int64_t n) { return ((a % n) + n) % n; }
 // or S_j (ε_{s−1} = 1), its value after round s−1, to j − N(s+L−2) + ε_{s−1}; in round R
 // (L <= R <= t) rank i receives X from i + N(R−1) − ε_{R−L} and sets T_i ← T_i ⊕ X,
 // S_i ← S_i ⊕ X. An empty S (N = 1 and ε = 1) is never sent: that message is skipped.
-Plan build_postal_L(const PlanRequest& req, std::int64_t L) {
+// The integer latency the rounds are built for, and how the emulator charges the idles that
+// make a non-integer λ behave as that L (Bruck §3.2–3.3; Pacing in plan.hpp).
+struct PostalVariant {
+  std::int64_t L = 1;
+  Pacing pacing = Pacing::none;
+};
+
+Plan build_postal_L(const PlanRequest& req, PostalVariant v) {
   require_elements(req);
+  const std::int64_t L = v.L;
   const std::int64_t n = req.p;
   const auto b = static_cast<std::uint64_t>(req.bytes);
   const PostalSchedule sc = postal_schedule(n, L);
   PlanDraft d(req, -1);
   Plan& plan = d.plan();
   plan.needs_commutative = true;  // the windows wrap around rank n−1
+  plan.pacing = v.pacing;
+  if (v.pacing != Pacing::none) plan.pacing_latency = static_cast<std::uint32_t>(L);
+  // With pacing, each op carries its round r (send: starts no earlier than round r; receive:
+  // completes no earlier than round r's end).
+  const auto round = [&](std::int64_t r) { return v.pacing == Pacing::none ? 0U : static_cast<std::uint32_t>(r); };
   const Region T = user(0, b), S = scratch(0, b);
   const Region slots[2] = {scratch(b, b), scratch(2 * b, b)};
   for (std::int64_t i = 0; i < n; ++i) {
@@ -94,7 +107,7 @@ Plan build_postal_L(const PlanRequest& req, std::int64_t L) {
         if (len > 0) {
           const auto to = static_cast<int>(mod(i - sc.N[static_cast<std::size_t>(r + L - 2)] + e, n));
           PB_CHECK(to != rank, "postal: self send");
-          d.send(rank, to, e == 0 ? T : S);
+          d.send(rank, to, e == 0 ? T : S, round(r));
         }
       }
       if (r >= L) {
@@ -106,7 +119,7 @@ Plan build_postal_L(const PlanRequest& req, std::int64_t L) {
           PB_CHECK(from != rank, "postal: self receive");
           const Region X = slots[next_slot];
           next_slot ^= 1;
-          d.recv(rank, from, X);
+          d.recv(rank, from, X, round(r));
           d.reduce(rank, T, X, false);
           if (s_len == 0) d.copy(rank, S, X);
           else d.reduce(rank, S, X, false);
@@ -119,13 +132,15 @@ Plan build_postal_L(const PlanRequest& req, std::int64_t L) {
   return d.finish();
 }
 
-std::int64_t postal_L(const PlanRequest& req, const std::string& variant) {
+PostalVariant postal_L(const PlanRequest& req, const std::string& variant) {
   const Rational lambda = model_of(req).lambda();
   validate_lambda(lambda);
   if (lambda > Rational(1 << 20)) throw InputError("lambda must be at most 2^20 for the postal allreduce");
-  if (variant == "postal-delay-recv") return lambda.ceil();
-  if (variant == "postal-delay-send") return lambda.floor();
-  return choose_postal(lambda, req.p).L;
+  if (lambda.is_integer()) return {lambda.num(), Pacing::none};
+  if (variant == "postal-delay-recv") return {lambda.ceil(), Pacing::delay_receive};
+  if (variant == "postal-delay-send") return {lambda.floor(), Pacing::delay_send};
+  const PostalChoice c = choose_postal(lambda, req.p);
+  return {c.L, c.variant == "delay-send" ? Pacing::delay_send : Pacing::delay_receive};
 }
 
 // Rank-ordered recursive doubling for any p: the first 2·rem ranks fold pairwise (even into

@@ -647,3 +647,30 @@ TEST(BarrierEmulated, DisseminationFirstAndReductionLongerOnManna) {
 
 }  // namespace
 }  // namespace postbox
+
+namespace postbox {
+namespace {
+
+// Bruck §3.2–3.3 (issue 13): the emulator charges the global combine's idles, so the paced
+// plans take exactly T'_λ(n) (delay-receive: receives idle to ⌈λ⌉ sends) and T''_λ(n)
+// (delay-send: sends idle to λ/⌊λ⌋ sends) on the postal machine with that λ, in exact ticks.
+TEST(PostalCombineEmulated, ChargesTheIdlesExactly) {
+  for (const char* text : {"1.1", "1.3", "1.5", "1.9", "2.5"}) {
+    const Rational lambda = Rational::parse(text, "lambda");
+    const sim::Machine m = sim::load_machine(std::string("postal:") + text);
+    for (int n : {2, 3, 8, 13, 64}) {
+      for (const auto& [algo, want] : {std::pair{"postal-delay-recv", T_delay_receive(lambda, n)},
+                                       std::pair{"postal-delay-send", T_delay_send(lambda, n)}}) {
+        PlanRequest req = req_of("allreduce", algo, n, 8, 0);
+        req.lambda = lambda;
+        const Rational ticks = want * Rational(1000000);
+        ASSERT_EQ(ticks.den(), 1);
+        EXPECT_EQ(sim::simulate(build_plan(req), m).time_ticks, ticks.num())
+            << algo << " lambda=" << lambda.to_double() << " n=" << n;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace postbox
