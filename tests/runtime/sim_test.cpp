@@ -367,7 +367,9 @@ TEST(Disciplines, PerRankQueuesEqualThePutBackLoop) {
       EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
       EXPECT_EQ(a.events, b.events);
       EXPECT_EQ(a.postponed, 0U);
-      if (m.kind != ModelKind::mesh) EXPECT_EQ(a.events, sched.ops() + a.messages);
+      if (m.kind != ModelKind::mesh) {
+        EXPECT_EQ(a.events, sched.ops() + a.messages);
+      }
     }
   }
 }
