@@ -11,6 +11,7 @@
 #include "postbox/runtime/plan.hpp"
 #include "postbox/runtime/plan_export.hpp"
 #include "postbox/runtime/sim/machine.hpp"
+#include "sim_common.hpp"
 
 namespace postbox::cli {
 
@@ -35,12 +36,19 @@ struct CheckArgs {
 void do_export(const ExportArgs& a) {
   if (!a.machine.empty() && a.format != "goal") throw InputError("--machine applies to --format goal");
   GoalExportOptions goal;
+  PlanRequest req = selection_request(*a.sel);
   if (!a.machine.empty()) {
     const sim::Machine m = sim::load_machine(a.machine);
     goal.reduce_per_byte = m.reduce_us_per_byte;
     goal.copy_per_byte = m.copy_us_per_byte;
+    // λ as sim chooses it, so sim --goal of the export gives sim's time (issue 14).
+    if (!req.lambda && !req.model) {
+      SimSpec spec;
+      spec.bytes = req.bytes;
+      req.lambda = sim_plan_lambda(spec, m);
+    }
   }
-  const Plan plan = build_plan(selection_request(*a.sel));
+  const Plan plan = build_plan(req);
   if (a.format == "goal") std::cout << plan_to_goal(plan, goal);
   else if (a.format == "json") std::cout << plan_to_json(plan) << '\n';
   else if (a.format == "dot") std::cout << plan_to_dot(plan);
@@ -81,7 +89,8 @@ void register_plan(CLI::App& app) {
       ->capture_default_str();
   exp->add_option("--machine", ex->machine,
                   "goal: write each reduce and copy as calc of its CPU time on this machine (model string, profile "
-                  "name or file; default: 0, as the model strings charge)");
+                  "name or file; default: 0, as the model strings charge); without --lambda, --s/--r the plan is "
+                  "built for this machine's lambda, as sim builds it");
   exp->callback([ex] { do_export(*ex); });
 
   auto ck = std::make_shared<CheckArgs>();

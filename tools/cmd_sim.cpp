@@ -67,10 +67,14 @@ Plan make_sim_plan(const SimSpec& spec, const sim::Machine& m) {
   req.p = spec.p;
   req.bytes = spec.bytes;
   req.root = 0;
+  req.lambda = sim_plan_lambda(spec, m);
+  return build_plan(req);
+}
+
+Rational sim_plan_lambda(const SimSpec& spec, const sim::Machine& m) {
   const double lambda = round_lambda(plan_lambda(spec, m));
   if (lambda < 1) throw InputError("--lambda must be at least 1");
-  req.lambda = Rational(static_cast<std::int64_t>(std::llround(lambda * 1000)), 1000);
-  return build_plan(req);
+  return Rational(static_cast<std::int64_t>(std::llround(lambda * 1000)), 1000);
 }
 
 namespace {

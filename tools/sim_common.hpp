@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "postbox/collectives/rational.hpp"
 #include "postbox/runtime/plan.hpp"
 #include "postbox/runtime/sim/machine.hpp"
 #include "postbox/runtime/sim/simulator.hpp"
@@ -31,6 +32,9 @@ sim::Machine resolve_machine(const SimSpec& spec);
 // The λ the plan is built for: --lambda, else the model's λ at this message size, else (mesh)
 // Bruck's experiment 1 run on the machine at this size.
 double plan_lambda(const SimSpec& spec, const sim::Machine& m);
+
+// plan_lambda rounded to 1/1000, the PlanRequest::lambda of sim and of plan export --machine.
+Rational sim_plan_lambda(const SimSpec& spec, const sim::Machine& m);
 
 // Builds the plan through the collectives registry.
 Plan make_sim_plan(const SimSpec& spec, const sim::Machine& m);
