@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <sstream>
 #include <string>
@@ -389,6 +391,41 @@ TEST(Disciplines, EventsGrowLinearlyWithMessages) {
       // The put-back loop handles the same events plus O(p) put-backs per message.
       const SimResult b = simulate(sched, load_machine("postal:2"), ref);
       EXPECT_GT(b.postponed, r.messages * static_cast<std::uint64_t>(p) / 8);
+    }
+  }
+}
+
+// The mesh models: per packet one event for each channel its header takes (injection, every
+// link, ejection) and one when it is done, plus two per message, whatever the contention; so
+// events grow with messages × packets × hops, never with the ranks waiting (issue 14).
+TEST(Disciplines, MeshEventsArePerPacketPerHop) {
+  for (const char* profile : {"delta", "paragon"}) {
+    Machine m = load_machine(profile);
+    m.mesh.dims = {8, 8};
+    const int cols = m.mesh.dims[1];
+    for (const auto& [op, algo] : {std::pair{"bcast", "flat"}, std::pair{"all-to-all", "1-lev-dir"}}) {
+      for (int p : {16, 32, 64}) {
+        for (std::int64_t bytes : {8, 2048}) {
+          const Schedule sched = schedule_of(build_plan(plan_request(op, algo, p, bytes)));
+          std::uint64_t expected = sched.ops();
+          std::uint64_t messages = 0;
+          for (std::uint32_t g = 0; g < sched.ops(); ++g) {
+            const auto& it = sched.items[g];
+            if (it.kind != Work::send) continue;
+            const int src = sched.rank_of(g), dst = it.peer;  // row-major placement: rank i on node i
+            const std::uint64_t hops = static_cast<std::uint64_t>(std::abs(src / cols - dst / cols) +
+                                                                  std::abs(src % cols - dst % cols));
+            const std::uint64_t packets =
+                m.mesh.packet_bytes == 0 ? 1 : std::max<std::uint64_t>(1, (it.size + m.mesh.packet_bytes - 1) / m.mesh.packet_bytes);
+            expected += packets * (hops + 3) + 2;
+            ++messages;
+          }
+          SCOPED_TRACE(std::string(profile) + " " + op + " p=" + std::to_string(p) + " bytes=" + std::to_string(bytes));
+          const SimResult r = simulate(sched, m);
+          EXPECT_EQ(r.messages, messages);
+          EXPECT_EQ(r.events, expected);
+        }
+      }
     }
   }
 }
