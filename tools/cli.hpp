@@ -12,7 +12,12 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <map>
+#include <memory>
+#include <set>
 #include <string>
+
+#include "postbox/collectives/selection.hpp"
 
 namespace postbox::cli {
 
@@ -35,7 +40,29 @@ int exit_code();
 // Prints j on stdout, pretty (2-space indent), followed by a newline.
 void print_json(const nlohmann::json& j);
 
-// Parses a positive int from an option string; throws InputError("--NAME must be ...").
-int parse_positive(const std::string& name, const std::string& text);
+// Parses an int in 1..hi from an option's text (parse.hpp's grammar); InputError naming --NAME.
+int parse_positive(const std::string& name, const std::string& text, int hi = 1'000'000'000);
+
+// Options that bind to text, for the library's option tables (collectives/selection.hpp: the
+// plan selection, the emulated run): given() returns name → text of each option that was given,
+// an empty value included, ready for select_plan() / select_emulated_run(). `defaults` are only
+// shown in --help (the library applies them); `skip` leaves options out.
+// run and plan: --bytes 0 unless given (a barrier or a notification carries no data).
+inline const SelectionContext kRunDefaults{{{"bytes", "0"}}, {}};
+
+// v as the selection's parsers read a decimal (no exponent), to 12 decimals: sweep's values and
+// the explorer's numbers become option text.
+std::string decimal_text(double v);
+
+class TextOptions {
+ public:
+  TextOptions(CLI::App* cmd, const std::vector<SelectionOption>& options,
+              const std::map<std::string, std::string>& defaults = {}, const std::set<std::string>& skip = {});
+  [[nodiscard]] std::map<std::string, std::string> given() const;
+
+ private:
+  std::map<std::string, std::string> text_;
+  std::map<std::string, CLI::Option*> options_;
+};
 
 }  // namespace postbox::cli

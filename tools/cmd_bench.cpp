@@ -7,25 +7,28 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "barrier_bench.hpp"
 #include "cli.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
 
 namespace postbox::cli {
 namespace {
 
 struct BenchBarrierArgs {
-  std::vector<std::string> ps{"2", "4", "8", "16"};
-  std::vector<std::string> impls;
+  std::string ps = "2,4,8,16";
+  std::string impls;
   bool json = false;
   bool quick = false;
-  int outer = 0;
-  int rounds = 0;
-  double settle_s = 0;
+  std::string outer, rounds, settle;  // text, parsed by parse.hpp's grammar (empty: not given)
 };
+
+// Thread counts of the benchmark: every p runs p threads at once.
+constexpr int kMaxBenchThreads = 1024;
 
 double median_of(const std::vector<bench::BarrierRow>& rows, int p, const std::string& impl) {
   for (const auto& r : rows)
@@ -106,12 +109,16 @@ nlohmann::json load_json(const bench::LoadSample& l) {
 void bench_barrier(const BenchBarrierArgs& a) {
   bench::BarrierBenchOptions o;
   o.ps.clear();
-  for (const auto& s : a.ps) o.ps.push_back(parse_positive("p", s));
-  o.impls = a.impls;
+  for (std::string_view s : split_list(a.ps, ',', "--p")) o.ps.push_back(static_cast<int>(parse_int(s, "--p", 1, kMaxBenchThreads)));
+  if (!a.impls.empty())
+    for (std::string_view s : split_list(a.impls, ',', "--impl")) o.impls.emplace_back(s);
   if (a.quick) o.params = bench::BarrierBenchOptions::kQuick;
-  if (a.outer > 0) o.params.outer = a.outer;
-  if (a.rounds > 0) o.rounds = a.rounds;
-  o.settle_s = a.settle_s;
+  if (!a.outer.empty()) o.params.outer = static_cast<int>(parse_int(a.outer, "--outer", 1, 100000));
+  if (!a.rounds.empty()) o.rounds = static_cast<int>(parse_int(a.rounds, "--rounds", 1, 1000));
+  if (!a.settle.empty()) {
+    o.settle_s = parse_real(a.settle, "--settle");
+    if (o.settle_s < 0 || o.settle_s > 3600) throw InputError("--settle must be in 0..3600 seconds, got " + a.settle);
+  }
   const bool tty = !a.json && ::isatty(2) != 0;
   const auto res = bench::run_barrier_bench(o, [&](const std::string& msg) {
     if (tty) std::fprintf(stderr, "\r\033[Kmeasuring %s", msg.c_str());
@@ -163,28 +170,24 @@ void register_bench(CLI::App& app) {
       "once in turn; a competitor's median is the median of its round medians, so load hits all alike.\n"
       "Prints the CPUs this process may use, the load before and after, a table per p with each\n"
       "competitor's ratio to fibo, the default barrier's choice and reason, and the issues' ratios.");
-  sub->add_option("--p", args->ps, "Thread counts, comma separated (default 2,4,8,16; more than the cores oversubscribes)")
-      ->delimiter(',');
+  sub->add_option("--p", args->ps,
+                  "Thread counts, comma separated, each 1 to 1024 (default 2,4,8,16; more than the cores oversubscribes)");
   sub->add_option("--impl", args->impls,
                   "Only these competitors, comma separated (default all: default,fibo,combine,central,\n"
-                  "dissemination,mcs,tournament,hier,std,pthread,omp-gomp,omp-llvm)")
-      ->delimiter(',');
+                  "dissemination,mcs,tournament,hier,std,pthread,omp-gomp,omp-llvm)");
   sub->add_flag("--json", args->json,
                 "Print {\"rows\": [{\"p\", \"impl\", \"median_ns\", \"mean_ns\", \"sd_ns\", \"round_medians_ns\"}, ...],\n"
                 "\"ratios\", \"allowed_cpus\", \"rounds\", \"outer_per_round\", \"settled_after_s\", \"load_before\",\n"
                 "\"load_after\"} (notes go to stderr)");
   sub->add_flag("--quick", args->quick, "10 outer repetitions of about 5 ms (default: 20 of about 25 ms)");
   sub->add_option("--outer", args->outer,
-                  "Outer repetitions per competitor and p, spread over the rounds (overrides the default and --quick)")
-      ->check(CLI::Range(1, 100000));
+                  "Outer repetitions per competitor and p, 1 to 100000, spread over the rounds (overrides the default and --quick)");
   sub->add_option("--rounds", args->rounds,
                   "Rounds of the round-robin over the competitors (default 5; at most --outer): each round measures\n"
-                  "every competitor once, and a competitor's median is the median of its round medians")
-      ->check(CLI::Range(1, 1000));
-  sub->add_option("--settle", args->settle_s,
+                  "every competitor once, and a competitor's median is the median of its round medians; 1 to 1000");
+  sub->add_option("--settle", args->settle,
                   "Before measuring, wait up to this many seconds for the other runnable tasks on the machine to\n"
-                  "average below one half over a second (default 0: do not wait); says how long it waited")
-      ->check(CLI::Range(0.0, 3600.0));
+                  "average below one half over a second, 0 to 3600 (default 0: do not wait); says how long it waited");
   sub->callback([args] { bench_barrier(*args); });
 }
 

@@ -9,17 +9,21 @@
 
 #include "cli.hpp"
 #include "postbox/collectives/c3.hpp"
+#include "postbox/collectives/plans.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
 
 namespace postbox::cli {
 namespace {
 
 struct C3Options {
   std::string op, algo, machine, switching = "wh", sends = "nb", mesh;
+  std::string p_text, L_text, root_text = "0";
+  std::optional<std::string> s, l, b, h;
+  // Parsed in run_c3.
   int p = 0;
   long long L = -1;
   int root = 0;
-  std::optional<double> s, l, b, h;
   bool table = false;
   bool json = false;
 };
@@ -32,11 +36,11 @@ C3Machine machine_of(const C3Options& o) {
     if (explicit_params) throw InputError("--machine and --s/--l/--b/--h are exclusive");
   } else if (explicit_params) {
     if (!(o.s && o.l && o.b && o.h)) throw InputError("without --machine, give all of --s, --l, --b and --h");
-    m.s = *o.s;
-    m.l = *o.l;
-    m.b = *o.b;
-    m.h = *o.h;
-    if (!(m.l > 0) || !(m.b > 0) || m.s < 0 || m.h < 0) throw InputError("--l and --b must be > 0, --s and --h >= 0");
+    m.s = parse_real(*o.s, "--s");
+    m.l = parse_real(*o.l, "--l");
+    m.b = parse_real(*o.b, "--b");
+    m.h = parse_real(*o.h, "--h");
+    validate_c3_machine(m);
   }
   if (o.switching == "wh") m.switching = Switching::wormhole;
   else if (o.switching == "sf") m.switching = Switching::store_and_forward;
@@ -59,10 +63,13 @@ std::string fmt(double v) {
   return os.str();
 }
 
-void run_c3(const C3Options& o) {
+void run_c3(C3Options o) {
   if (o.op.empty()) throw InputError("--op is required (one-to-all, all-to-one, all-to-all)");
   (void)c3_algorithm_names(o.op);
-  if (o.p < 1) throw InputError("--p is required and must be at least 1");
+  if (o.p_text.empty()) throw InputError("--p is required");
+  o.p = static_cast<int>(parse_int(o.p_text, "--p", 1, 65536));
+  o.root = static_cast<int>(parse_int(o.root_text, "--root", 0, o.p - 1));
+  if (!o.L_text.empty()) o.L = parse_int(o.L_text, "--L", 0, kMaxPlanBytes);
   const C3Machine m = machine_of(o);
   std::optional<Mesh> mesh;
   if (!o.mesh.empty()) mesh = Mesh::parse(o.mesh);
@@ -146,15 +153,15 @@ void register_c3(CLI::App& app) {
                 "one-to-all: 1-lev-dir, 1-lev-our-br, 2-lev-rec, 3-lev-sq, logp-lev-sq, logp-lev-rec:G; all-to-one: "
                 "1-lev-dir, 2-lev-rec, 3-lev-sq, logp-lev-sq; all-to-all: 1-lev-dir, 1-lev-perm:linear|xor|balanced, "
                 "2-lev-sq, 2-lev-rc, logp-lev-bfly");
-  c->add_option("--p", opts->p, "number of processors");
-  c->add_option("--L", opts->L, "actual message size in bytes");
-  c->add_option("--root", opts->root, "source of one-to-all / destination of all-to-one (default 0)");
+  c->add_option("--p", opts->p_text, "number of processors, 1 to 65536");
+  c->add_option("--L", opts->L_text, "actual message size in bytes, 0 to 1073741824");
+  c->add_option("--root", opts->root_text, "source of one-to-all / destination of all-to-one, 0 to p-1 (default 0)");
   c->add_option("--mesh", opts->mesh, "RxC mesh the ranks form, row-major (default: closest to square)");
   c->add_option("--machine", opts->machine, "delta: 256-processor Intel Delta, s = 8, l = 512, b = 16, h = 10 (the default)");
-  c->add_option("--s", opts->s, "set-up cost of a message, in units");
-  c->add_option("--l", opts->l, "packet length in bytes");
-  c->add_option("--b", opts->b, "bisection width of the machine");
-  c->add_option("--h", opts->h, "average distance between two processors of the machine");
+  c->add_option("--s", opts->s, "set-up cost of a message, in units, 0 to 1e9");
+  c->add_option("--l", opts->l, "packet length in bytes, above 0 and at most 1e9");
+  c->add_option("--b", opts->b, "bisection width of the machine, above 0 and at most 1e9");
+  c->add_option("--h", opts->h, "average distance between two processors of the machine, 0 to 1e9");
   c->add_option("--switching", opts->switching, "wh (wormhole, default) or sf (store-and-forward)");
   c->add_option("--sends", opts->sends, "nb (non-blocking, default) or b (blocking) sends; receives are non-blocking");
   c->add_flag("--table", opts->table, "every algorithm of --op: units as a function of L (like Fig. 3)");

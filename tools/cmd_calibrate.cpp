@@ -12,44 +12,62 @@
 #include "cli.hpp"
 #include "postbox/runtime/calibrate.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
 
 namespace postbox::cli {
 
-int calibrate_emulated(const std::string& machine, const std::vector<std::int64_t>& sizes, bool json, bool csv,
+int calibrate_emulated(const std::string& machine, const std::string& sizes, bool json, bool csv,
                        const std::string& plot);
 
 namespace {
 struct CalibrateArgs {
   std::string machine;
-  std::vector<std::int64_t> sizes{16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 65536};
+  std::string sizes = "16,64,128,256,512,1024,2048,4096,8192,16384,65536";
   bool json = false;
   bool csv = false;
   std::string plot;
   bool save = false;
   bool quick = false;
-  int runs = CalibrateOptions{}.runs;
-  int trials = CalibrateOptions{}.trials;
-  int k_max = CalibrateOptions{}.k_max;
+  std::string runs = std::to_string(CalibrateOptions{}.runs);
+  std::string trials = std::to_string(CalibrateOptions{}.trials);
+  std::string k_max = std::to_string(CalibrateOptions{}.k_max);
 };
+
+// runs · trials · (1 + ... + k_max): the experiments' sends, bounded so a measurement takes
+// minutes, not hours.
+constexpr std::int64_t kMaxCalibrationWork = 20'000'000;
+// A noisy machine (another process on the cores) can leave no usable fit; the quick
+// measurement is cheap, so it is retried before giving up with exit 1.
+constexpr int kAttempts = 5;
 
 void calibrate_here(const CalibrateArgs& a) {
   CalibrateOptions o;
-  if (a.quick) o = CalibrateOptions::quick();
-  else {
-    o.runs = a.runs;
-    o.trials = a.trials;
-    o.k_max = a.k_max;
+  if (a.quick) {
+    o = CalibrateOptions::quick();
+  } else {
+    o.runs = static_cast<int>(parse_int(a.runs, "--runs", 1, 1000));
+    o.trials = static_cast<int>(parse_int(a.trials, "--trials", 1, 100000));
+    o.k_max = static_cast<int>(parse_int(a.k_max, "--k-max", 4, 64));
+    const std::int64_t work = std::int64_t{o.runs} * o.trials * o.k_max * (o.k_max + 1) / 2;
+    if (work > kMaxCalibrationWork) {
+      throw InputError("--runs " + a.runs + " x --trials " + a.trials + " x (1 + ... + --k-max " + a.k_max + ") is " +
+                       std::to_string(work) + " sends, more than " + std::to_string(kMaxCalibrationWork));
+    }
   }
   Calibration c;
-  try {
-    c = calibrate(o);
-  } catch (const InputError&) {
-    throw;
-  } catch (const std::runtime_error& e) {
-    // An unusable measurement (an overloaded machine): not bad input, so exit 1.
-    std::fprintf(stderr, "postbox: error: %s\n", e.what());
-    set_exit_code(1);
-    return;
+  for (int attempt = 1;; ++attempt) {
+    try {
+      c = calibrate(o);
+      break;
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      if (attempt < kAttempts) continue;
+      // An unusable measurement (an overloaded machine): not bad input, so exit 1.
+      std::fprintf(stderr, "postbox: error: %s (%d attempts)\n", e.what(), kAttempts);
+      set_exit_code(1);
+      return;
+    }
   }
   if (a.json) {
     std::cout << calibration_json(c) << '\n';
@@ -95,9 +113,14 @@ void register_calibrate(CLI::App& app) {
       "2 cores): Cordsen's first and second notification times (s + r, 2s + r), sender-side timing of\n"
       "k back-to-back sends (s), and Bruck's experiment 1 (P0 sends to P1..Pk, Pk answers P0) and 2\n"
       "(Pk answers Pk-1..P0), least squares over k = 1..K; medians over runs. With --machine, Bruck's\n"
-      "two experiments run inside the emulator for each message size.");
-  sub->add_option("--machine", args->machine, "Emulated machine: model string, profile name or profile file");
-  auto* sizes = sub->add_option("--sizes", args->sizes, "Message sizes in bytes (with --machine)")->delimiter(',');
+      "two experiments run inside the emulator for each message size.\n"
+      "Exit status: 0 measured; 1 the machine was too noisy for a usable fit in 5 attempts (another\n"
+      "process on the cores: try again); 2 bad input.");
+  auto* machine_opt =
+      sub->add_option("--machine", args->machine, "Emulated machine: model string, profile name or profile file");
+  auto* sizes = sub->add_option("--sizes", args->sizes, "Message sizes in bytes, comma-separated, each 0 to 1073741824 "
+                                                        "(with --machine)")
+                    ->capture_default_str();
   sub->add_flag("--json", args->json,
                 "Print JSON: {s_ns, r_ns, lambda, t0_ns, lambda_exp1, lambda_exp2, runs, ...} on this machine");
   auto* csv = sub->add_flag("--csv", args->csv, "Print CSV (with --machine)");
@@ -108,14 +131,16 @@ void register_calibrate(CLI::App& app) {
                              "$XDG_CACHE_HOME/postbox/profiles/local.toml (without --machine)");
   auto* quick = sub->add_flag("--quick", args->quick,
                               "The small measurement the library makes at first use (3 runs, k = 1..6, 24 trials)");
-  auto* runs = sub->add_option("--runs", args->runs, "Independent runs; figures are medians over them")
-                   ->check(CLI::Range(1, 1000));
-  auto* trials = sub->add_option("--trials", args->trials, "Repetitions of each experiment and k per run")
-                     ->check(CLI::Range(1, 100000));
-  auto* kmax = sub->add_option("--k-max", args->k_max, "Largest k (receivers) of each experiment")
-                   ->check(CLI::Range(4, 64));
+  auto* runs = sub->add_option("--runs", args->runs, "Independent runs, 1 to 1000; figures are medians over them")
+                   ->capture_default_str();
+  auto* trials = sub->add_option("--trials", args->trials, "Repetitions of each experiment and k per run, 1 to 100000")
+                     ->capture_default_str();
+  auto* kmax = sub->add_option("--k-max", args->k_max,
+                               "Largest k (receivers) of each experiment, 4 to 64; runs x trials x (1 + ... + k-max) "
+                               "must be at most 20000000")
+                   ->capture_default_str();
   sub->callback([=] {
-    if (!args->machine.empty()) {
+    if (machine_opt->count() > 0) {
       for (auto* o : {save, quick, runs, trials, kmax})
         if (o->count() > 0) throw InputError(o->get_name() + " applies only without --machine");
       set_exit_code(calibrate_emulated(args->machine, args->sizes, args->json, args->csv, args->plot));

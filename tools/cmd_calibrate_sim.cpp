@@ -4,19 +4,21 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "postbox/collectives/plans.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
 #include "postbox/runtime/sim/calibrate.hpp"
 #include "postbox/runtime/sim/machine.hpp"
 #include "postbox/collectives/svg_plot.hpp"
 
 namespace postbox::cli {
 
-int calibrate_emulated(const std::string& machine, const std::vector<std::int64_t>& sizes, bool json, bool csv,
+int calibrate_emulated(const std::string& machine, const std::string& size_list, bool json, bool csv,
                        const std::string& plot) {
   if (json && csv) throw InputError("--json and --csv exclude each other");
+  std::vector<std::int64_t> sizes;
+  for (std::string_view t : split_list(size_list, ',', "--sizes")) sizes.push_back(parse_int(t, "--sizes", 0, kMaxPlanBytes));
   const sim::Machine m = sim::load_machine(machine);
-  for (auto b : sizes)
-    if (b < 0) throw InputError("--sizes must not be negative");
   // k from 2 to 12 as far as the machine allows (k + 1 nodes; the experiments need k ≥ 2 points).
   int k_max = 12;
   if (m.kind == sim::ModelKind::mesh) k_max = static_cast<int>(std::min<std::int64_t>(12, m.mesh.nodes() - 1));

@@ -1,6 +1,8 @@
 // postbox model: the postal-model arithmetic of Bruck et al. and the send/receive model of
 // Cordsen et al. (collectives/include/postbox/collectives/postal.hpp), as tables or JSON.
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -13,6 +15,7 @@
 #include "postbox/collectives/rational.hpp"
 #include "postbox/collectives/svg_plot.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
 
 namespace postbox::cli {
 namespace {
@@ -20,6 +23,7 @@ namespace {
 // Printed tables and JSON arrays grow with these; beyond them the request is a typo.
 constexpr int kMaxAlphaN = 100'000;
 constexpr int kMaxFloor = 1000;
+constexpr std::int64_t kMaxFiboT = 100'000;
 
 Rational parse_lambda(const std::string& text) {
   const Rational l = Rational::parse(text, "--lambda");
@@ -117,7 +121,8 @@ void run_breakeven(const BreakevenArgs& a) {
 // ---- model fibo -------------------------------------------------------------------------------
 
 struct FiboArgs {
-  std::string s, r, p, t;
+  std::string s, r;
+  std::optional<std::string> p, t;
   bool json = false;
 };
 
@@ -126,28 +131,29 @@ void run_fibo(const FiboArgs& a) {
   const Rational r = Rational::parse(a.r, "--r");
   if (s <= Rational(0)) throw InputError("--s must be > 0, got " + a.s);
   if (r < Rational(0)) throw InputError("--r must be >= 0, got " + a.r);
-  if (a.p.empty() == a.t.empty()) throw InputError("give exactly one of --p and --t");
+  if (a.p.has_value() == a.t.has_value()) throw InputError("give exactly one of --p and --t");
   std::int64_t t_max = 0;
   std::int64_t steps = -1;
   Rational exact;
   int p = 0;
-  if (!a.p.empty()) {
-    p = parse_positive("p", a.p);
+  if (a.p) {
+    p = parse_positive("p", *a.p);
     exact = fibo_time(s, r, p);
     steps = exact.ceil();
+    if (steps > kMaxFiboT) {
+      throw InputError("--p " + *a.p + " is reached at t = " + std::to_string(steps) + " (exactly " + exact.str() +
+                       "), beyond the " + std::to_string(kMaxFiboT) + " steps the table lists; give a smaller --p");
+    }
     t_max = steps;
   } else {
-    std::size_t used = 0;
-    long long t = -1;
-    try {
-      t = std::stoll(a.t, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != a.t.size() || t < 0) throw InputError("--t must be an integer >= 0, got '" + a.t + "'");
+    const std::int64_t t = parse_int(*a.t, "--t", 0, kMaxFiboT);
     t_max = t;
   }
   const auto f = fibo_f_table(s, r, t_max);
+  // The table saturates at 2^63 - 1; printing that as a count would be a lie.
+  if (const auto sat = std::find(f.begin(), f.end(), std::numeric_limits<std::int64_t>::max()); sat != f.end()) {
+    throw InputError("f(t) exceeds 9223372036854775807 from t = " + std::to_string(sat - f.begin()) + " on; give --t below it");
+  }
   if (a.json) {
     nlohmann::json j;
     j["s"] = s.to_double();

@@ -14,15 +14,16 @@
 #include "cli.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/mailbox.hpp"
+#include "postbox/runtime/parse.hpp"
 
 namespace postbox::cli {
 namespace {
 
 struct PingOptions {
-  long long p = 2;
-  long long bytes = 8;
-  long long iters = 10'000;
-  long long peer = 1;
+  std::string p = "2";
+  std::string bytes = "8";
+  std::string iters = "10000";
+  std::string peer = "1";
   bool no_pin = false;
   bool json = false;
 };
@@ -55,22 +56,10 @@ double percentile(const std::vector<double>& sorted, double q) {
 }
 
 void run_ping(const PingOptions& o) {
-  if (o.p < 2) throw InputError("--p must be at least 2 (a ping needs two ranks), got " + std::to_string(o.p));
-  if (o.p > 4096) throw InputError("--p must be at most 4096, got " + std::to_string(o.p));
-  if (o.bytes < 0 || static_cast<unsigned long long>(o.bytes) > Mailboxes::kMaxMessageBytes) {
-    throw InputError("--bytes must be between 0 and " + std::to_string(Mailboxes::kMaxMessageBytes) + ", got " +
-                     std::to_string(o.bytes));
-  }
-  if (o.iters < 1) throw InputError("--iters must be at least 1, got " + std::to_string(o.iters));
-  if (o.iters > 100'000'000) throw InputError("--iters must be at most 100000000, got " + std::to_string(o.iters));
-  if (o.peer < 1 || o.peer >= o.p) {
-    throw InputError("--peer must be a rank between 1 and p-1 = " + std::to_string(o.p - 1) + ", got " +
-                     std::to_string(o.peer));
-  }
-  const int p = static_cast<int>(o.p);
-  const int peer = static_cast<int>(o.peer);
-  const auto n = static_cast<std::size_t>(o.bytes);
-  const long iters = static_cast<long>(o.iters);
+  const int p = static_cast<int>(parse_int(o.p, "--p", 2, 4096));
+  const auto n = static_cast<std::size_t>(parse_int(o.bytes, "--bytes", 0, static_cast<std::int64_t>(Mailboxes::kMaxMessageBytes)));
+  const long iters = static_cast<long>(parse_int(o.iters, "--iters", 1, 100'000'000));
+  const int peer = static_cast<int>(parse_int(o.peer, "--peer", 1, p - 1));
   const long warmup = std::min(iters, 1000L);
   const auto [cpu0, cpu1] = o.no_pin ? std::pair<int, int>{-1, -1} : two_cpus();
 
@@ -106,8 +95,8 @@ void run_ping(const PingOptions& o) {
 
   if (o.json) {
     print_json({{"p", p},
-                {"bytes", o.bytes},
-                {"iters", o.iters},
+                {"bytes", n},
+                {"iters", iters},
                 {"rtt_median_ns", median},
                 {"rtt_p90_ns", p90},
                 {"one_way_ns", one_way}});

@@ -11,42 +11,39 @@
 #include "postbox/runtime/plan.hpp"
 #include "postbox/runtime/plan_export.hpp"
 #include "postbox/runtime/sim/machine.hpp"
-#include "sim_common.hpp"
+#include "postbox/collectives/selection.hpp"
 
 namespace postbox::cli {
-
-// Defined in cmd_run.cpp: the plan-selection options shared with `run`.
-struct PlanSelection;
-std::shared_ptr<PlanSelection> add_plan_selection(CLI::App* cmd);
-PlanRequest selection_request(const PlanSelection& sel);
 
 namespace {
 
 struct ExportArgs {
-  std::shared_ptr<PlanSelection> sel;
+  std::shared_ptr<TextOptions> sel;
   std::string format = "goal";
   std::string machine;  // goal: calc = reduce/copy time on this machine
 };
 
 struct CheckArgs {
-  std::shared_ptr<PlanSelection> sel;
+  std::shared_ptr<TextOptions> sel;
   std::string file;
+  CLI::Option* file_opt = nullptr;
 };
 
 void do_export(const ExportArgs& a) {
   if (!a.machine.empty() && a.format != "goal") throw InputError("--machine applies to --format goal");
+  const auto given = a.sel->given();
+  PlanRequest req = select_plan(given, kRunDefaults);
   GoalExportOptions goal;
-  PlanRequest req = selection_request(*a.sel);
   if (!a.machine.empty()) {
-    const sim::Machine m = sim::load_machine(a.machine);
-    goal.reduce_per_byte = m.reduce_us_per_byte;
-    goal.copy_per_byte = m.copy_us_per_byte;
-    // λ as sim chooses it, so sim --goal of the export gives sim's time (issue 14).
-    if (!req.lambda && !req.model) {
-      SimSpec spec;
-      spec.bytes = req.bytes;
-      req.lambda = sim_plan_lambda(spec, m);
-    }
+    // The plan sim builds on this machine (its λ rule included), so sim --goal of the export
+    // gives sim's time (issue 14).
+    auto emulated = given;
+    for (const auto& [key, text] : kRunDefaults.defaults) emulated.emplace(key, text);
+    emulated["machine"] = a.machine;
+    const EmulatedRun run = select_emulated_run(emulated);
+    req = run.request;
+    goal.reduce_per_byte = run.machine.reduce_us_per_byte;
+    goal.copy_per_byte = run.machine.copy_us_per_byte;
   }
   const Plan plan = build_plan(req);
   if (a.format == "goal") std::cout << plan_to_goal(plan, goal);
@@ -57,14 +54,17 @@ void do_export(const ExportArgs& a) {
 
 void do_check(const CheckArgs& a) {
   Plan plan;
-  if (!a.file.empty()) {
+  if (a.file_opt->count() > 0) {
+    if (const auto given = a.sel->given(); !given.empty()) {
+      throw InputError("--" + given.begin()->first + " does not apply with --file (the file holds the whole plan)");
+    }
     std::ifstream in(a.file);
     if (!in) throw InputError("cannot read --file " + a.file);
     std::ostringstream text;
     text << in.rdbuf();
     plan = plan_from_json(text.str());
   } else {
-    plan = build_plan(selection_request(*a.sel));
+    plan = build_plan(select_plan(a.sel->given(), kRunDefaults));
   }
   if (const auto problem = validate(plan)) {
     std::cout << *problem << '\n';
@@ -82,7 +82,7 @@ void register_plan(CLI::App& app) {
 
   auto ex = std::make_shared<ExportArgs>();
   CLI::App* exp = cmd->add_subcommand("export", "Print the plan of --op/--algo for --p ranks and --bytes bytes");
-  ex->sel = add_plan_selection(exp);
+  ex->sel = std::make_shared<TextOptions>(exp, plan_selection_options(), kRunDefaults.defaults);
   exp->add_option("--format", ex->format,
                   "goal (LogGOPSim's schedule language, accepted by its txt2bin), json (lossless, readable by "
                   "plan check --file) or dot (Graphviz)")
@@ -97,8 +97,8 @@ void register_plan(CLI::App& app) {
   CLI::App* chk = cmd->add_subcommand(
       "check", "Validate a plan without running it: print the first problem found (exit 1) or \"ok\"; the plan is "
                "selected like for export, or read with --file from a JSON export");
-  ck->sel = add_plan_selection(chk);
-  chk->add_option("--file", ck->file, "A plan exported with --format json (instead of --op/--algo/...)");
+  ck->sel = std::make_shared<TextOptions>(chk, plan_selection_options(), kRunDefaults.defaults);
+  ck->file_opt = chk->add_option("--file", ck->file, "A plan exported with --format json (instead of --op/--algo/...)");
   chk->callback([ck] { do_check(*ck); });
 }
 

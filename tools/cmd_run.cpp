@@ -3,7 +3,6 @@
 // C³ ops take their extra options (--mesh, --sources, --dist, --seed, --source-list) as the
 // registry's PlanRequest::params.
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -26,164 +25,15 @@
 
 namespace postbox::cli {
 
-// The plan-selection options shared by `run` and `plan` (cmd_plan.cpp uses them through the
-// two functions below).
-struct PlanSelection {
-  std::string op;
-  std::string algo;
-  int p = 0;
-  long long bytes = 0;
-  int root = 0;
-  std::string lambda, s, r;
-  int elem_bytes = 0;  // 0: 8 for combining ops, 1 otherwise
-  // s2p and C³ parameters (PlanRequest::params); each counts as given when its option was.
-  std::string mesh, dist, source_list;
-  int sources = 0;
-  std::string seed;
-  CLI::Option *mesh_opt = nullptr, *sources_opt = nullptr, *dist_opt = nullptr, *seed_opt = nullptr,
-              *source_list_opt = nullptr;
-};
-
 namespace {
-
-std::string joined(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
-  return out;
-}
 
 bool is_c3_op(const std::string& op) {
   const auto& ops = c3_ops();
   return std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 
-// The ops whose builders read a PlanRequest::params key: s2p all of them, the C³ ops "mesh".
-bool op_takes(const std::string& op, const std::string& key) { return op == "s2p" || (key == "mesh" && is_c3_op(op)); }
-
-}  // namespace
-
-std::shared_ptr<PlanSelection> add_plan_selection(CLI::App* cmd) {
-  auto sel = std::make_shared<PlanSelection>();
-  cmd->add_option("--op", sel->op,
-                  "Operation: bcast, reduce, gather, allreduce, s2p, one-to-all, all-to-one, all-to-all, barrier (every "
-                  "registered op; see run --list)");
-  cmd->add_option("--algo", sel->algo,
-                  "Algorithm: bcast takes a tree shape (flat, binary, kary:K, binomial, lambda, greedy, fibo, hier); "
-                  "reduce and gather binomial; allreduce postal, postal-delay-recv, postal-delay-send, "
-                  "recursive-doubling, reduce-bcast; s2p " + joined(s2p_algorithm_names()) + "; one-to-all " +
-                      joined(c3_algorithm_names("one-to-all")) + " (logp-lev-rec:G, G in (0, 1)); all-to-one " +
-                      joined(c3_algorithm_names("all-to-one")) + "; all-to-all " + joined(c3_algorithm_names("all-to-all")) +
-                      "; barrier central, dissemination, combine, mcs, tournament, fibo, hier");
-  cmd->add_option("--p", sel->p, "Number of ranks (threads), at least 1; may exceed the cores");
-  cmd->add_option("--bytes", sel->bytes,
-                  "Bytes per rank (gather: per block; s2p: each source's message, every rank holding sources*bytes; "
-                  "one-to-all, all-to-one, all-to-all: the block L for one destination), 0 to 1073741824");
-  cmd->add_option("--root", sel->root, "Root rank, 0 to p-1 (ignored by allreduce, s2p and all-to-all)")
-      ->capture_default_str();
-  sel->mesh_opt = cmd->add_option("--mesh", sel->mesh,
-                                  "s2p, one-to-all, all-to-one, all-to-all: the ranks as an RxC mesh, row-major, R*C = p "
-                                  "(default: the closest to square with R <= C)");
-  sel->sources_opt = cmd->add_option("--sources", sel->sources,
-                                     "s2p: number of sources S, 1 to p (default 1; with --source-list, must match its length)");
-  sel->dist_opt = cmd->add_option("--dist", sel->dist,
-                                  "s2p: where the S sources sit: " + joined(source_distribution_names()) +
-                                      " (default equal; docs/s-to-p.md)");
-  sel->seed_opt = cmd->add_option("--seed", sel->seed, "s2p with --dist random: the seed of the distribution, an unsigned integer (default 1)");
-  sel->source_list_opt = cmd->add_option("--source-list", sel->source_list,
-                                         "s2p: the source ranks in source order, comma-separated, each once (instead of "
-                                         "--dist)");
-  cmd->add_option("--lambda", sel->lambda, "Postal latency lambda >= 1 (e.g. 2.5 or 5/2), for lambda-dependent algorithms");
-  cmd->add_option("--s", sel->s, "Send latency s > 0 (with --r; lambda = 1 + r/s)");
-  cmd->add_option("--r", sel->r, "Receive latency r >= 0 (with --s)");
-  cmd->add_option("--elem-bytes", sel->elem_bytes,
-                  "Element size for reduce/allreduce, 1, 2, 4 or 8 (unsigned sum of that width); default 8; "
-                  "--bytes must be a multiple");
-  return sel;
-}
-
-PlanRequest selection_request(const PlanSelection& sel) {
-  if (sel.op.empty()) throw InputError("--op is required");
-  if (sel.algo.empty()) throw InputError("--algo is required");
-  PlanRequest req;
-  req.op = sel.op;
-  req.algo = sel.algo;
-  req.p = sel.p;
-  if (sel.p < 1) throw InputError("--p must be at least 1, got " + std::to_string(sel.p));
-  if (sel.bytes < 0) throw InputError("--bytes must not be negative, got " + std::to_string(sel.bytes));
-  req.bytes = sel.bytes;
-  req.root = sel.root;
-  if (sel.root < 0 || sel.root >= sel.p) {
-    throw InputError("--root " + std::to_string(sel.root) + " is outside 0.." + std::to_string(sel.p - 1));
-  }
-  const bool combining = sel.op == "reduce" || sel.op == "allreduce";
-  const int elem = sel.elem_bytes == 0 ? (combining ? 8 : 1) : sel.elem_bytes;
-  if (elem != 1 && elem != 2 && elem != 4 && elem != 8) throw InputError("--elem-bytes must be 1, 2, 4 or 8");
-  req.elem_bytes = static_cast<std::uint32_t>(elem);
-  if (!sel.lambda.empty() && (!sel.s.empty() || !sel.r.empty())) throw InputError("give either --lambda or --s and --r");
-  if (sel.s.empty() != sel.r.empty()) throw InputError("--s and --r go together");
-  if (!sel.lambda.empty()) req.lambda = Rational::parse(sel.lambda, "--lambda");
-  if (!sel.s.empty()) req.model = SendRecv{Rational::parse(sel.s, "--s"), Rational::parse(sel.r, "--r")};
-
-  const std::pair<std::string, const CLI::Option*> given[] = {{"mesh", sel.mesh_opt},
-                                                              {"sources", sel.sources_opt},
-                                                              {"dist", sel.dist_opt},
-                                                              {"seed", sel.seed_opt},
-                                                              {"source-list", sel.source_list_opt}};
-  for (const auto& [key, opt] : given) {
-    if (opt == nullptr || opt->count() == 0) continue;
-    if (!op_takes(sel.op, key)) {
-      throw InputError("--" + key + " does not apply to --op " + sel.op +
-                       (is_c3_op(sel.op) ? " (the C3 ops take --mesh only)"
-                                          : " (only s2p takes it; s2p and the C3 ops take --mesh)"));
-    }
-  }
-  auto has = [](const CLI::Option* o) { return o != nullptr && o->count() > 0; };
-  if (has(sel.mesh_opt)) {
-    const Mesh m = Mesh::parse(sel.mesh);
-    if (static_cast<long long>(m.rows) * m.cols != sel.p) {
-      throw InputError("--mesh " + sel.mesh + " has " + std::to_string(m.p()) + " ranks, but --p is " + std::to_string(sel.p));
-    }
-    req.params["mesh"] = sel.mesh;
-  }
-  if (has(sel.sources_opt)) {
-    if (sel.sources < 1 || sel.sources > sel.p) {
-      throw InputError("--sources " + std::to_string(sel.sources) + " is outside 1.." + std::to_string(sel.p));
-    }
-    req.params["sources"] = std::to_string(sel.sources);
-  }
-  if (has(sel.dist_opt) && has(sel.source_list_opt)) throw InputError("give either --dist or --source-list, not both");
-  if (has(sel.seed_opt) && sel.dist != "random") throw InputError("--seed applies to --dist random only");
-  if (has(sel.dist_opt)) {
-    const auto& names = source_distribution_names();
-    if (std::find(names.begin(), names.end(), sel.dist) == names.end()) {
-      throw InputError("unknown distribution '" + sel.dist + "' (one of: " + joined(names) + ")");
-    }
-    req.params["dist"] = sel.dist;
-  }
-  if (has(sel.seed_opt)) {
-    std::uint64_t seed = 0;
-    const auto [end, ec] = std::from_chars(sel.seed.data(), sel.seed.data() + sel.seed.size(), seed);
-    if (ec != std::errc() || end != sel.seed.data() + sel.seed.size() || sel.seed.empty()) {
-      throw InputError("--seed must be an unsigned integer, got '" + sel.seed + "'");
-    }
-    req.params["seed"] = sel.seed;
-  }
-  if (has(sel.source_list_opt)) {
-    const std::vector<int> list = parse_source_list(sel.source_list);
-    std::vector<int> sorted = list;
-    std::sort(sorted.begin(), sorted.end());
-    if (const auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
-      throw InputError("--source-list gives source " + std::to_string(*dup) + " twice");
-    }
-    req.params["source-list"] = sel.source_list;
-  }
-  return req;
-}
-
-namespace {
-
 struct RunArgs {
-  std::shared_ptr<PlanSelection> sel;
+  std::shared_ptr<TextOptions> sel;
   int iters = 10;
   bool verify = false;
   bool json = false;
@@ -288,18 +138,8 @@ std::uint8_t block_byte(int from, int to, std::uint64_t t) {
   return static_cast<std::uint8_t>((from * 131 + to * 71 + static_cast<int>(t % 256) * 29 + 17) & 0xff);
 }
 
-// The sources the s2p builder (register_s2p_plans) picks for this request, in source order.
-std::vector<int> s2p_sources(const PlanRequest& req) {
-  auto param = [&](const char* key) -> const std::string* {
-    const auto it = req.params.find(key);
-    return it == req.params.end() ? nullptr : &it->second;
-  };
-  if (const std::string* list = param("source-list")) return parse_source_list(*list);
-  const Mesh mesh = param("mesh") ? Mesh::parse(*param("mesh")) : near_square_mesh(req.p);
-  const int s = param("sources") ? std::stoi(*param("sources")) : 1;
-  const std::uint64_t seed = param("seed") ? std::stoull(*param("seed")) : 1;
-  return source_distribution(param("dist") ? *param("dist") : "equal", mesh, s, seed);
-}
+// The sources of the request, in source order.
+std::vector<int> s2p_sources(const PlanRequest& req) { return s2p_request_sources(req, s2p_request_mesh(req)); }
 
 std::vector<Block> blocks_of(const Plan& plan, const PlanRequest& req) {
   std::vector<Block> out;
@@ -375,14 +215,14 @@ void run_collective(const RunArgs& args) {
     return;
   }
   if (args.iters < 1) throw InputError("--iters must be at least 1, got " + std::to_string(args.iters));
-  const PlanRequest req = selection_request(*args.sel);
+  const PlanRequest req = select_plan(args.sel->given(), kRunDefaults);
   const std::shared_ptr<const Plan> plan = cached_plan(req);
-  const bool known = plan->op == "bcast" || plan->op == "reduce" || plan->op == "gather" || plan->op == "allreduce" ||
-                     uses_blocks(plan->op);
   if (plan->op == "barrier" && args.verify) {
     throw InputError("--verify does not apply to barrier: its messages carry no data (a run that returns has completed "
                      "every rank's arrival and wake-up)");
   }
+  const bool known = plan->op == "bcast" || plan->op == "reduce" || plan->op == "gather" || plan->op == "allreduce" ||
+                     uses_blocks(plan->op);
   if (!known && args.verify) {
     throw InputError("--verify knows bcast, reduce, gather, allreduce, s2p, one-to-all, all-to-one and all-to-all, not " +
                      plan->op);
@@ -443,7 +283,7 @@ void register_run(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Run one collective on threads (a plan on the thread executor): time it over --iters runs, "
              "optionally verify every rank's result byte for byte (exit 1 on a mismatch)");
-  args->sel = add_plan_selection(cmd);
+  args->sel = std::make_shared<TextOptions>(cmd, plan_selection_options(), kRunDefaults.defaults);
   cmd->add_option("--iters", args->iters, "Timed runs, at least 1 (after one untimed warm-up run)")->capture_default_str();
   cmd->add_flag("--verify", args->verify,
                 "Fill every rank's input per the op's buffer layout (docs/plans.md, s2p.hpp, c3.hpp) and check every "

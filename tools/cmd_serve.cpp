@@ -7,11 +7,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "cli.hpp"
+#include "postbox/collectives/plans.hpp"
 #include "postbox/explorer/api.hpp"
 #include "postbox/explorer/server.hpp"
 #include "postbox/runtime/check.hpp"
@@ -25,22 +28,19 @@ struct ServeArgs {
   std::string host = "127.0.0.1";
 };
 
-// The emulated runs are `postbox sim`'s: the same machine resolution and plan selection.
+// The emulated runs are `postbox sim`'s: the same selection (select_emulated_run), given as text.
 explorer::SimSetup sim_setup(const explorer::SimRequest& r) {
-  SimSpec spec;
-  spec.machine = r.machine;
-  spec.op = r.op;
-  spec.algo = r.algo;
-  spec.p = r.p;
-  spec.bytes = r.bytes;
-  spec.alpha = r.alpha;
-  spec.lambda = r.lambda;
-  spec.mesh = r.mesh;
-  spec.placement = r.placement;
-  spec.seed = r.seed;
+  std::map<std::string, std::string> given{
+      {"machine", r.machine}, {"op", r.op}, {"algo", r.algo}, {"p", std::to_string(r.p)}, {"bytes", std::to_string(r.bytes)}};
+  if (r.alpha) given["alpha"] = decimal_text(*r.alpha);
+  if (r.lambda) given["lambda"] = decimal_text(*r.lambda);
+  if (!r.mesh.empty()) given["mesh"] = r.mesh;
+  if (!r.placement.empty()) given["placement"] = r.placement;
+  if (r.seed != 1) given["seed"] = std::to_string(r.seed);
+  EmulatedRun run = select_emulated_run(given);
   explorer::SimSetup setup;
-  setup.machine = resolve_machine(spec);
-  setup.plan = make_sim_plan(spec, setup.machine);
+  setup.plan = build_plan(run.request);
+  setup.machine = std::move(run.machine);
   return setup;
 }
 

@@ -17,6 +17,7 @@
 #include "postbox/collectives/render.hpp"
 #include "postbox/collectives/tree.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
 #include "postbox/runtime/topology.hpp"
 
 namespace postbox::cli {
@@ -76,14 +77,7 @@ SendRecv parse_model(const TreeArgs& a) {
 }
 
 int parse_root(const std::string& text, int p) {
-  std::size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    throw InputError("--root must be an integer, got '" + text + "'");
-  }
-  if (used != text.size()) throw InputError("--root must be an integer, got '" + text + "'");
+  const std::int64_t v = parse_int(text, "--root");
   if (v < 0 || v >= p) throw InputError("--root must be in 0.." + std::to_string(p - 1) + ", got " + text);
   return static_cast<int>(v);
 }

@@ -1,14 +1,20 @@
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <new>
+#include <optional>
+#include <string>
+#include <system_error>
 
 #include "cli.hpp"
 #include "postbox/barrier/version.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
 
 namespace postbox::cli {
 namespace {
@@ -19,19 +25,92 @@ int exit_code() { return g_exit_code; }
 
 void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << '\n'; }
 
-int parse_positive(const std::string& name, const std::string& text) {
-  std::size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    throw InputError("--" + name + " must be an integer, got '" + text + "'");
-  }
-  if (used != text.size()) throw InputError("--" + name + " must be an integer, got '" + text + "'");
-  if (v < 1) throw InputError("--" + name + " must be at least 1, got " + text);
-  if (v > 1'000'000'000LL) throw InputError("--" + name + " is too large: " + text);
-  return static_cast<int>(v);
+int parse_positive(const std::string& name, const std::string& text, int hi) {
+  return static_cast<int>(parse_int(text, "--" + name, 1, hi));
 }
+}  // namespace postbox::cli
+
+namespace postbox::cli {
+namespace {
+
+// One line, whatever the message holds.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+int fail(const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "postbox: error: %s\n", one_line(message).c_str());
+  return 2;
+}
+
+// CLI11 says "A subcommand is required" for `postbox nosuch`; name the word instead.
+std::optional<std::string> unknown_command(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* at = &app;
+  std::string path = "postbox";
+  for (int i = 1; i < argc && at->get_require_subcommand_min() > 0; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') return std::nullopt;
+    const CLI::App* next = nullptr;
+    std::string known;
+    for (const CLI::App* sub : at->get_subcommands({})) {
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+      if (sub->get_name() == word) next = sub;
+    }
+    if (next == nullptr) return "unknown command '" + word + "' for '" + path + "' (known: " + known + ")";
+    path += " " + word;
+    at = next;
+  }
+  return std::nullopt;
+}
+
+// Output that could not be written is an error, not a silent exit 0 (a full disk, /dev/full).
+int check_stdout(int code) {
+  std::cout.flush();
+  const bool bad = !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  if (!bad) return code;
+  const int err = errno;
+  std::fprintf(stderr, "postbox: error: cannot write to standard output: %s\n", std::strerror(err != 0 ? err : EIO));
+  return 2;
+}
+
+// An option given with an empty value is refused for every command, so "" never means "not
+// given" (nor a default).
+void refuse_empty_values(CLI::App& app) {
+  const CLI::Validator non_empty([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
+                                 "", "non-empty");
+  for (CLI::Option* o : app.get_options({}))
+    if (o->get_type_size_min() > 0 && o->get_name() != "--help") o->check(non_empty);
+  for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);
+}
+
+}  // namespace
+
+int run_main(CLI::App& app, int argc, char** argv) {
+  refuse_empty_values(app);
+  if (const auto unknown = unknown_command(app, argc, argv)) return fail(*unknown);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return check_stdout(app.exit(e));
+  } catch (const CLI::CallForAllHelp& e) {
+    return check_stdout(app.exit(e));
+  } catch (const CLI::CallForVersion& e) {
+    return check_stdout(app.exit(e));
+  } catch (const CLI::ParseError& e) {
+    return fail(std::string(e.what()) + " (see --help)");
+  } catch (const InputError& e) {
+    return fail(e.what());
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory: the request needs more memory than this process can have (see the limits in --help)");
+  } catch (const std::system_error& e) {
+    return fail(std::string("the system refused: ") + e.what());
+  }
+  return check_stdout(exit_code());
+}
+
 }  // namespace postbox::cli
 
 int main(int argc, char** argv) {
@@ -63,20 +142,5 @@ int main(int argc, char** argv) {
   postbox::cli::register_calibrate(app);
   postbox::cli::register_bench(app);
   postbox::cli::register_serve(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "postbox: error: %s (see --help)\n", e.what());
-    return 2;
-  } catch (const postbox::InputError& e) {
-    std::fprintf(stderr, "postbox: error: %s\n", e.what());
-    return 2;
-  }
-  return postbox::cli::exit_code();
+  return postbox::cli::run_main(app, argc, argv);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <numeric>
 #include <set>
@@ -505,11 +506,28 @@ Plan build_c3_plan(const C3Request& req) {
   return plan;
 }
 
+void validate_c3_machine(const C3Machine& m) {
+  // Bounded so that every unit count stays finite (units grow like L/l·h·p).
+  constexpr double kMax = 1e9;
+  auto check = [](const char* name, double v, bool zero_ok) {
+    char text[48];
+    std::snprintf(text, sizeof text, "%.6g", v);
+    if (!std::isfinite(v) || v > kMax || v < 0 || (!zero_ok && v == 0)) {
+      throw InputError(std::string("C3 machine: ") + name + " must be " + (zero_ok ? "in [0, " : "in (0, ") +
+                       "1e9], got " + text);
+    }
+  };
+  check("s", m.s, true);
+  check("l", m.l, false);
+  check("b", m.b, false);
+  check("h", m.h, true);
+}
+
 C3Units c3_units(const Plan& plan, const C3Machine& mc, Mesh mesh) {
   const int p = plan.p;
   if (mesh.rows == 0 && mesh.cols == 0) mesh = near_square_mesh(p);
   if (mesh.p() != p || mesh.rows < 1) throw InputError("mesh does not have the plan's p ranks");
-  if (!(mc.l > 0) || !(mc.b > 0) || mc.s < 0 || mc.h < 0) throw InputError("C3 machine needs l > 0, b > 0, s >= 0, h >= 0");
+  validate_c3_machine(mc);
   const auto lvl = levels(plan);
   int K = 0;
   for (const auto& v : lvl) {

@@ -69,7 +69,7 @@ void check_request(const PlanRequest& req) {
     throw InputError("root " + std::to_string(req.root) + " is outside 0.." + std::to_string(req.p - 1));
   }
   if (req.bytes < 0) throw InputError("bytes must not be negative, got " + std::to_string(req.bytes));
-  if (req.bytes > (std::int64_t{1} << 30)) throw InputError("bytes must be at most 1 GiB, got " + std::to_string(req.bytes));
+  if (req.bytes > kMaxPlanBytes) throw InputError("bytes must be at most 1 GiB, got " + std::to_string(req.bytes));
   if (req.elem_bytes < 1) throw InputError("elem_bytes must be at least 1");
   if (req.lambda && req.model) throw InputError("give either lambda or s and r, not both");
   if (req.lambda) validate_lambda(*req.lambda);
@@ -104,28 +104,32 @@ std::vector<PlanBuilderInfo> list_plan_builders() {
   return out;
 }
 
-Plan build_plan(const PlanRequest& req) {
+void check_plan_known(const std::string& op, const std::string& algo) {
   ensure_builtins();
+  Registry& r = storage();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.entries.count({op, family_of(algo)}) != 0) return;
+  std::set<std::string> ops;
+  std::string algos;
+  for (const auto& [key, e] : r.entries) {
+    ops.insert(key.first);
+    if (key.first == op) algos += (algos.empty() ? "" : ", ") + e.info.algo;
+  }
+  if (algos.empty()) {
+    std::string known;
+    for (const auto& o : ops) known += (known.empty() ? "" : ", ") + o;
+    throw InputError("unknown op '" + op + "' (known: " + known + ")");
+  }
+  throw InputError("unknown algorithm '" + algo + "' for " + op + " (known: " + algos + ")");
+}
+
+Plan build_plan(const PlanRequest& req) {
+  check_plan_known(req.op, req.algo);
   PlanBuilder builder;
   {
     Registry& r = storage();
     std::lock_guard<std::mutex> lock(r.mu);
-    const auto it = r.entries.find({req.op, family_of(req.algo)});
-    if (it == r.entries.end()) {
-      std::set<std::string> ops;
-      std::string algos;
-      for (const auto& [key, e] : r.entries) {
-        ops.insert(key.first);
-        if (key.first == req.op) algos += (algos.empty() ? "" : ", ") + e.info.algo;
-      }
-      if (algos.empty()) {
-        std::string known;
-        for (const auto& o : ops) known += (known.empty() ? "" : ", ") + o;
-        throw InputError("unknown op '" + req.op + "' (known: " + known + ")");
-      }
-      throw InputError("unknown algorithm '" + req.algo + "' for " + req.op + " (known: " + algos + ")");
-    }
-    builder = it->second.build;
+    builder = r.entries.at({req.op, family_of(req.algo)}).build;
   }
   check_request(req);
   Plan plan = builder(req);

@@ -19,9 +19,14 @@ std::int64_t sat_add(std::int64_t a, std::int64_t b) {
 Quanta to_quanta(const SendRecv& model) {
   if (model.s <= Rational(0)) throw InputError("send latency s must be > 0, got " + model.s.str());
   if (model.r < Rational(0)) throw InputError("receive latency r must be >= 0, got " + model.r.str());
-  const std::int64_t den = std::lcm(model.s.den(), model.r.den());
-  const std::int64_t s = model.s.num() * (den / model.s.den());
-  const std::int64_t r = model.r.num() * (den / model.r.den());
+  // A common denominator beyond 64 bits (two long, coprime fractions) cannot be tabulated.
+  const std::int64_t sd = model.s.den(), rd = model.r.den();
+  std::int64_t den = 0, s = 0, r = 0;
+  if (__builtin_mul_overflow(sd / std::gcd(sd, rd), rd, &den) || __builtin_mul_overflow(model.s.num(), den / sd, &s) ||
+      __builtin_mul_overflow(model.r.num(), den / rd, &r)) {
+    throw InputError("s = " + model.s.str() + " and r = " + model.r.str() +
+                     " have no common time quantum within 64 bits; give them with fewer decimals");
+  }
   const std::int64_t g = std::gcd(s, r);  // r == 0 gives g = s
   Quanta q;
   q.s = s / g;

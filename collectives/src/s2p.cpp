@@ -2,14 +2,15 @@
 
 #include <algorithm>
 #include <numeric>
-#include <charconv>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <utility>
 
 #include "postbox/collectives/plans.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
 #include "s2p_planner.hpp"
 
 namespace postbox {
@@ -20,14 +21,7 @@ using internal::Transfer;
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-int parse_int(std::string_view t, std::string_view what) {
-  int v = 0;
-  const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || ptr != t.data() + t.size()) {
-    throw InputError(std::string(what) + ": '" + std::string(t) + "' is not an integer");
-  }
-  return v;
-}
+constexpr std::int64_t kMaxMeshRanks = 1'000'000;
 
 // Distinct candidates in order until s, then the remaining ranks in row-major order
 // (only reached when a pattern has fewer than s cells), sorted.
@@ -445,11 +439,14 @@ std::vector<Round> schedule(const std::string& algo, const Mesh& m, const std::v
 
 Mesh Mesh::parse(std::string_view text) {
   const auto x = text.find_first_of("xX");
-  if (x == std::string_view::npos) throw InputError("mesh '" + std::string(text) + "' must be RxC, e.g. 10x10");
-  Mesh m{parse_int(text.substr(0, x), "mesh rows"), parse_int(text.substr(x + 1), "mesh columns")};
-  if (m.rows < 1 || m.cols < 1) throw InputError("mesh '" + std::string(text) + "' needs at least one row and one column");
-  if (static_cast<long long>(m.rows) * m.cols > 1'000'000) throw InputError("mesh '" + std::string(text) + "' is too large");
-  return m;
+  const std::string whole = "mesh '" + std::string(text) + "'";
+  if (x == std::string_view::npos) throw InputError(whole + " must be RxC, e.g. 10x10");
+  const std::int64_t rows = postbox::parse_int(text.substr(0, x), whole + ": rows", 1, kMaxMeshRanks);
+  const std::int64_t cols = postbox::parse_int(text.substr(x + 1), whole + ": columns", 1, kMaxMeshRanks);
+  if (rows * cols > kMaxMeshRanks) {
+    throw InputError(whole + " has " + std::to_string(rows * cols) + " ranks, more than " + std::to_string(kMaxMeshRanks));
+  }
+  return Mesh{static_cast<int>(rows), static_cast<int>(cols)};
 }
 
 Mesh near_square_mesh(int p) {
@@ -529,15 +526,60 @@ std::vector<int> source_distribution(std::string_view name, const Mesh& m, int s
 
 std::vector<int> parse_source_list(std::string_view text) {
   std::vector<int> out;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const auto comma = text.find(',', pos);
-    const auto item = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
-    out.push_back(parse_int(item, "source list"));
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
+  for (const std::string_view item : split_list(text, ',', "source list")) {
+    out.push_back(static_cast<int>(postbox::parse_int(item, "source list: rank", 0, kMaxMeshRanks - 1)));
   }
   return out;
+}
+
+Mesh s2p_request_mesh(const PlanRequest& req) {
+  const auto it = req.params.find("mesh");
+  if (it == req.params.end()) return near_square_mesh(req.p);
+  const Mesh mesh = Mesh::parse(it->second);
+  if (mesh.p() != req.p) {
+    throw InputError("--mesh " + it->second + " has " + std::to_string(mesh.p()) + " ranks, but --p is " + std::to_string(req.p));
+  }
+  return mesh;
+}
+
+std::vector<int> s2p_request_sources(const PlanRequest& req, const Mesh& mesh) {
+  auto param = [&](const char* key) -> const std::string* {
+    const auto it = req.params.find(key);
+    return it == req.params.end() ? nullptr : &it->second;
+  };
+  const std::string* list = param("source-list");
+  const std::string* count = param("sources");
+  const std::string* dist = param("dist");
+  const std::string* seed = param("seed");
+  const int p = mesh.p();
+  const int s = count ? static_cast<int>(postbox::parse_int(*count, "--sources", std::numeric_limits<int>::min(),
+                                                            std::numeric_limits<int>::max()))
+                      : 1;
+  if (count && (s < 1 || s > p)) throw InputError("--sources " + *count + " is outside 1.." + std::to_string(p));
+  if (list) {
+    if (dist) throw InputError("give either --dist or --source-list, not both");
+    if (seed) throw InputError("--seed applies to --dist random only");
+    std::vector<int> sources = parse_source_list(*list);
+    std::vector<char> seen(static_cast<std::size_t>(p), 0);
+    for (int r : sources) {
+      if (r >= p) throw InputError("source rank " + std::to_string(r) + " is outside 0.." + std::to_string(p - 1));
+      if (seen[static_cast<std::size_t>(r)]) throw InputError("--source-list gives source " + std::to_string(r) + " twice");
+      seen[static_cast<std::size_t>(r)] = 1;
+    }
+    if (count && s != static_cast<int>(sources.size())) {
+      throw InputError("--sources " + *count + " does not match the " + std::to_string(sources.size()) + " listed sources");
+    }
+    return sources;
+  }
+  const std::string name = dist ? *dist : "equal";
+  const auto& names = source_distribution_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    std::string known;
+    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    throw InputError("unknown distribution '" + name + "' (one of: " + known + ")");
+  }
+  if (seed && name != "random") throw InputError("--seed applies to --dist random only");
+  return source_distribution(name, mesh, s, seed ? parse_uint(*seed, "--seed") : 1);
 }
 
 Plan build_s2p_plan(const S2PRequest& req) {
@@ -578,13 +620,6 @@ Plan build_s2p_plan(const S2PRequest& req) {
   return plan;
 }
 
-namespace {
-std::string param(const PlanRequest& req, const std::string& key, const std::string& fallback) {
-  const auto it = req.params.find(key);
-  return it == req.params.end() ? fallback : it->second;
-}
-}  // namespace
-
 void register_s2p_plans() {
   const std::vector<std::pair<std::string, std::string>> algos{
       {"br-lin", "Br_Lin: binomial exchanges on the snake-order linear array, messages combined"},
@@ -598,27 +633,8 @@ void register_s2p_plans() {
       {"part-xy-source", "Part: reposition into two halves, Br_xy_source in each, exchange"}};
   for (const auto& [name, text] : algos) {
     register_plan_builder("s2p", name, text, [name = name](const PlanRequest& req) {
-      const std::string mesh_text = param(req, "mesh", "");
-      const Mesh mesh = mesh_text.empty() ? near_square_mesh(req.p) : Mesh::parse(mesh_text);
-      if (mesh.p() != req.p) {
-        throw InputError("mesh " + mesh_text + " has " + std::to_string(mesh.p()) + " ranks but p = " + std::to_string(req.p));
-      }
-      const std::string list = param(req, "source-list", "");
-      const std::string count = param(req, "sources", "");
-      std::vector<int> sources;
-      if (!list.empty()) {
-        sources = parse_source_list(list);
-        if (!count.empty() && parse_int(count, "sources") != static_cast<int>(sources.size())) {
-          throw InputError("--sources " + count + " does not match the " + std::to_string(sources.size()) + " listed sources");
-        }
-      } else {
-        const int s = count.empty() ? 1 : parse_int(count, "sources");
-        const std::string seed = param(req, "seed", "1");
-        std::uint64_t sd = 0;
-        const auto [ptr, ec] = std::from_chars(seed.data(), seed.data() + seed.size(), sd);
-        if (ec != std::errc() || ptr != seed.data() + seed.size()) throw InputError("seed '" + seed + "' is not an unsigned integer");
-        sources = source_distribution(param(req, "dist", "equal"), mesh, s, sd);
-      }
+      const Mesh mesh = s2p_request_mesh(req);
+      const std::vector<int> sources = s2p_request_sources(req, mesh);
       return build_s2p_plan(S2PRequest{name, mesh, sources, static_cast<std::uint64_t>(req.bytes)});
     });
   }

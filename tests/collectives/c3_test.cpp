@@ -311,3 +311,22 @@ TEST(C3Input, Rejected) {
 
 }  // namespace
 }  // namespace postbox
+
+namespace postbox {
+namespace {
+
+// Regression (issue 16): --h nan gave 0 units, --s inf null, --l 1e308 "-nan"; every machine
+// parameter is now finite and bounded, or refused.
+TEST(C3Machine, NonFiniteOrHugeParametersAreRefused) {
+  const Plan plan = build_c3_plan(C3Request{"one-to-all", "1-lev-dir", 16, 8, 0, std::nullopt});
+  for (auto set : {+[](C3Machine& m) { m.h = std::nan(""); }, +[](C3Machine& m) { m.s = INFINITY; },
+                   +[](C3Machine& m) { m.l = 1e308; }, +[](C3Machine& m) { m.b = 0; }, +[](C3Machine& m) { m.s = -1; }}) {
+    C3Machine m = C3Machine::delta();
+    set(m);
+    EXPECT_THROW((void)c3_units(plan, m), InputError);
+  }
+  EXPECT_NO_THROW((void)c3_units(plan, C3Machine::delta()));
+}
+
+}  // namespace
+}  // namespace postbox

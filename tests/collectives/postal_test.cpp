@@ -309,3 +309,17 @@ TEST(Constructions, TooFineADenominatorIsAnInputError) {
 
 }  // namespace
 }  // namespace postbox
+
+namespace postbox {
+namespace {
+
+// Regression (issue 16): two long coprime denominators overflowed the common time quantum
+// (signed overflow, then a wrong table); now refused with a message.
+TEST(Quanta, CommonDenominatorBeyond64BitsIsRefused) {
+  const Rational s(1, 999'999'999'989), r(1, 999'999'999'959);
+  EXPECT_THROW((void)fibo_time(s, r, 5), InputError);
+  EXPECT_NO_THROW((void)fibo_time(Rational(1, 1000), Rational(3, 7), 5));
+}
+
+}  // namespace
+}  // namespace postbox

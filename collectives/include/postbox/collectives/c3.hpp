@@ -64,6 +64,9 @@ struct C3Machine {
   static C3Machine delta();
 };
 
+// s and h in [0, 1e9], l and b in (0, 1e9], all finite, or InputError naming the parameter.
+void validate_c3_machine(const C3Machine& machine);
+
 struct C3Superstep {
   int messages = 0;   // send operations
   int cong = 0;       // communicating processor pairs
@@ -86,7 +89,8 @@ struct C3Units {
 // submachine with n members and bounding box a×c' is charged with p' = n, b' = b·min(a,c')/min(R,C)
 // and h' = h·(mean distance between two of its members)/(mean distance between two ranks of
 // the R×C mesh). t_i = bytes P_i receives plus bytes it reduces.
-// mesh {0,0} = near_square_mesh(plan.p); rows·cols ≠ p, l <= 0 or b <= 0 → InputError.
+// mesh {0,0} = near_square_mesh(plan.p); rows·cols ≠ p or a machine validate_c3_machine()
+// refuses → InputError.
 C3Units c3_units(const Plan& plan, const C3Machine& machine, Mesh mesh = Mesh{0, 0});
 
 // Mean Manhattan distance between two ranks of an a×c mesh, over all ordered pairs (self included).

@@ -76,9 +76,17 @@ void register_plan_builder(const std::string& op, const std::string& algo, const
 // Every registered builder, sorted by (op, algo).
 std::vector<PlanBuilderInfo> list_plan_builders();
 
+// InputError "unknown op 'X' (known: ...)" or "unknown algorithm 'Y' for X (known: ...)" unless
+// a builder is registered for (op, algo); build_plan() checks this first.
+void check_plan_known(const std::string& op, const std::string& algo);
+
+// Largest PlanRequest::bytes build_plan() accepts (1 GiB, the mailboxes' largest message).
+inline constexpr std::int64_t kMaxPlanBytes = std::int64_t{1} << 30;
+
 // Checks the request (InputError naming the problem: unknown op or algo, p < 1 or > 2^30, a p
-// whose plan cannot fit in the memory available, root outside 0..p−1, negative bytes, bytes
-// not a multiple of elem_bytes where the op combines, both lambda and model) and builds the plan. The result passes validate(); a builder that
+// whose plan cannot fit in the memory available, root outside 0..p−1, negative bytes or more
+// than kMaxPlanBytes, bytes not a multiple of elem_bytes where the op combines, both lambda and
+// model) and builds the plan. The result passes validate(); a builder that
 // returns an invalid plan is a bug (PB_CHECK).
 Plan build_plan(const PlanRequest& request);
 

@@ -19,6 +19,8 @@
 
 namespace postbox {
 
+struct PlanRequest;
+
 struct Mesh {
   int rows = 1;
   int cols = 1;
@@ -61,7 +63,18 @@ Plan build_s2p_plan(const S2PRequest& req);
 // in source order; overrides dist, and S must match when given). Idempotent.
 void register_s2p_plans();
 
-// Parses an explicit source list "3,17,42" (ranks). Malformed → InputError.
+// Parses an explicit source list "3,17,42" (ranks, decimal, no empty element). Malformed →
+// InputError.
 std::vector<int> parse_source_list(std::string_view text);
+
+// The mesh of an s2p request: params "mesh" (rows·cols must equal p) or near_square_mesh(p).
+Mesh s2p_request_mesh(const PlanRequest& request);
+
+// The sources of an s2p request on `mesh`, in source order: params "source-list" (distinct
+// ranks of the mesh; "sources", when given, must match its length), else the distribution
+// "dist" (default equal) of "sources" ranks (default 1) with "seed" (dist random only, default
+// 1). The one definition the s2p builder, select_plan() and the oracle use. Bad params →
+// InputError naming the option (--sources, --dist, --seed, --source-list).
+std::vector<int> s2p_request_sources(const PlanRequest& request, const Mesh& mesh);
 
 }  // namespace postbox

@@ -1,0 +1,87 @@
+// One plan selection (issue 13): the options that choose a plan, parsed and validated by one
+// function for `postbox run`, `sim`, `sweep`, `plan export`, `plan check`, the explorer's JSON
+// API and the tests. Input is option name → text exactly as typed (an option given with an
+// empty value is an error, never "not given"); the result is a PlanRequest for build_plan() /
+// cached_plan(), or an InputError whose one-line message names the option ("--p", "--mesh").
+//
+// Options (name without "--"):
+//   op, algo           required (unless the context gives defaults); unknown → the registry's message
+//   p                  ranks, an integer >= 1 (build_plan() has the upper limit)
+//   bytes              0..kMaxPlanBytes
+//   root               0..p-1 (default 0); refused for ops without a root (allreduce, s2p, all-to-all,
+//                      barrier)
+//   lambda | s and r   exact decimals or p/q; λ >= 1, s > 0, r >= 0; λ excludes s and r
+//   alpha              the λ-tree's split in (0, 1): algo "lambda" becomes "lambda:ALPHA"
+//   mesh               s2p and C³ ops: the ranks as an RxC mesh, R·C = p
+//   sources, dist, seed, source-list   s2p: S in 1..p, a distribution of s2p.hpp, its seed
+//                      (dist random only; 0..2^64-1), or the sources themselves (distinct ranks)
+//   elem-bytes         reduce and allreduce: 1, 2, 4 or 8 (default 8)
+// Integers follow parse.hpp (decimal only: "010" is ten, "0x10" is refused).
+//
+// For s2p the sources are resolved here, once: the request always carries params "mesh" and
+// "source-list" (the distribution's ranks in source order), so the builder and the oracle
+// (verify.hpp) read the same list and neither re-derives it.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "postbox/collectives/plans.hpp"
+#include "postbox/runtime/sim/machine.hpp"
+
+namespace postbox {
+
+struct SelectionOption {
+  std::string name;   // "op", "source-list", ...
+  std::string value;  // placeholder for --help: "OP", "N", "RxC", ...
+  std::string help;   // one paragraph for --help
+};
+
+// Every option of the selection, in --help order.
+const std::vector<SelectionOption>& plan_selection_options();
+
+struct SelectionContext {
+  // Text used for an option that was not given (e.g. sim: op bcast, algo binomial, p 2, bytes 8).
+  std::map<std::string, std::string> defaults;
+  // Options the caller also reads for itself (sim: "mesh" is the machine's mesh, "seed" the
+  // placement's seed): given for an op that does not take them, they are not an error here.
+  std::set<std::string> shared;
+};
+
+// Parses and validates a selection; InputError naming the first problem. A name that is not a
+// selection option is a programming error (PB_CHECK).
+PlanRequest select_plan(const std::map<std::string, std::string>& given, const SelectionContext& context = {});
+
+// An emulated run (postbox sim and sweep, the explorer's emulator page): the plan selection plus
+// "machine" (postal:L, sr:S:R, logp:L:o:g:G, a profile name or file; required) and "placement"
+// (row-major, snake, random, list:N,N,...; mesh machines only). Defaults: op bcast, algo
+// binomial, p 2, bytes 8. Two options also act on the machine: "mesh" replaces a mesh
+// machine's dims (RxC or AxBxC; for s2p and the C³ ops it is the ranks' mesh as well, and when
+// it is not given the machine takes the ranks' near-square mesh), and "seed" seeds a random
+// placement as well as --dist random. The request's λ: the selection's (--lambda, or --s and
+// --r), else the machine's at this message size (sim::nominal_lambda, on a mesh Bruck's
+// experiment 1 in the emulator), rounded to 1/1000.
+struct EmulatedRun {
+  sim::Machine machine;
+  PlanRequest request;
+};
+EmulatedRun select_emulated_run(const std::map<std::string, std::string>& given);
+
+// The machine for a schedule of p ranks that comes with its own plan (sim --goal): "machine",
+// "mesh" (a mesh machine's dims), "placement" and "seed" as select_emulated_run() applies them;
+// any other option is an InputError naming it.
+sim::Machine select_schedule_machine(const std::map<std::string, std::string>& given, int p);
+
+// The options of select_emulated_run(), in --help order (machine, the plan selection with the
+// emulator's wording for mesh and seed, placement).
+const std::vector<SelectionOption>& emulated_run_options();
+
+// Whether op has a root (false for allreduce, s2p, all-to-all and barrier).
+bool op_has_root(const std::string& op);
+
+// The ops whose builders read PlanRequest::params "mesh" (s2p and the C³ ops).
+bool op_takes_mesh(const std::string& op);
+
+}  // namespace postbox

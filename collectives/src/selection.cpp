@@ -1,0 +1,293 @@
+// The one plan selection (selection.hpp).
+#include "postbox/collectives/selection.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <cstdio>
+#include <optional>
+#include <string_view>
+
+#include "postbox/collectives/c3.hpp"
+#include "postbox/collectives/rational.hpp"
+#include "postbox/collectives/s2p.hpp"
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
+#include "postbox/runtime/sim/calibrate.hpp"
+
+namespace postbox {
+namespace {
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+bool is_c3_op(const std::string& op) {
+  const auto& ops = c3_ops();
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+bool combines(const std::string& op) { return op == "reduce" || op == "allreduce"; }
+
+// Keys only s2p reads (mesh is read by the C³ ops too).
+constexpr std::string_view kS2POnly[] = {"sources", "dist", "seed", "source-list"};
+
+}  // namespace
+
+bool op_has_root(const std::string& op) {
+  return op != "allreduce" && op != "s2p" && op != "all-to-all" && op != "barrier";
+}
+
+bool op_takes_mesh(const std::string& op) { return op == "s2p" || is_c3_op(op); }
+
+const std::vector<SelectionOption>& plan_selection_options() {
+  static const std::vector<SelectionOption> options = [] {
+    const std::string c3_algos = "one-to-all " + joined(c3_algorithm_names("one-to-all")) +
+                                 " (logp-lev-rec:G, G in (0, 1)); all-to-one " + joined(c3_algorithm_names("all-to-one")) +
+                                 "; all-to-all " + joined(c3_algorithm_names("all-to-all"));
+    return std::vector<SelectionOption>{
+        {"op", "OP",
+         "Operation: bcast, reduce, gather, allreduce, s2p, one-to-all, all-to-one, all-to-all, barrier (every "
+         "registered op; see run --list)"},
+        {"algo", "ALGO",
+         "Algorithm: bcast takes a tree shape (flat, binary, kary:K with K in 1..1024, binomial, lambda[:ALPHA], greedy, "
+         "fibo, hier); reduce and gather binomial; allreduce postal, postal-delay-recv, postal-delay-send, "
+         "recursive-doubling, reduce-bcast; s2p " +
+             joined(s2p_algorithm_names()) + "; " + c3_algos + "; barrier central, dissemination, combine, mcs, tournament, fibo, hier"},
+        {"p", "N", "Number of ranks, at least 1 (decimal; the command states its upper limit)"},
+        {"bytes", "B",
+         "Bytes per rank, 0 to 1073741824 (gather: per block; s2p: each source's message, every rank holding "
+         "sources*bytes; one-to-all, all-to-one, all-to-all: the block L for one destination)"},
+        {"root", "R", "Root rank, 0 to p-1 (default 0); refused for ops without a root (allreduce, s2p, all-to-all, barrier)"},
+        {"lambda", "L", "Postal latency lambda >= 1, exact (2, 2.5 or 5/2), for lambda-dependent algorithms"},
+        {"s", "S", "Send latency s > 0, exact (with --r; lambda = 1 + r/s)"},
+        {"r", "R", "Receive latency r >= 0, exact (with --s)"},
+        {"alpha", "A", "Split fraction of the lambda tree, strictly between 0 and 1: --algo lambda becomes lambda:A"},
+        {"mesh", "RxC",
+         "s2p, one-to-all, all-to-one, all-to-all: the ranks as an RxC mesh, row-major, R*C = p (default: the "
+         "closest to square with R <= C)"},
+        {"sources", "S", "s2p: number of sources S, 1 to p (default 1; with --source-list, must match its length)"},
+        {"dist", "DIST", "s2p: where the S sources sit: " + joined(source_distribution_names()) +
+                             " (default equal; docs/s-to-p.md)"},
+        {"seed", "SEED", "s2p with --dist random: the seed of the distribution, 0 to 18446744073709551615 (default 1)"},
+        {"source-list", "R,R,...",
+         "s2p: the source ranks in source order, comma-separated, each once (instead of --dist)"},
+        {"elem-bytes", "E",
+         "reduce and allreduce: element size 1, 2, 4 or 8 (unsigned sum of that width; default 8); --bytes must be a "
+         "multiple"},
+    };
+  }();
+  return options;
+}
+
+PlanRequest select_plan(const std::map<std::string, std::string>& given, const SelectionContext& context) {
+  for (const auto& [key, text] : given) {
+    (void)text;
+    const auto& opts = plan_selection_options();
+    PB_CHECK(std::any_of(opts.begin(), opts.end(), [&](const SelectionOption& o) { return o.name == key; }),
+             "select_plan: '" + key + "' is not a plan selection option");
+  }
+  // The text of an option as given, else its default; nullopt when neither.
+  auto value = [&](const std::string& key) -> std::optional<std::string> {
+    if (const auto it = given.find(key); it != given.end()) return it->second;
+    if (const auto it = context.defaults.find(key); it != context.defaults.end()) return it->second;
+    return std::nullopt;
+  };
+  auto was_given = [&](const std::string& key) { return given.count(key) != 0; };
+  auto required = [&](const std::string& key) {
+    auto v = value(key);
+    if (!v) throw InputError("--" + key + " is required");
+    if (v->empty()) throw InputError("--" + key + " must not be empty");
+    return *v;
+  };
+
+  PlanRequest req;
+  req.op = required("op");
+  req.algo = required("algo");
+  check_plan_known(req.op, req.algo);
+  req.p = static_cast<int>(parse_int(required("p"), "--p", 1, std::numeric_limits<int>::max()));
+  if (const auto b = value("bytes")) req.bytes = parse_int(*b, "--bytes", 0, kMaxPlanBytes);
+  else throw InputError("--bytes is required");
+
+  if (const auto root = value("root")) {
+    if (was_given("root") && !op_has_root(req.op)) throw InputError("--root does not apply to --op " + req.op + " (it has no root)");
+    const std::int64_t r = parse_int(*root, "--root");
+    if (r < 0 || r >= req.p) throw InputError("--root " + *root + " is outside 0.." + std::to_string(req.p - 1));
+    req.root = static_cast<int>(r);
+  }
+
+  if (const auto e = value("elem-bytes"); e && was_given("elem-bytes")) {
+    if (!combines(req.op)) throw InputError("--elem-bytes applies to --op reduce and allreduce only");
+    const std::int64_t v = parse_int(*e, "--elem-bytes");
+    if (v != 1 && v != 2 && v != 4 && v != 8) throw InputError("--elem-bytes must be 1, 2, 4 or 8, got " + *e);
+    req.elem_bytes = static_cast<std::uint32_t>(v);
+  } else {
+    req.elem_bytes = combines(req.op) ? 8 : 1;
+  }
+
+  const auto lambda = value("lambda"), s = value("s"), r = value("r");
+  if (lambda && (s || r)) throw InputError("give either --lambda or --s and --r, not both");
+  if (s.has_value() != r.has_value()) throw InputError(s ? "--s needs --r" : "--r needs --s");
+  if (lambda) {
+    req.lambda = Rational::parse(*lambda, "--lambda");
+    if (*req.lambda < Rational(1)) throw InputError("--lambda must be at least 1, got " + *lambda);
+  }
+  if (s) {
+    const Rational sv = Rational::parse(*s, "--s"), rv = Rational::parse(*r, "--r");
+    if (sv <= Rational(0)) throw InputError("--s must be positive, got " + *s);
+    if (rv < Rational(0)) throw InputError("--r must not be negative, got " + *r);
+    req.model = SendRecv{sv, rv};
+  }
+
+  if (const auto alpha = value("alpha")) {
+    const auto colon = req.algo.find(':');
+    if (req.algo.substr(0, colon) != "lambda") throw InputError("--alpha applies to --algo lambda only");
+    if (colon != std::string::npos) throw InputError("alpha given twice: in --algo " + req.algo + " and in --alpha");
+    const Rational a = Rational::parse(*alpha, "--alpha");
+    if (a <= Rational(0) || a >= Rational(1)) throw InputError("--alpha must lie strictly between 0 and 1, got " + *alpha);
+    req.algo = "lambda:" + *alpha;
+  }
+
+  // s2p and C³ parameters: refused for ops that do not read them, unless the caller reads them.
+  for (const std::string key : {"mesh", "sources", "dist", "seed", "source-list"}) {
+    if (!was_given(key) || context.shared.count(key) != 0) continue;
+    const bool s2p_only = std::find(std::begin(kS2POnly), std::end(kS2POnly), key) != std::end(kS2POnly);
+    const bool applies = req.op == "s2p" || (!s2p_only && op_takes_mesh(req.op));
+    if (!applies) {
+      throw InputError("--" + key + " does not apply to --op " + req.op +
+                       (is_c3_op(req.op) ? " (the C3 ops take --mesh only)"
+                                         : " (only s2p takes it; s2p and the C3 ops take --mesh)"));
+    }
+  }
+  for (const std::string key : {"mesh", "sources", "dist", "seed", "source-list"}) {
+    if (const auto v = value(key); v && v->empty()) throw InputError("--" + key + " must not be empty");
+  }
+  if (op_takes_mesh(req.op)) {
+    if (const auto m = value("mesh")) req.params["mesh"] = *m;
+    const Mesh mesh = s2p_request_mesh(req);
+    if (req.op == "s2p") {
+      // Resolved once, here: the builder and the oracle read this list.
+      PlanRequest spec = req;
+      for (const std::string key : {"sources", "dist", "seed", "source-list"}) {
+        const bool seed_for_caller = key == "seed" && context.shared.count(key) != 0 && value("dist") != "random";
+        if (const auto v = value(key); v && !seed_for_caller) spec.params[key] = *v;
+      }
+      std::string list;
+      for (int src : s2p_request_sources(spec, mesh)) list += (list.empty() ? "" : ",") + std::to_string(src);
+      req.params["source-list"] = list;
+    }
+  }
+  return req;
+}
+
+const std::vector<SelectionOption>& emulated_run_options() {
+  static const std::vector<SelectionOption> options = [] {
+    std::vector<SelectionOption> out{{"machine", "M",
+                                      "Machine: postal:L, sr:S:R, logp:L:o:g:G (microseconds, G per byte), a profile name "
+                                      "(delta, paragon, t3d, manna, local) or a profile file (required)"}};
+    for (SelectionOption o : plan_selection_options()) {
+      if (o.name == "mesh") {
+        o.value = "RxC|AxBxC";
+        o.help = "Mesh machines: the (sub)partition replacing the profile's dims. s2p and the C3 ops: also the ranks' "
+                 "RxC mesh, R*C = p (default: the closest to square, which the machine then takes too)";
+      } else if (o.name == "seed") {
+        o.help = "Seed of --placement random and of --dist random, 0 to 18446744073709551615 (default 1)";
+      } else if (o.name == "lambda") {
+        o.help = "Postal latency lambda >= 1 the plan is built for, exact (default: the machine's at this size; on a "
+                 "mesh, Bruck's experiment 1 in the emulator)";
+      }
+      out.push_back(o);
+    }
+    out.push_back({"placement", "P", "Mesh machines: rank placement row-major, snake, random or list:N,N,... (default: the "
+                                     "profile's)"});
+    return out;
+  }();
+  return options;
+}
+
+namespace {
+
+// The machine of an emulated run: "machine" with "mesh", "placement" and "seed" applied, for p
+// ranks; ranks_mesh (s2p and the C³ ops without --mesh) is the plan's mesh, which a mesh machine takes.
+sim::Machine emulated_machine(const std::map<std::string, std::string>& given, int p, const std::optional<Mesh>& ranks_mesh) {
+  const auto machine = given.find("machine");
+  if (machine == given.end()) throw InputError("--machine is required");
+  sim::Machine m = sim::load_machine(machine->second);
+  const bool is_mesh = m.kind == sim::ModelKind::mesh;
+  const auto mesh = given.find("mesh");
+  if (mesh != given.end()) {
+    if (!is_mesh) throw InputError("--mesh needs a mesh machine, '" + machine->second + "' is not one");
+    m.mesh.dims = sim::parse_dims(mesh->second, "--mesh");
+  } else if (is_mesh && ranks_mesh) {
+    m.mesh.dims = {ranks_mesh->rows, ranks_mesh->cols};
+  }
+  const auto seed = given.find("seed");
+  const auto placement = given.find("placement");
+  if (placement != given.end()) {
+    if (!is_mesh) throw InputError("--placement needs a mesh machine, '" + machine->second + "' is not one");
+    m.placement = sim::parse_placement(placement->second, seed != given.end() ? parse_uint(seed->second, "--seed") : 1);
+  } else if (seed != given.end()) {
+    m.placement.seed = parse_uint(seed->second, "--seed");
+  }
+  if (is_mesh && m.mesh.nodes() < p) {
+    throw InputError("the mesh has " + std::to_string(m.mesh.nodes()) + " nodes, fewer than --p " + std::to_string(p));
+  }
+  return m;
+}
+
+}  // namespace
+
+EmulatedRun select_emulated_run(const std::map<std::string, std::string>& given) {
+  std::map<std::string, std::string> selection = given;
+  selection.erase("machine");
+  selection.erase("placement");
+  if (given.count("machine") == 0) throw InputError("--machine is required");
+  const std::string& machine = given.at("machine");
+  SelectionContext context;
+  context.defaults = {{"op", "bcast"}, {"algo", "binomial"}, {"p", "2"}, {"bytes", "8"}};
+  context.shared = {"mesh", "seed"};
+  EmulatedRun run;
+  run.request = select_plan(selection, context);
+  const PlanRequest& req = run.request;
+  std::optional<Mesh> ranks_mesh;
+  if (op_takes_mesh(req.op)) ranks_mesh = s2p_request_mesh(req);  // near square unless --mesh: the plan's mesh
+  run.machine = emulated_machine(given, req.p, ranks_mesh);
+  const sim::Machine& m = run.machine;
+  const bool is_mesh = m.kind == sim::ModelKind::mesh;
+  if (!req.lambda && !req.model) {
+    const auto b = static_cast<std::uint64_t>(req.bytes);
+    double lambda = 2.0;
+    if (!is_mesh) {
+      lambda = sim::nominal_lambda(m, b);
+    } else {
+      // Bruck §2.6: λ is measured for the message size, then the tree is chosen for it.
+      sim::Machine row = m;
+      row.placement = sim::Placement{};
+      const int k_max = static_cast<int>(std::min<std::int64_t>(12, row.mesh.nodes() - 1));
+      if (k_max >= 3) lambda = std::max(1.0, sim::measure_lambda(row, b, 2, k_max).lambda_exp1);
+    }
+    char text[64];
+    std::snprintf(text, sizeof text, "%.6g", lambda);
+    if (!(lambda >= 1)) {
+      throw InputError("machine '" + machine + "' has lambda " + text + " at " + std::to_string(b) +
+                       " bytes, below 1 (its sends are slower than its messages): give --lambda to build the plan");
+    }
+    if (lambda > 1e9) throw InputError("machine '" + machine + "' has lambda " + std::string(text) + ", more than 10^9");
+    run.request.lambda = Rational(std::llround(lambda * 1000), 1000);
+  }
+  return run;
+}
+
+sim::Machine select_schedule_machine(const std::map<std::string, std::string>& given, int p) {
+  for (const auto& [key, text] : given) {
+    (void)text;
+    if (key != "machine" && key != "mesh" && key != "placement" && key != "seed") {
+      throw InputError("--goal takes the schedule from its file; drop --" + key);
+    }
+  }
+  return emulated_machine(given, p, std::nullopt);
+}
+
+}  // namespace postbox

@@ -1,0 +1,175 @@
+// selection.hpp: one plan selection for run, sim, sweep, plan and the explorer.
+#include "postbox/collectives/selection.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "postbox/collectives/s2p.hpp"
+#include "postbox/runtime/check.hpp"
+
+namespace postbox {
+namespace {
+
+using Given = std::map<std::string, std::string>;
+
+std::string error_of(const Given& g, const SelectionContext& c = {}) {
+  try {
+    (void)select_plan(g, c);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+const Given kBcast{{"op", "bcast"}, {"algo", "binomial"}, {"p", "8"}, {"bytes", "64"}};
+
+Given with(Given g, const std::string& k, const std::string& v) {
+  g[k] = v;
+  return g;
+}
+
+TEST(Selection, BasicRequest) {
+  const PlanRequest r = select_plan(with(kBcast, "root", "3"));
+  EXPECT_EQ(r.op, "bcast");
+  EXPECT_EQ(r.algo, "binomial");
+  EXPECT_EQ(r.p, 8);
+  EXPECT_EQ(r.bytes, 64);
+  EXPECT_EQ(r.root, 3);
+  EXPECT_EQ(r.elem_bytes, 1u);
+  EXPECT_FALSE(r.lambda);
+  EXPECT_TRUE(r.params.empty());
+}
+
+TEST(Selection, IntegersAreDecimalEverywhere) {
+  EXPECT_EQ(select_plan(with(kBcast, "p", "010")).p, 10);
+  EXPECT_EQ(error_of(with(kBcast, "p", "0x10")), "--p must be an integer, got '0x10'");
+  EXPECT_EQ(error_of(with(kBcast, "p", "4294967298")), "--p must be at most 2147483647, got 4294967298");
+  EXPECT_EQ(error_of(with(kBcast, "bytes", "1073741825")), "--bytes must be at most 1073741824, got 1073741825");
+}
+
+TEST(Selection, RequiredAndEmpty) {
+  Given g = kBcast;
+  g.erase("op");
+  EXPECT_EQ(error_of(g), "--op is required");
+  EXPECT_EQ(error_of(with(kBcast, "algo", "")), "--algo must not be empty");
+  EXPECT_EQ(error_of(with(kBcast, "lambda", "")), "--lambda must be a finite number such as 2, 1.8 or 9/5 (empty), got ''");
+  EXPECT_EQ(error_of(with(with(with(kBcast, "op", "s2p"), "algo", "xor"), "dist", "")), "--dist must not be empty");
+}
+
+TEST(Selection, DefaultsApplyOnlyWhenNotGiven) {
+  SelectionContext c;
+  c.defaults = {{"op", "bcast"}, {"algo", "binomial"}, {"p", "2"}, {"bytes", "8"}};
+  const PlanRequest r = select_plan({}, c);
+  EXPECT_EQ(r.p, 2);
+  EXPECT_EQ(r.bytes, 8);
+  EXPECT_EQ(select_plan({{"p", "5"}}, c).p, 5);
+}
+
+TEST(Selection, UnknownOpAndAlgoUseTheRegistryMessage) {
+  EXPECT_NE(error_of(with(kBcast, "op", "scan")).find("unknown op 'scan'"), std::string::npos);
+  EXPECT_NE(error_of(with(kBcast, "algo", "ring")).find("unknown algorithm 'ring' for bcast"), std::string::npos);
+}
+
+TEST(Selection, RootOnlyWhereTheOpHasOne) {
+  EXPECT_EQ(error_of(with(kBcast, "root", "8")), "--root 8 is outside 0..7");
+  EXPECT_EQ(error_of(with(kBcast, "root", "-1")), "--root -1 is outside 0..7");
+  const Given ar{{"op", "allreduce"}, {"algo", "postal"}, {"p", "4"}, {"bytes", "8"}, {"root", "0"}};
+  EXPECT_EQ(error_of(ar), "--root does not apply to --op allreduce (it has no root)");
+  EXPECT_FALSE(op_has_root("s2p"));
+  EXPECT_FALSE(op_has_root("all-to-all"));
+  EXPECT_TRUE(op_has_root("one-to-all"));
+}
+
+TEST(Selection, ElemBytes) {
+  const Given ar{{"op", "allreduce"}, {"algo", "postal"}, {"p", "4"}, {"bytes", "8"}};
+  EXPECT_EQ(select_plan(ar).elem_bytes, 8u);
+  EXPECT_EQ(select_plan(with(ar, "elem-bytes", "2")).elem_bytes, 2u);
+  EXPECT_EQ(error_of(with(ar, "elem-bytes", "0")), "--elem-bytes must be 1, 2, 4 or 8, got 0");
+  EXPECT_EQ(error_of(with(kBcast, "elem-bytes", "4")), "--elem-bytes applies to --op reduce and allreduce only");
+}
+
+TEST(Selection, LatencyModel) {
+  EXPECT_EQ(*select_plan(with(kBcast, "lambda", "9/5")).lambda, Rational(9, 5));
+  const PlanRequest sr = select_plan(with(with(kBcast, "s", "1"), "r", "3"));
+  ASSERT_TRUE(sr.model);
+  EXPECT_EQ(sr.model->r, Rational(3));
+  EXPECT_EQ(error_of(with(kBcast, "lambda", "0.5")), "--lambda must be at least 1, got 0.5");
+  EXPECT_NE(error_of(with(kBcast, "lambda", "nan")).find("--lambda must be a finite number"), std::string::npos);
+  EXPECT_EQ(error_of(with(with(kBcast, "lambda", "2"), "s", "1")), "give either --lambda or --s and --r, not both");
+  EXPECT_EQ(error_of(with(kBcast, "s", "1")), "--s needs --r");
+  EXPECT_EQ(error_of(with(with(kBcast, "s", "0"), "r", "1")), "--s must be positive, got 0");
+}
+
+TEST(Selection, AlphaJoinsTheLambdaTree) {
+  const Given lt = with(kBcast, "algo", "lambda");
+  EXPECT_EQ(select_plan(with(lt, "alpha", "0.4")).algo, "lambda:0.4");
+  EXPECT_EQ(error_of(with(kBcast, "alpha", "0.4")), "--alpha applies to --algo lambda only");
+  EXPECT_EQ(error_of(with(with(lt, "algo", "lambda:0.5"), "alpha", "0.4")), "alpha given twice: in --algo lambda:0.5 and in --alpha");
+  EXPECT_EQ(error_of(with(lt, "alpha", "1")), "--alpha must lie strictly between 0 and 1, got 1");
+}
+
+TEST(Selection, S2PSourcesAreResolvedOnce) {
+  const Given s2p{{"op", "s2p"}, {"algo", "br-lin"}, {"p", "16"}, {"bytes", "8"}, {"mesh", "4x4"},
+                  {"sources", "4"}, {"dist", "diag-right"}};
+  const PlanRequest r = select_plan(s2p);
+  EXPECT_EQ(r.params.at("mesh"), "4x4");
+  std::string want;
+  for (int src : source_distribution("diag-right", Mesh{4, 4}, 4)) want += (want.empty() ? "" : ",") + std::to_string(src);
+  EXPECT_EQ(r.params.at("source-list"), want);
+  EXPECT_EQ(r.params.count("dist"), 0u);
+  // The builder reads the same list the oracle will.
+  EXPECT_EQ(s2p_request_sources(r, s2p_request_mesh(r)), source_distribution("diag-right", Mesh{4, 4}, 4));
+}
+
+TEST(Selection, S2PErrorsNameTheOption) {
+  const Given s2p{{"op", "s2p"}, {"algo", "xor"}, {"p", "16"}, {"bytes", "8"}};
+  EXPECT_EQ(error_of(with(s2p, "mesh", "3x5")), "--mesh 3x5 has 15 ranks, but --p is 16");
+  EXPECT_EQ(error_of(with(s2p, "sources", "17")), "--sources 17 is outside 1..16");
+  EXPECT_EQ(error_of(with(s2p, "source-list", "1,5,9,5")), "--source-list gives source 5 twice");
+  EXPECT_EQ(error_of(with(s2p, "source-list", "1,16")), "source rank 16 is outside 0..15");
+  EXPECT_NE(error_of(with(s2p, "source-list", "1,,2")).find("has an empty element"), std::string::npos);
+  EXPECT_EQ(error_of(with(with(s2p, "dist", "row"), "seed", "3")), "--seed applies to --dist random only");
+  EXPECT_EQ(error_of(with(with(s2p, "dist", "random"), "seed", "-1")), "--seed must not be negative, got -1");
+  EXPECT_EQ(error_of(with(kBcast, "mesh", "2x4")),
+            "--mesh does not apply to --op bcast (only s2p takes it; s2p and the C3 ops take --mesh)");
+}
+
+TEST(Selection, SharedOptionsAreTheCallersBusiness) {
+  SelectionContext c;
+  c.shared = {"mesh", "seed"};
+  // sim: --mesh 16x16 is the machine's partition for a broadcast over 64 ranks.
+  EXPECT_EQ(select_plan(with(kBcast, "mesh", "16x16"), c).params.count("mesh"), 0u);
+  // s2p with a shared seed and no random distribution: the seed is the caller's (placement).
+  const Given s2p{{"op", "s2p"}, {"algo", "xor"}, {"p", "16"}, {"bytes", "8"}, {"seed", "7"}, {"sources", "2"}};
+  EXPECT_NO_THROW((void)select_plan(s2p, c));
+  // ... but the rank mesh still has to hold the ranks.
+  EXPECT_EQ(error_of(with(s2p, "mesh", "8x8"), c), "--mesh 8x8 has 64 ranks, but --p is 16");
+}
+
+TEST(EmulatedRun, MachineMeshAndLambda) {
+  const EmulatedRun run = select_emulated_run({{"machine", "paragon"}, {"op", "s2p"}, {"algo", "br-xy-source"},
+                                               {"p", "100"}, {"mesh", "10x10"}, {"sources", "5"},
+                                               {"dist", "diag-right"}, {"bytes", "16384"}});
+  EXPECT_EQ(run.machine.mesh.dims, (std::vector<int>{10, 10}));
+  EXPECT_EQ(run.request.params.at("mesh"), "10x10");
+  EXPECT_TRUE(run.request.lambda.has_value());
+  // Without --mesh, the ranks' near-square mesh becomes the machine's.
+  const EmulatedRun c3 = select_emulated_run({{"machine", "delta"}, {"op", "all-to-all"}, {"algo", "2-lev-rc"}, {"p", "12"}});
+  EXPECT_EQ(c3.machine.mesh.dims, (std::vector<int>{3, 4}));
+  EXPECT_EQ(select_emulated_run({{"machine", "postal:2"}}).request.lambda, Rational(2));
+}
+
+TEST(EmulatedRun, MachineLambdaBelowOneIsNamed) {
+  try {
+    (void)select_emulated_run({{"machine", "logp:1:1:10:0"}, {"algo", "lambda"}, {"p", "8"}});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("machine 'logp:1:1:10:0' has lambda 0.3 at 8 bytes, below 1"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace postbox

@@ -1,0 +1,84 @@
+// parse.hpp: one grammar for every typed number, and messages that quote what was typed.
+#include "postbox/runtime/parse.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "postbox/runtime/check.hpp"
+
+namespace postbox {
+namespace {
+
+std::string message_of(auto&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ParseInt, DecimalOnlyLeadingZerosAreDecimal) {
+  EXPECT_EQ(parse_int("010", "--p"), 10);
+  EXPECT_EQ(parse_int("-7", "--x"), -7);
+  EXPECT_EQ(parse_int("0", "--x"), 0);
+  EXPECT_EQ(parse_int("9223372036854775807", "--x"), INT64_MAX);
+  EXPECT_EQ(parse_int("-9223372036854775808", "--x"), INT64_MIN);
+}
+
+TEST(ParseInt, RefusesEverythingElse) {
+  for (const char* bad : {"0x10", "+3", " 3", "3 ", "3.0", "1e3", "", "-", "--3", "3-", "٣", "0b1", "nan"}) {
+    EXPECT_EQ(message_of([&] { parse_int(bad, "--p"); }), std::string("--p must be an integer, got '") + bad + "'") << bad;
+  }
+}
+
+TEST(ParseInt, BoundsQuoteTheTypedText) {
+  EXPECT_EQ(message_of([] { parse_int("4294967298", "--p", 1, 65536); }), "--p must be at most 65536, got 4294967298");
+  EXPECT_EQ(message_of([] { parse_int("0", "--p", 1, 65536); }), "--p must be at least 1, got 0");
+  EXPECT_EQ(message_of([] { parse_int("-5", "--bytes", 0, 10); }), "--bytes must not be negative, got -5");
+  // Beyond 64 bits: still a number the user typed, reported against the bound, not saturated.
+  EXPECT_EQ(message_of([] { parse_int("99999999999999999999999", "--p", 1, 8); }),
+            "--p must be at most 8, got 99999999999999999999999");
+  EXPECT_EQ(message_of([] { parse_int("-99999999999999999999999", "--p", 1, 8); }),
+            "--p must be at least 1, got -99999999999999999999999");
+}
+
+TEST(ParseUint, FullRangeAndNoSign) {
+  EXPECT_EQ(parse_uint("18446744073709551615", "--seed"), UINT64_MAX);
+  EXPECT_EQ(parse_uint("007", "--seed"), 7u);
+  EXPECT_EQ(message_of([] { parse_uint("18446744073709551616", "--seed"); }),
+            "--seed must be at most 18446744073709551615, got 18446744073709551616");
+  EXPECT_EQ(message_of([] { parse_uint("-1", "--seed"); }), "--seed must not be negative, got -1");
+  EXPECT_EQ(message_of([] { parse_uint("+1", "--seed"); }), "--seed must be an unsigned integer, got '+1'");
+  EXPECT_EQ(message_of([] { parse_uint("5", "--seed", 4); }), "--seed must be at most 4, got 5");
+}
+
+TEST(ParseReal, FiniteDecimalsAndExponents) {
+  EXPECT_DOUBLE_EQ(parse_real("0.5", "--h"), 0.5);
+  EXPECT_DOUBLE_EQ(parse_real("2e-3", "--h"), 0.002);
+  EXPECT_DOUBLE_EQ(parse_real("-1", "--h"), -1.0);
+  EXPECT_DOUBLE_EQ(parse_real("1e-300", "--h"), 1e-300);
+  for (const char* bad : {"nan", "inf", "-inf", "infinity"}) {
+    EXPECT_EQ(message_of([&] { parse_real(bad, "--h"); }), std::string("--h must be a finite number, got '") + bad + "'");
+  }
+  EXPECT_EQ(message_of([] { parse_real("1e999", "--h"); }), "--h must be a number within the range of a double, got '1e999'");
+  for (const char* bad : {"", "0x1p3", "1,5", " 1", "+1", "1.5.2", "e3"}) {
+    EXPECT_EQ(message_of([&] { parse_real(bad, "--h"); }), std::string("--h must be a number, got '") + bad + "'") << bad;
+  }
+}
+
+TEST(SplitList, RefusesEmptyElements) {
+  const auto v = split_list("8,16,32", ',', "--sizes");
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[1], "16");
+  EXPECT_EQ(split_list("x", ',', "--sizes").size(), 1u);
+  for (const char* bad : {"", ",", "1,,2", ",1", "1,"}) {
+    EXPECT_NE(message_of([&] { (void)split_list(bad, ',', "--sizes"); }).find("--sizes has an empty element"),
+              std::string::npos)
+        << bad;
+  }
+}
+
+}  // namespace
+}  // namespace postbox
