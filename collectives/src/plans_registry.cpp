@@ -132,6 +132,7 @@ Plan build_plan(const PlanRequest& req) {
     builder = r.entries.at({req.op, family_of(req.algo)}).build;
   }
   check_request(req);
+  check_plan_memory(req);
   Plan plan = builder(req);
   const auto problem = validate(plan);
   PB_CHECK(!problem, "builder " + req.op + "/" + req.algo + " made an invalid plan: " + problem.value_or(""));

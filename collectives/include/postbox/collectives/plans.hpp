@@ -83,6 +83,17 @@ void check_plan_known(const std::string& op, const std::string& algo);
 // Largest PlanRequest::bytes build_plan() accepts (1 GiB, the mailboxes' largest message).
 inline constexpr std::int64_t kMaxPlanBytes = std::int64_t{1} << 30;
 
+// An upper bound on the messages of the plan a request asks for, from the op's definition
+// before anything is built: trees about p, round-based algorithms p·(⌈log2 p⌉ + 2), s2p xor
+// and C³ 1-lev all-to-all p·(p − 1); 0 for ops registered elsewhere (no estimate).
+std::uint64_t plan_message_bound(const PlanRequest& request);
+// Memory a plan takes per message once built: a send and a receive at the 88 bytes a finished
+// op needs (PlanDraft, runtime/src/plan.cpp).
+inline constexpr std::uint64_t kPlanBytesPerMessage = 2 * 88;
+// InputError (limits.hpp: require_memory) when plan_message_bound() messages would need more
+// memory than is available; build_plan() calls it before building.
+void check_plan_memory(const PlanRequest& request);
+
 // Checks the request (InputError naming the problem: unknown op or algo, p < 1 or > 2^30, a p
 // whose plan cannot fit in the memory available, root outside 0..p−1, negative bytes or more
 // than kMaxPlanBytes, bytes not a multiple of elem_bytes where the op combines, both lambda and

@@ -1,0 +1,38 @@
+// What this machine can give a request, so that a request past it is refused up front with one
+// InputError line (issue 16) instead of a bad_alloc, an out-of-memory kill or a failed thread
+// creation minutes into the work. The commands check their inputs against these before they
+// start, and their --help states the limits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "postbox/runtime/plan.hpp"
+
+namespace postbox {
+
+// Bytes this process may still allocate: MemAvailable of /proc/meminfo (else the physical
+// memory), capped by RLIMIT_AS and RLIMIT_DATA where they are set.
+std::uint64_t available_memory_bytes();
+
+// Threads this process may still start: the smallest of RLIMIT_NPROC, kernel.threads-max and
+// kernel.pid_max, less the threads the system runs now (/proc/loadavg).
+std::uint64_t available_threads();
+
+// InputError "WHAT needs about N of memory, more than the M this machine has available" when
+// bytes exceed available_memory_bytes().
+void require_memory(std::uint64_t bytes, const std::string& what);
+
+// InputError "WHAT needs N threads, more than the M this system can start now" when threads
+// exceed available_threads().
+void require_threads(std::uint64_t threads, const std::string& what);
+
+// The memory a Team of plan.p threads needs to run `plan` with mailbox rings of ring_bytes
+// (rounded up as the mailboxes do): a ring per ordered pair that talks (rings are made on first
+// use), the p·p inbox slots, every user buffer and scratch area, and a thread's resident stack.
+std::uint64_t plan_run_memory(const Plan& plan, std::uint64_t ring_bytes);
+
+// "1.5 GiB", "12 MiB", "512 bytes".
+std::string memory_text(std::uint64_t bytes);
+
+}  // namespace postbox

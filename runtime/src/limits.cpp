@@ -1,0 +1,127 @@
+#include "postbox/runtime/limits.hpp"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "postbox/runtime/check.hpp"
+
+namespace postbox {
+namespace {
+
+constexpr std::uint64_t kUnlimited = std::numeric_limits<std::uint64_t>::max();
+
+std::uint64_t rlimit_cur(int resource) {
+  rlimit r{};
+  if (getrlimit(resource, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return kUnlimited;
+  return static_cast<std::uint64_t>(r.rlim_cur);
+}
+
+std::uint64_t read_number(const char* path) {
+  std::ifstream in(path);
+  std::uint64_t v = 0;
+  return (in >> v) ? v : kUnlimited;
+}
+
+// Per ring: the four cache lines of its indices, then its bytes (mailbox_ring.hpp).
+constexpr std::uint64_t kRingHeader = 256;
+// Per inbox: three cache lines (mailbox_ring.hpp), plus its slot array.
+constexpr std::uint64_t kInboxBytes = 192;
+// A rank's thread: the stack pages it touches, its thread-local storage and team bookkeeping.
+constexpr std::uint64_t kThreadBytes = 64 * 1024;
+constexpr std::uint64_t kMinRing = 4096;  // mailbox.hpp: at least 4 KiB
+
+std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) { return a > kUnlimited - b ? kUnlimited : a + b; }
+std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) { return b != 0 && a > kUnlimited / b ? kUnlimited : a * b; }
+
+}  // namespace
+
+std::uint64_t available_memory_bytes() {
+  std::uint64_t avail = kUnlimited;
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") {
+      avail = kib * 1024;
+      break;
+    }
+  }
+  if (avail == kUnlimited) {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) avail = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+  }
+  return std::min({avail, rlimit_cur(RLIMIT_AS), rlimit_cur(RLIMIT_DATA)});
+}
+
+std::uint64_t available_threads() {
+  const std::uint64_t cap = std::min({rlimit_cur(RLIMIT_NPROC), read_number("/proc/sys/kernel/threads-max"),
+                                      read_number("/proc/sys/kernel/pid_max")});
+  if (cap == kUnlimited) return cap;
+  // /proc/loadavg's fourth field: runnable/total scheduling entities (threads) right now.
+  std::ifstream in("/proc/loadavg");
+  double l1 = 0, l5 = 0, l15 = 0;
+  std::string tasks;
+  std::uint64_t now = 0;
+  if (in >> l1 >> l5 >> l15 >> tasks) {
+    const auto slash = tasks.find('/');
+    if (slash != std::string::npos) now = std::strtoull(tasks.c_str() + slash + 1, nullptr, 10);
+  }
+  return cap > now ? cap - now : 0;
+}
+
+std::string memory_text(std::uint64_t bytes) {
+  static const char* const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  double v = static_cast<double>(bytes) / 1024;
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
+  return text;
+}
+
+void require_memory(std::uint64_t bytes, const std::string& what) {
+  const std::uint64_t avail = available_memory_bytes();
+  if (bytes <= avail) return;
+  throw InputError(what + " needs about " + memory_text(bytes) + " of memory, more than the " + memory_text(avail) +
+                   " this machine has available");
+}
+
+void require_threads(std::uint64_t threads, const std::string& what) {
+  const std::uint64_t avail = available_threads();
+  if (threads <= avail) return;
+  throw InputError(what + " needs " + std::to_string(threads) + " threads, more than the " + std::to_string(avail) +
+                   " this system can start now (kernel.pid_max, kernel.threads-max, ulimit -u)");
+}
+
+std::uint64_t plan_run_memory(const Plan& plan, std::uint64_t ring_bytes) {
+  std::uint64_t ring = kMinRing;
+  while (ring < ring_bytes && ring < (std::uint64_t{1} << 62)) ring *= 2;
+  std::set<std::pair<int, int>> pairs;
+  std::uint64_t total = 0;
+  for (int r = 0; r < plan.p; ++r) {
+    for (std::uint32_t g = plan.first_op(r); g < plan.first_op(r + 1); ++g)
+      if (plan.code_at(g) == OpCode::send) pairs.emplace(r, plan.peer_at(g));
+    total = sat_add(total, plan.user_bytes[static_cast<std::size_t>(r)]);
+    total = sat_add(total, plan.scratch_bytes[static_cast<std::size_t>(r)]);
+  }
+  const auto p = static_cast<std::uint64_t>(plan.p);
+  total = sat_add(total, sat_mul(pairs.size(), ring + kRingHeader));
+  total = sat_add(total, sat_mul(p, sat_add(kInboxBytes + kThreadBytes, sat_mul(p, 8))));
+  return total;
+}
+
+}  // namespace postbox
