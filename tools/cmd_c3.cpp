@@ -67,7 +67,7 @@ void run_c3(C3Options o) {
   if (o.op.empty()) throw InputError("--op is required (one-to-all, all-to-one, all-to-all)");
   (void)c3_algorithm_names(o.op);
   if (o.p_text.empty()) throw InputError("--p is required");
-  o.p = static_cast<int>(parse_int(o.p_text, "--p", 1, 65536));
+  o.p = static_cast<int>(parse_int(o.p_text, "--p", 1, 4096));
   o.root = static_cast<int>(parse_int(o.root_text, "--root", 0, o.p - 1));
   if (!o.L_text.empty()) o.L = parse_int(o.L_text, "--L", 0, kMaxPlanBytes);
   const C3Machine m = machine_of(o);
@@ -153,7 +153,7 @@ void register_c3(CLI::App& app) {
                 "one-to-all: 1-lev-dir, 1-lev-our-br, 2-lev-rec, 3-lev-sq, logp-lev-sq, logp-lev-rec:G; all-to-one: "
                 "1-lev-dir, 2-lev-rec, 3-lev-sq, logp-lev-sq; all-to-all: 1-lev-dir, 1-lev-perm:linear|xor|balanced, "
                 "2-lev-sq, 2-lev-rc, logp-lev-bfly");
-  c->add_option("--p", opts->p_text, "number of processors, 1 to 65536");
+  c->add_option("--p", opts->p_text, "number of processors, 1 to 4096");
   c->add_option("--L", opts->L_text, "actual message size in bytes, 0 to 1073741824");
   c->add_option("--root", opts->root_text, "source of one-to-all / destination of all-to-one, 0 to p-1 (default 0)");
   c->add_option("--mesh", opts->mesh, "RxC mesh the ranks form, row-major (default: closest to square)");

@@ -134,8 +134,7 @@ void run_topo(const TopoArgs& a) {
   if (!a.synthetic.empty() && !a.xml.empty()) throw InputError("give either --synthetic or --xml, not both");
   std::optional<int> p;
   if (!a.p.empty()) {
-    p = parse_positive("p", a.p);
-    if (*p > kMaxRanks) throw InputError("--p is too large: " + a.p + " (at most " + std::to_string(kMaxRanks) + ")");
+    p = parse_positive("p", a.p, kMaxRanks);
   }
   const Placement placement = Placement::parse(a.places);
   const Topology t = !a.synthetic.empty() ? Topology::synthetic(a.synthetic)
@@ -161,16 +160,19 @@ void register_topo(CLI::App& app) {
       "each rank of a team of p would run. PUs are hwloc logical indices (L#); P# is the OS index.");
   CLI::Option* syn = cmd->add_option(
       "--synthetic", args->synthetic,
-      "Use an hwloc synthetic topology instead of this machine, e.g. \"pack:2 core:4 pu:2\"")
+      "Use an hwloc synthetic topology instead of this machine, e.g. \"pack:2 core:4 pu:2\" (at most\n"
+      "65536 PUs; hwloc builds it in a child process and must finish within 10 s)")
       ->type_name("DESC");
-  CLI::Option* xml = cmd->add_option("--xml", args->xml, "Use a topology exported by hwloc as XML (lstopo FILE.xml)")
+  CLI::Option* xml = cmd->add_option("--xml", args->xml,
+                                     "Use a topology exported by hwloc as XML (lstopo FILE.xml); hwloc reads it in a\n"
+                                     "child process, within 10 s, so a file that crashes hwloc is refused with one line")
                           ->type_name("FILE");
   syn->excludes(xml);
   xml->excludes(syn);
   cmd->add_option("--places", args->places,
                   "Placement: compact (rank r on PU r), scatter (spread over packages, then L3 groups and\n"
-                  "cores, then the PUs of a core), or a comma-separated PU list such as 0,2,5 or 0-3,8;\n"
-                  "ranks beyond the places wrap around")
+                  "cores, then the PUs of a core), or a comma-separated PU list such as 0,2,5 or 0-3,8\n"
+                  "(PUs 0 to 65535, at most 1048576 places); ranks beyond the places wrap around")
       ->type_name("POLICY|LIST")
       ->capture_default_str();
   cmd->add_option("--p", args->p, "Number of ranks to place (1 to 1048576; default: the number of PUs)")

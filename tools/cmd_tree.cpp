@@ -23,6 +23,9 @@
 namespace postbox::cli {
 namespace {
 
+// A tree of p ranks is drawn or listed node by node: 2^20 ranks print about 150 MB of JSON.
+constexpr int kMaxTreeRanks = 1 << 20;
+
 struct TreeArgs {
   std::string shape;
   std::string p;
@@ -104,7 +107,7 @@ void run_compare(const TreeArgs& a) {
     if (given) throw InputError(std::string(name) + " does not apply to --compare");
   }
   if (a.p.empty()) throw InputError("--p is required");
-  const int p = parse_positive("p", a.p);
+  const int p = parse_positive("p", a.p, kMaxTreeRanks);
   const SendRecv model = parse_model(a);
 
   struct Row {
@@ -155,7 +158,7 @@ void run_tree(const TreeArgs& a) {
   if (a.json) throw InputError("--json applies to --compare; use --format json for one tree");
   if (a.shape.empty()) throw InputError("--shape is required (or use --compare)");
   if (a.p.empty()) throw InputError("--p is required");
-  const int p = parse_positive("p", a.p);
+  const int p = parse_positive("p", a.p, kMaxTreeRanks);
   const int root = a.root.empty() ? 0 : parse_root(a.root, p);
   const SendRecv model = parse_model(a);
   ShapeSpec spec = ShapeSpec::parse(a.shape);
@@ -251,7 +254,7 @@ void register_tree(CLI::App& app) {
       "Shapes:\n"
       "  flat        the root sends to every other rank in turn (sequential)\n"
       "  binary      heap layout: rank i sends to 2i+1, then 2i+2\n"
-      "  kary:K      heap layout: rank i sends to K*i+1 .. K*i+K in order (K >= 1)\n"
+      "  kary:K      heap layout: rank i sends to K*i+1 .. K*i+K in order (K in 1..1024)\n"
       "  binomial    recursive doubling, largest subtree first\n"
       "  lambda[:A]  Bruck's recursive alpha-split: the source keeps n' = min(round(alpha*n), n-1)\n"
       "              ranks (at least 1) and first sends to the leader of the other n - n';\n"
@@ -269,7 +272,7 @@ void register_tree(CLI::App& app) {
       "  postbox tree --compare --p 64 --s 1 --r 3");
   sub->add_option("--shape", args->shape, "Tree shape (grammar above), required unless --compare")
       ->type_name("SHAPE");
-  sub->add_option("--p", args->p, "Number of ranks, >= 1 (required)")
+  sub->add_option("--p", args->p, "Number of ranks, 1 to 1048576 (required)")
       ->type_name("N");
   sub->add_option("--root", args->root, "Root rank in 0..p-1 (default 0)")
       ->type_name("R");

@@ -427,6 +427,13 @@ double mesh_mean_distance(int a, int c) {
 Plan build_c3_plan(const C3Request& req) {
   if (req.p < 1) throw InputError("p must be at least 1, got " + std::to_string(req.p));
   if (req.p > 4096) throw InputError("p is too large for the C3 plans: " + std::to_string(req.p));
+  {
+    PlanRequest size;
+    size.op = req.op;
+    size.algo = req.algo;
+    size.p = req.p;
+    check_plan_memory(size);
+  }
   const Mesh m = req.mesh ? *req.mesh : near_square_mesh(req.p);
   if (m.rows < 1 || m.cols < 1 || m.p() != req.p) {
     throw InputError("mesh " + std::to_string(m.rows) + "x" + std::to_string(m.cols) + " does not have p = " + std::to_string(req.p) + " ranks");

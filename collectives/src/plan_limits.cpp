@@ -26,7 +26,7 @@ std::uint64_t plan_message_bound(const PlanRequest& req) {
   const std::uint64_t rounds = p * (ceil_log2(p) + 2);      // a partner per rank per round
   const std::uint64_t all_pairs = p * (p - 1);
   if (req.op == "bcast" || req.op == "reduce" || req.op == "gather") return tree;
-  if (req.op == "allreduce" || req.op == "one-to-all" || req.op == "all-to-one") return rounds;
+  if (req.op == "allreduce" || req.op == "one-to-all" || req.op == "all-to-one" || req.op == "barrier") return 2 * rounds;
   if (req.op == "s2p") return family == "xor" ? all_pairs : rounds;
   if (req.op == "all-to-all") {
     if (family == "1-lev-dir" || family == "1-lev-perm") return all_pairs;

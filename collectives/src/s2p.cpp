@@ -588,6 +588,13 @@ Plan build_s2p_plan(const S2PRequest& req) {
   const int p = m.p();
   const int s = static_cast<int>(req.sources.size());
   if (s < 1 || s > p) throw InputError("number of sources s = " + std::to_string(s) + " must be in 1.." + std::to_string(p));
+  {
+    PlanRequest size;
+    size.op = "s2p";
+    size.algo = req.algo;
+    size.p = p;
+    check_plan_memory(size);
+  }
   std::vector<char> seen(static_cast<std::size_t>(p), 0);
   for (int r : req.sources) {
     if (r < 0 || r >= p) throw InputError("source rank " + std::to_string(r) + " is outside 0.." + std::to_string(p - 1));

@@ -12,6 +12,7 @@
 #include "postbox/collectives/rational.hpp"
 #include "postbox/collectives/s2p.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/limits.hpp"
 #include "postbox/runtime/parse.hpp"
 #include "postbox/runtime/sim/calibrate.hpp"
 
@@ -30,6 +31,10 @@ bool is_c3_op(const std::string& op) {
 }
 
 bool combines(const std::string& op) { return op == "reduce" || op == "allreduce"; }
+
+// Counted from the emulator's arrays on a 2-D wormhole mesh: six links of four words each, a node's
+// placement entry and slack.
+constexpr std::uint64_t kEmulatorBytesPerNode = 256;
 
 // Keys only s2p reads (mesh is read by the C³ ops too).
 constexpr std::string_view kS2POnly[] = {"sources", "dist", "seed", "source-list"};
@@ -230,6 +235,11 @@ sim::Machine emulated_machine(const std::map<std::string, std::string>& given, i
     m.placement = sim::parse_placement(placement->second, seed != given.end() ? parse_uint(seed->second, "--seed") : 1);
   } else if (seed != given.end()) {
     m.placement.seed = parse_uint(seed->second, "--seed");
+  }
+  if (is_mesh) {
+    // The emulator keeps a few words per link (2·dims per node, twice on a torus) and per node.
+    const auto nodes = static_cast<std::uint64_t>(m.mesh.nodes());
+    require_memory(nodes * kEmulatorBytesPerNode, "a mesh of " + std::to_string(nodes) + " nodes");
   }
   if (is_mesh && m.mesh.nodes() < p) {
     throw InputError("the mesh has " + std::to_string(m.mesh.nodes()) + " nodes, fewer than --p " + std::to_string(p));

@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <limits>
 #include <sstream>
+#include <type_traits>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -21,13 +23,46 @@ json region_json(const Region& g) {
 }
 
 // Field access that turns nlohmann's type errors into one-line InputErrors.
+// An integer field must be a JSON integer within T's range: nlohmann's get<T> would truncate
+// -0.5 to 0 and wrap 4294967297 to 1 or -5 to 2^64 - 5.
+template <class T>
+T integer(const json& v, const char* key, const std::string& ctx) {
+  const bool in_range = v.is_number_unsigned() ? v.get<std::uint64_t>() <= std::numeric_limits<T>::max()
+                        : v.is_number_integer()
+                            ? v.get<std::int64_t>() >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+                                  (v.get<std::int64_t>() < 0 ||
+                                   static_cast<std::uint64_t>(v.get<std::int64_t>()) <= std::numeric_limits<T>::max())
+                            : false;
+  if (!in_range) {
+    throw InputError("plan JSON: " + ctx + " has \"" + key + "\" = " + v.dump() + ", not an integer in " +
+                     std::to_string(std::numeric_limits<T>::min()) + ".." + std::to_string(std::numeric_limits<T>::max()));
+  }
+  return v.get<T>();
+}
+
+template <class T>
+struct is_int_vector : std::false_type {};
+template <class U>
+struct is_int_vector<std::vector<U>> : std::bool_constant<std::is_integral_v<U>> {};
+
 template <class T>
 T get(const json& j, const char* key, const std::string& ctx) {
   if (!j.is_object() || !j.contains(key)) throw InputError("plan JSON: " + ctx + " lacks \"" + key + "\"");
-  try {
-    return j.at(key).get<T>();
-  } catch (const json::exception&) {
-    throw InputError("plan JSON: " + ctx + " has an ill-typed \"" + key + "\"");
+  const json& v = j.at(key);
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return integer<T>(v, key, ctx);
+  } else if constexpr (is_int_vector<T>::value) {
+    if (!v.is_array()) throw InputError("plan JSON: " + ctx + " has an ill-typed \"" + key + "\" (not an array)");
+    T out;
+    out.reserve(v.size());
+    for (const json& e : v) out.push_back(integer<typename T::value_type>(e, key, ctx));
+    return out;
+  } else {
+    try {
+      return v.get<T>();
+    } catch (const json::exception&) {
+      throw InputError("plan JSON: " + ctx + " has an ill-typed \"" + key + "\"");
+    }
   }
 }
 

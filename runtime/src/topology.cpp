@@ -1,13 +1,21 @@
 #include "postbox/runtime/topology.hpp"
 
+#include <fcntl.h>
 #include <hwloc.h>
+#include <poll.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <system_error>
@@ -176,9 +184,14 @@ int parse_pu(std::string_view item, std::string_view whole) {
   const auto* first = item.data();
   const auto* last = item.data() + item.size();
   const auto [ptr, ec] = std::from_chars(first, last, v);
-  if (item.empty() || ec != std::errc() || ptr != last || v < 0) {
+  const bool digits = !item.empty() && item.find_first_not_of("0123456789") == std::string_view::npos;
+  if (!digits || (ec != std::errc() && ec != std::errc::result_out_of_range) || ptr != last) {
     throw InputError("placement list '" + std::string(whole) + "': '" + std::string(item) +
                      "' is not a PU index (a non-negative integer)");
+  }
+  if (ec == std::errc::result_out_of_range || v > Placement::kMaxPu) {
+    throw InputError("placement list '" + std::string(whole) + "': PU " + std::string(item) + " is above " +
+                     std::to_string(Placement::kMaxPu));
   }
   return v;
 }
@@ -205,12 +218,20 @@ Placement Placement::parse(std::string_view text) {
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
     const std::size_t dash = item.find('-');
     if (dash == std::string_view::npos || dash == 0) {
+      if (pus.size() >= Placement::kMaxPlaces) {
+        throw InputError("placement list '" + std::string(text) + "' names more than " +
+                         std::to_string(Placement::kMaxPlaces) + " places");
+      }
       pus.push_back(parse_pu(item, text));
     } else {
       const int lo = parse_pu(item.substr(0, dash), text);
       const int hi = parse_pu(item.substr(dash + 1), text);
       if (hi < lo) {
         throw InputError("placement list '" + std::string(text) + "': range '" + std::string(item) + "' is backwards");
+      }
+      if (pus.size() + static_cast<std::size_t>(hi - lo) + 1 > Placement::kMaxPlaces) {
+        throw InputError("placement list '" + std::string(text) + "' names more than " +
+                         std::to_string(Placement::kMaxPlaces) + " places");
       }
       for (int v = lo; v <= hi; ++v) pus.push_back(v);
     }
@@ -273,6 +294,144 @@ bool append_affinity(pid_t tid, std::vector<int>& out) {
   return false;
 }
 
+// hwloc 2.9 crashes on some malformed XML (an object without complete_cpuset, a Machine or
+// NUMANode without complete_nodeset; 20 000 nested objects without libxml2), prints its own
+// lines on stderr, and takes minutes on some synthetic descriptions (core:8192 pu:1). So a
+// description or file from a user is loaded by hwloc in a child process, with a deadline and
+// its stderr captured; the child hands back hwloc's own XML export, which this process loads.
+constexpr int kLoadSeconds = 10;
+constexpr std::size_t kMaxExportBytes = std::size_t{1} << 30;
+enum ChildExit { kLoaded = 0, kNoInit = 10, kBadSource = 11, kLoadFailed = 12, kNoExport = 13, kWriteFailed = 14 };
+
+[[noreturn]] void child_load(const std::function<int(hwloc_topology_t)>& set_source, int out_fd, int err_fd) {
+  if (dup2(err_fd, 2) < 0) _exit(kWriteFailed);
+  hwloc_topology_t t = nullptr;
+  if (hwloc_topology_init(&t) != 0) _exit(kNoInit);
+  if (set_source(t) != 0) _exit(kBadSource);
+  if (hwloc_topology_load(t) != 0) _exit(kLoadFailed);
+  char* buf = nullptr;
+  int len = 0;
+  if (hwloc_topology_export_xmlbuffer(t, &buf, &len, 0) != 0 || len < 1) _exit(kNoExport);
+  // hwloc counts the terminating NUL in len; the parent gets the text without it.
+  for (std::size_t done = 0, n = static_cast<std::size_t>(len) - 1; done < n;) {
+    const ssize_t w = write(out_fd, buf + done, n - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) _exit(kWriteFailed);
+    done += static_cast<std::size_t>(w);
+  }
+  _exit(kLoaded);
+}
+
+std::string first_line(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+// hwloc's XML export of the topology set_source describes, loaded in a child (see above).
+// InputError "<what>: ..." when the source is malformed, the load fails, crashes or overruns.
+std::string isolated_export(const std::function<int(hwloc_topology_t)>& set_source, const std::string& what,
+                            const std::string& malformed) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(out[0]);
+    close(out[1]);
+    throw std::system_error(errno, std::generic_category(), "pipe");
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
+    throw std::system_error(errno, std::generic_category(), "fork");
+  }
+  if (pid == 0) child_load(set_source, out[1], err[1]);
+  close(out[1]);
+  close(err[1]);
+  std::string xml, messages;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kLoadSeconds);
+  bool out_open = true, err_open = true, late = false, huge = false;
+  char chunk[65536];
+  while (out_open || err_open) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      late = true;
+      break;
+    }
+    pollfd fds[2] = {{out_open ? out[0] : -1, POLLIN, 0}, {err_open ? err[0] : -1, POLLIN, 0}};
+    const int n = poll(fds, 2, static_cast<int>(left.count()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      const ssize_t r = read(fds[i].fd, chunk, sizeof chunk);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        (i == 0 ? out_open : err_open) = false;
+        continue;
+      }
+      std::string& dst = i == 0 ? xml : messages;
+      if (i == 1 && messages.size() > 4096) continue;  // the first line is all that is shown
+      dst.append(chunk, static_cast<std::size_t>(r));
+      if (xml.size() > kMaxExportBytes) {
+        huge = true;
+        out_open = err_open = false;
+      }
+    }
+  }
+  close(out[0]);
+  close(err[0]);
+  if (late || huge) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (late) throw InputError(what + ": hwloc did not load it within " + std::to_string(kLoadSeconds) + " s (too many objects?)");
+  if (huge) throw InputError(what + ": hwloc's export of it is larger than 1 GiB");
+  if (WIFSIGNALED(status)) {
+    throw InputError(what + " is malformed: hwloc crashed reading it (signal " + std::to_string(WTERMSIG(status)) + ")");
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const std::string hwloc = first_line(messages);
+  const std::string said = hwloc.empty() ? "" : " (" + hwloc + ")";
+  if (code == kBadSource) throw InputError(malformed + said);
+  if (code == kLoadFailed) throw InputError(what + " is not a topology hwloc can load" + said);
+  if (code != kLoaded) throw InputError(what + ": hwloc failed (child exit " + std::to_string(code) + ")" + said);
+  return xml;
+}
+
+// Loads hwloc's own export (isolated_export()) into a fresh topology of `source`.
+std::shared_ptr<TopologyImpl> load_export(Topology::Source source, const std::string& origin, const std::string& xml,
+                                          const std::string& what) {
+  auto impl = new_impl(source, origin);
+  if (hwloc_topology_set_xmlbuffer(impl->topo, xml.data(), static_cast<int>(xml.size())) != 0) {
+    throw InputError(what + ": hwloc refused its own export");
+  }
+  return finish_load(std::move(impl), what);
+}
+
+// The PUs a synthetic description names ("pack:2 core:4 pu:2" → 16), or 0 when a level is not
+// of the plain TYPE:N form (hwloc then judges it; the deadline still applies).
+std::uint64_t synthetic_pus(std::string_view desc) {
+  std::uint64_t total = 1;
+  std::size_t pos = 0;
+  while (pos < desc.size()) {
+    while (pos < desc.size() && desc[pos] == ' ') ++pos;
+    if (pos >= desc.size()) break;
+    const std::size_t end = std::min(desc.find(' ', pos), desc.size());
+    const std::string_view level = desc.substr(pos, end - pos);
+    pos = end;
+    const std::size_t colon = level.find(':');
+    if (colon == std::string_view::npos) return 0;
+    std::string_view count = level.substr(colon + 1);
+    count = count.substr(0, count.find('('));
+    std::uint64_t n = 0;
+    const auto [ptr, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
+    if (ec == std::errc::result_out_of_range) return UINT64_MAX;
+    if (ec != std::errc() || ptr != count.data() + count.size()) return 0;
+    total = n != 0 && total > UINT64_MAX / n ? UINT64_MAX : total * n;
+  }
+  return total;
+}
+
 }  // namespace
 
 int allowed_cpu_count() {
@@ -297,29 +456,29 @@ Topology Topology::machine() { return Topology(machine_impl()); }
 
 Topology Topology::synthetic(std::string_view description) {
   const std::string desc(description);
-  auto impl = new_impl(Source::synthetic, desc);
-  if (desc.find_first_not_of(" \t") == std::string::npos ||
-      hwloc_topology_set_synthetic(impl->topo, desc.c_str()) != 0) {
-    throw InputError("malformed synthetic topology '" + desc + "' (hwloc syntax, e.g. \"pack:2 core:4 pu:2\")");
+  const std::string malformed = "malformed synthetic topology '" + desc + "' (hwloc syntax, e.g. \"pack:2 core:4 pu:2\")";
+  if (desc.find_first_not_of(" \t") == std::string::npos) throw InputError(malformed);
+  if (const std::uint64_t pus = synthetic_pus(desc); pus > kMaxSyntheticPus) {
+    throw InputError("synthetic topology '" + desc + "' has " + (pus == UINT64_MAX ? std::string("more than 2^64") : std::to_string(pus)) +
+                     " PUs, more than " + std::to_string(kMaxSyntheticPus));
   }
-  return Topology(finish_load(std::move(impl), "synthetic topology '" + desc + "'"));
+  const std::string what = "synthetic topology '" + desc + "'";
+  const std::string xml = isolated_export([&](hwloc_topology_t t) { return hwloc_topology_set_synthetic(t, desc.c_str()); },
+                                          what, malformed);
+  return Topology(load_export(Source::synthetic, desc, xml, what));
 }
 
 Topology Topology::from_xml(const std::string& path) {
   {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw InputError("topology XML file '" + path + "' is a directory");
     std::ifstream probe(path);
     if (!probe) throw InputError("cannot read topology XML file '" + path + "'");
   }
-  auto impl = new_impl(Source::xml, path);
-  if (hwloc_topology_set_xml(impl->topo, path.c_str()) != 0) {
-    throw InputError("'" + path + "' is not a valid hwloc topology XML file");
-  }
-  // set_xml only records the path; the XML is parsed by the load.
-  try {
-    return Topology(finish_load(std::move(impl), "topology XML file '" + path + "'"));
-  } catch (const InputError&) {
-    throw InputError("'" + path + "' is not a valid hwloc topology XML file");
-  }
+  const std::string what = "topology XML file '" + path + "'";
+  const std::string xml = isolated_export([&](hwloc_topology_t t) { return hwloc_topology_set_xml(t, path.c_str()); }, what,
+                                          "'" + path + "' is not a valid hwloc topology XML file");
+  return Topology(load_export(Source::xml, path, xml, what));
 }
 
 Topology::Source Topology::source() const noexcept { return impl_->source; }

@@ -142,5 +142,22 @@ TEST(Placement, ListAndErrors) {
   EXPECT_THROW((void)parse_dims("16by32", "--mesh"), InputError);
 }
 
+// Regression (issue 16): huge numbers gave "time inf us" and huge dims bad_alloc or, with
+// overflow, a wrong node count; both are refused naming the field.
+TEST(Profile, NumbersAndDimsAreBounded) {
+  std::string delay = kGoodMesh;
+  delay.replace(delay.find("router_delay_us = 0.1"), 21, "router_delay_us = 1e300");
+  EXPECT_THROW((void)parse_profile(delay, "t.toml"), InputError);
+  std::string dims = kGoodMesh;
+  dims.replace(dims.find("dims = [2, 3]"), 13, "dims = [100000, 100000]");
+  EXPECT_THROW((void)parse_profile(dims, "t.toml"), InputError);
+  EXPECT_THROW((void)parse_dims("5213847x13009525x1257271x4553488x12375613", "--mesh"), InputError);
+  EXPECT_THROW((void)parse_dims("2x2x2x2x2x2x2", "--mesh"), InputError);
+  EXPECT_EQ(parse_dims("32768x32768", "--mesh"), (std::vector<int>{32768, 32768}));
+  EXPECT_THROW((void)load_machine("logp:1:1:1:1e300"), InputError);
+  EXPECT_THROW((void)load_machine("postal:nan"), InputError);
+  EXPECT_THROW((void)load_machine("/"), InputError);
+}
+
 }  // namespace
 }  // namespace postbox::sim

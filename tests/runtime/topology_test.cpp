@@ -286,6 +286,55 @@ TEST(Topology, RejectsUnreadableAndInvalidXml) {
   }
 }
 
+// Regression (issue 16): hwloc 2.9 segfaults reading an XML file whose objects lack
+// complete_cpuset; the load runs in a child, so this process gets one InputError line.
+TEST(Topology, XmlThatCrashesHwlocIsAnInputError) {
+  TempFile xml("postbox_topology_test_crash.xml");
+  {
+    hwloc_topology_t h = nullptr;
+    ASSERT_EQ(hwloc_topology_init(&h), 0);
+    ASSERT_EQ(hwloc_topology_set_synthetic(h, "pack:2 core:2 pu:1"), 0);
+    ASSERT_EQ(hwloc_topology_load(h), 0);
+    char* buf = nullptr;
+    int len = 0;
+    ASSERT_EQ(hwloc_topology_export_xmlbuffer(h, &buf, &len, 0), 0);
+    std::string text(buf, static_cast<std::size_t>(len - 1));
+    hwloc_free_xmlbuffer(h, buf);
+    hwloc_topology_destroy(h);
+    for (std::size_t at; (at = text.find(" complete_cpuset=\"")) != std::string::npos;)
+      text.erase(at, text.find('"', text.find('"', at) + 1) - at + 1);
+    std::ofstream(xml.path()) << text;
+  }
+  try {
+    (void)Topology::from_xml(xml.path());
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(xml.path()), std::string::npos) << e.what();
+  }
+}
+
+TEST(Topology, SyntheticLimits) {
+  EXPECT_EQ(Topology::synthetic("pack:2 core:2 pu:2").pus(), 8);
+  try {
+    (void)Topology::synthetic("pack:256 core:256 pu:2");
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("has 131072 PUs, more than 65536"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)Topology::synthetic("pack:99999999999999999999999 pu:1"), InputError);
+}
+
+TEST(Placement, BoundsOfTheList) {
+  EXPECT_EQ(Placement::parse("65535").pus, (std::vector<int>{65535}));
+  EXPECT_THROW((void)Placement::parse("0-2147483647"), InputError);
+  EXPECT_THROW((void)Placement::parse("65536"), InputError);
+  EXPECT_THROW((void)Placement::parse("99999999999999"), InputError);
+  std::string many;
+  for (int i = 0; i < 17; ++i) many += (i ? "," : "") + std::string("0-65535");
+  EXPECT_THROW((void)Placement::parse(many), InputError);
+}
+
 // ---- distances ---------------------------------------------------------------------------
 
 struct DistanceCase {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
 
 namespace postbox::sim {
 namespace {
@@ -28,14 +29,26 @@ namespace {
   throw InputError("profile " + std::string(origin) + ": " + what);
 }
 
+// Every number of a machine (µs, MB/s, bytes) is at most this, so that no time computed from
+// them overflows (a profile with router_delay_us = 1e300 gave "time inf us").
+constexpr double kMaxNumber = 1e9;
+
 double parse_number(std::string_view text, const std::string& what) {
-  const std::string s(text);
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v))
-    throw InputError(what + " must be a number, got '" + s + "'");
-  if (v < 0) throw InputError(what + " must not be negative, got '" + s + "'");
+  const double v = parse_real(text, what);
+  if (v < 0) throw InputError(what + " must not be negative, got '" + std::string(text) + "'");
+  if (v > kMaxNumber) throw InputError(what + " must be at most 1e9, got '" + std::string(text) + "'");
   return v;
+}
+
+// A mesh of at most kMaxMeshNodes nodes (the product of dims, checked without overflow).
+void check_dims(const std::vector<int>& dims, const std::string& what) {
+  std::int64_t n = 1;
+  for (int d : dims) {
+    if (d < 1 || n > kMaxMeshNodes / d) {
+      throw InputError(what + " must have between 1 and " + std::to_string(kMaxMeshNodes) + " nodes");
+    }
+    n *= d;
+  }
 }
 
 std::vector<std::string_view> split(std::string_view s, char sep) {
@@ -74,6 +87,7 @@ class Reader {
     if (!v) bad(origin_, "field '" + field(key) + "' must be a number");
     if (!std::isfinite(*v)) bad(origin_, "field '" + field(key) + "' must be finite");
     if (*v < 0) bad(origin_, "field '" + field(key) + "' must not be negative");
+    if (*v > kMaxNumber) bad(origin_, "field '" + field(key) + "' must be at most 1e9");
     return *v;
   }
   double number_or(std::string_view key, double dflt) const { return has(key) ? number(key) : dflt; }
@@ -83,6 +97,7 @@ class Reader {
     const auto* i = n->as_integer();
     if (i == nullptr) bad(origin_, "field '" + field(key) + "' must be an integer");
     if (i->get() < 0) bad(origin_, "field '" + field(key) + "' must not be negative");
+    if (static_cast<double>(i->get()) > kMaxNumber) bad(origin_, "field '" + field(key) + "' must be at most 1e9");
     return i->get();
   }
   std::string string(std::string_view key) const {
@@ -180,13 +195,12 @@ std::vector<std::string> profile_dirs() {
 std::vector<int> parse_dims(std::string_view text, std::string_view what) {
   std::vector<int> dims;
   for (auto part : split(text, 'x')) {
-    const std::string s(part);
-    char* end = nullptr;
-    const long v = std::strtol(s.c_str(), &end, 10);
-    if (s.empty() || end != s.c_str() + s.size() || v < 1 || v > (1 << 24))
-      throw InputError(std::string(what) + " must look like 8x8 or 4x4x4, got '" + std::string(text) + "'");
-    dims.push_back(static_cast<int>(v));
+    const bool digits = !part.empty() && part.find_first_not_of("0123456789") == std::string_view::npos;
+    if (!digits || dims.size() == 6)
+      throw InputError(std::string(what) + " must look like 8x8 or 4x4x4 (at most 6 extents), got '" + std::string(text) + "'");
+    dims.push_back(static_cast<int>(parse_int(part, std::string(what) + " extent", 1, kMaxMeshNodes)));
   }
+  check_dims(dims, std::string(what) + " " + std::string(text));
   return dims;
 }
 
@@ -305,8 +319,10 @@ Machine parse_profile(std::string_view toml_text, std::string_view origin) {
     mesh.allow({"dims", "wrap", "switching", "packet_bytes", "header_bytes", "link_mb_per_s", "router_delay_us",
                 "send_buffer_packets"});
     m.mesh.dims = mesh.ints("dims");
-    if (m.mesh.dims.empty() || std::any_of(m.mesh.dims.begin(), m.mesh.dims.end(), [](int d) { return d < 1; }))
-      bad(origin, "field 'mesh.dims' must list positive extents");
+    if (m.mesh.dims.empty() || m.mesh.dims.size() > 6 ||
+        std::any_of(m.mesh.dims.begin(), m.mesh.dims.end(), [](int d) { return d < 1; }))
+      bad(origin, "field 'mesh.dims' must list 1 to 6 positive extents");
+    check_dims(m.mesh.dims, "profile " + std::string(origin) + ": field 'mesh.dims'");
     m.mesh.wrap = mesh.boolean("wrap");
     const std::string sw = mesh.string("switching");
     if (sw == "wormhole") m.mesh.switching = Switching::wormhole;
@@ -418,6 +434,7 @@ Machine load_machine(std::string_view spec) {
   } else {
     path = s;
     std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw InputError("machine '" + s + "' is a directory, not a profile file");
     if (!std::filesystem::is_regular_file(path, ec)) throw InputError("unknown machine '" + s + "': no such profile file");
   }
   return parse_profile(read_file(path), path.filename().string());

@@ -14,6 +14,7 @@
 // L3 is not assumed to be shared by anyone.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -52,9 +53,15 @@ struct Placement {
   static Placement scatter() { return Placement{Policy::scatter, {}}; }
   static Placement list(std::vector<int> pu_list) { return Placement{Policy::list, std::move(pu_list)}; }
 
+  // Bounds of parse(): PU indices 0..kMaxPu (a synthetic topology holds at most 65536 PUs) and
+  // at most kMaxPlaces places once ranges are expanded.
+  static constexpr int kMaxPu = 65535;
+  static constexpr std::size_t kMaxPlaces = std::size_t{1} << 20;
+
   // "compact" | "scatter" | a comma-separated list of PU logical indices and ranges "0,2,5-7".
   // Throws InputError naming the problem (unknown policy, empty or malformed list, negative
-  // PU). Whether the PUs exist is checked against a topology by Topology::place().
+  // PU, a PU above kMaxPu, more than kMaxPlaces places). Whether the PUs exist is checked
+  // against a topology by Topology::place().
   static Placement parse(std::string_view text);
   // The text parse() accepts for this placement.
   [[nodiscard]] std::string to_string() const;
@@ -84,9 +91,15 @@ class Topology {
   // The machine this process runs on, restricted to the PUs it may use. Loaded once per
   // process and shared. Throws InputError when hwloc cannot load it.
   static Topology machine();
-  // An hwloc synthetic description, e.g. "pack:2 core:4 pu:2". Malformed → InputError.
+  // Synthetic descriptions and XML files are loaded by hwloc in a child process (hwloc 2.9
+  // crashes on some malformed files and takes minutes on some descriptions): a crash, a load
+  // past 10 s, or hwloc's own error becomes one InputError line, and nothing is printed.
+  static constexpr std::uint64_t kMaxSyntheticPus = 65536;
+  // An hwloc synthetic description, e.g. "pack:2 core:4 pu:2", of at most kMaxSyntheticPus PUs.
+  // Malformed, too large or too slow to build → InputError.
   static Topology synthetic(std::string_view description);
-  // An hwloc XML export (lstopo foo.xml). Unreadable or invalid → InputError.
+  // An hwloc XML export (lstopo foo.xml). Unreadable, a directory, invalid, or crashing hwloc →
+  // InputError.
   static Topology from_xml(const std::string& path);
 
   [[nodiscard]] Source source() const noexcept;

@@ -83,13 +83,18 @@ std::vector<std::string> profile_dirs();
 
 // "postal:L[:C]", "sr:S:R[:C]", "logp:L:o:g:G[:C]" (C: reduce and copy time per byte, sets
 // reduce_us_per_byte and copy_us_per_byte; default 0), a profile name, or a path to a .toml file.
+// Every number (model strings and profile fields) is finite, non-negative and at most 1e9.
 // Unknown machine, malformed string, bad profile → InputError naming the field.
 Machine load_machine(std::string_view spec);
 
 // Parses profile text (TOML). `origin` names the file in error messages.
 Machine parse_profile(std::string_view toml_text, std::string_view origin);
 
-// "8x8", "16x32", "8x8x8" → dims. Malformed → InputError naming `what`.
+// Largest mesh: the product of dims (the emulator keeps a few words per link and node).
+inline constexpr std::int64_t kMaxMeshNodes = std::int64_t{1} << 30;
+
+// "8x8", "16x32", "8x8x8" → dims (1 to 6 extents, at most kMaxMeshNodes nodes in all). Malformed
+// → InputError naming `what`.
 std::vector<int> parse_dims(std::string_view text, std::string_view what);
 
 // "row-major", "snake", "random", "list:3,1,0,2" → Placement (seed from `seed`).
