@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
@@ -36,6 +37,19 @@ void register_serve(CLI::App& app);
 
 void set_exit_code(int code);
 int exit_code();
+
+// The tool: every command and option registered (the fuzz target reads the option tables).
+std::unique_ptr<CLI::App> make_app();
+
+// Builds the tool's commands, parses argv and runs the chosen one; returns the exit status
+// (0, 1 or 2). Bad input, bad_alloc and system_error become "postbox: error: <one line>" on
+// `err`; output that cannot be written to stdout is an error too.
+int run_main(int argc, char** argv, std::FILE* err);
+
+// Dry run (the CLI fuzz target): each command parses and checks its options, then returns
+// before its work (building plans, simulating, measuring, starting threads).
+void set_dry_run(bool on);
+bool dry_run();
 
 // Prints j on stdout, pretty (2-space indent), followed by a newline.
 void print_json(const nlohmann::json& j);

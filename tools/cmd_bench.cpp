@@ -119,6 +119,7 @@ void bench_barrier(const BenchBarrierArgs& a) {
     o.settle_s = parse_real(a.settle, "--settle");
     if (o.settle_s < 0 || o.settle_s > 3600) throw InputError("--settle must be in 0..3600 seconds, got " + a.settle);
   }
+  if (dry_run()) return;
   const bool tty = !a.json && ::isatty(2) != 0;
   const auto res = bench::run_barrier_bench(o, [&](const std::string& msg) {
     if (tty) std::fprintf(stderr, "\r\033[Kmeasuring %s", msg.c_str());

@@ -73,9 +73,11 @@ void run_c3(C3Options o) {
   const C3Machine m = machine_of(o);
   std::optional<Mesh> mesh;
   if (!o.mesh.empty()) mesh = Mesh::parse(o.mesh);
+  if (!o.table && o.algo.empty()) throw InputError("--algo is required (or --table)");
+  if (!o.table && o.L < 0) throw InputError("--L is required and must be >= 0");
+  if (o.table && (!o.algo.empty() || o.L >= 0)) throw InputError("--table lists every algorithm over L; drop --algo and --L");
+  if (dry_run()) return;
   if (!o.table) {
-    if (o.algo.empty()) throw InputError("--algo is required (or --table)");
-    if (o.L < 0) throw InputError("--L is required and must be >= 0");
     const auto u = units_for(o, o.algo, static_cast<std::uint64_t>(o.L), m, mesh);
     nlohmann::json j{{"op", o.op},         {"algo", o.algo},         {"p", o.p},         {"L", o.L},
                      {"comm_units", u.comm_units}, {"comp_units", u.comp_units}, {"S_max", u.S_max},
@@ -91,7 +93,6 @@ void run_c3(C3Options o) {
     }
     return;
   }
-  if (!o.algo.empty() || o.L >= 0) throw InputError("--table lists every algorithm over L; drop --algo and --L");
   // Units are affine in s and, for L a multiple of l·(every message's block count), in L.
   const double L1 = 64 * m.l, L2 = 128 * m.l;
   const std::vector<std::uint64_t> sample{16, 256, 1024, 4096, 16384};

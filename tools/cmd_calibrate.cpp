@@ -54,6 +54,7 @@ void calibrate_here(const CalibrateArgs& a) {
                        std::to_string(work) + " sends, more than " + std::to_string(kMaxCalibrationWork));
     }
   }
+  if (dry_run()) return;
   Calibration c;
   for (int attempt = 1;; ++attempt) {
     try {

@@ -19,6 +19,7 @@ int calibrate_emulated(const std::string& machine, const std::string& size_list,
   std::vector<std::int64_t> sizes;
   for (std::string_view t : split_list(size_list, ',', "--sizes")) sizes.push_back(parse_int(t, "--sizes", 0, kMaxPlanBytes));
   const sim::Machine m = sim::load_machine(machine);
+  if (dry_run()) return 0;
   // k from 2 to 12 as far as the machine allows (k + 1 nodes; the experiments need k ≥ 2 points).
   int k_max = 12;
   if (m.kind == sim::ModelKind::mesh) k_max = static_cast<int>(std::min<std::int64_t>(12, m.mesh.nodes() - 1));

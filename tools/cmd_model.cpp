@@ -48,6 +48,7 @@ struct PostalArgs {
 void run_postal(const PostalArgs& a) {
   const Rational lambda = parse_lambda(a.lambda);
   const int n = parse_positive("n", a.n);
+  if (dry_run()) return;
   const Rational T = T_lambda(lambda, n);
   const double gamma = gamma_lambda(lambda.to_double());
   const auto steps = N_lambda_steps(lambda, T);
@@ -100,6 +101,7 @@ struct BreakevenArgs {
 void run_breakeven(const BreakevenArgs& a) {
   const int k_max = parse_positive("max-floor", a.max_floor);
   if (k_max > kMaxFloor) throw InputError("--max-floor must be at most " + std::to_string(kMaxFloor) + ", got " + a.max_floor);
+  if (dry_run()) return;
   nlohmann::json rows = nlohmann::json::array();
   if (!a.json) {
     std::printf("Delay-receive vs delay-send global combine (Bruck et al. 3.2-3.3, Tables 1-2)\n");
@@ -149,6 +151,7 @@ void run_fibo(const FiboArgs& a) {
     const std::int64_t t = parse_int(*a.t, "--t", 0, kMaxFiboT);
     t_max = t;
   }
+  if (dry_run()) return;
   const auto f = fibo_f_table(s, r, t_max);
   // The table saturates at 2^63 - 1; printing that as a count would be a lie.
   if (const auto sat = std::find(f.begin(), f.end(), std::numeric_limits<std::int64_t>::max()); sat != f.end()) {
@@ -190,6 +193,7 @@ void run_alpha(const AlphaArgs& a) {
   const int n_max = parse_positive("n-max", a.n_max);
   if (n_max < 2) throw InputError("--n-max must be at least 2, got " + a.n_max);
   if (n_max > kMaxAlphaN) throw InputError("--n-max must be at most " + std::to_string(kMaxAlphaN) + ", got " + a.n_max);
+  if (dry_run()) return;
   const auto ranges = alpha_ranges(lambda, n_max);
   const auto table = alpha_lookup_table(lambda, n_max);
   if (!a.svg.empty()) {

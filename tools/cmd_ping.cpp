@@ -61,6 +61,7 @@ void run_ping(const PingOptions& o) {
   const long iters = static_cast<long>(parse_int(o.iters, "--iters", 1, 100'000'000));
   const int peer = static_cast<int>(parse_int(o.peer, "--peer", 1, p - 1));
   const long warmup = std::min(iters, 1000L);
+  if (dry_run()) return;
   const auto [cpu0, cpu1] = o.no_pin ? std::pair<int, int>{-1, -1} : two_cpus();
 
   Mailboxes mb(p);

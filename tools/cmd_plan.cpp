@@ -31,6 +31,9 @@ struct CheckArgs {
 
 void do_export(const ExportArgs& a) {
   if (!a.machine.empty() && a.format != "goal") throw InputError("--machine applies to --format goal");
+  if (a.format != "goal" && a.format != "json" && a.format != "dot") {
+    throw InputError("--format must be goal, json or dot, got '" + a.format + "'");
+  }
   const auto given = a.sel->given();
   PlanRequest req = select_plan(given, kRunDefaults);
   GoalExportOptions goal;
@@ -45,6 +48,7 @@ void do_export(const ExportArgs& a) {
     goal.reduce_per_byte = run.machine.reduce_us_per_byte;
     goal.copy_per_byte = run.machine.copy_us_per_byte;
   }
+  if (dry_run()) return;
   const Plan plan = build_plan(req);
   if (a.format == "goal") std::cout << plan_to_goal(plan, goal);
   else if (a.format == "json") std::cout << plan_to_json(plan) << '\n';
@@ -64,7 +68,9 @@ void do_check(const CheckArgs& a) {
     text << in.rdbuf();
     plan = plan_from_json(text.str());
   } else {
-    plan = build_plan(select_plan(a.sel->given(), kRunDefaults));
+    const PlanRequest req = select_plan(a.sel->given(), kRunDefaults);
+    if (dry_run()) return;
+    plan = build_plan(req);
   }
   if (const auto problem = validate(plan)) {
     std::cout << *problem << '\n';

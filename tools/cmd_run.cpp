@@ -102,8 +102,10 @@ void run_collective(const RunArgs& args) {
     throw InputError("--verify does not apply to barrier: its messages carry no data (a run that returns has completed "
                      "every rank's arrival and wake-up)");
   }
+  if (args.verify) require_oracle(req.op);
+  if (dry_run()) return;
   std::optional<Oracle> oracle;
-  if (args.verify) oracle.emplace(req);  // InputError for an op without an oracle
+  if (args.verify) oracle.emplace(req);
   if (!plan) plan = cached_plan(req);
   if (oracle) {
     if (const auto problem = oracle->check_buffers(*plan)) {

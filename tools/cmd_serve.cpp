@@ -18,13 +18,14 @@
 #include "postbox/explorer/api.hpp"
 #include "postbox/explorer/server.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
 #include "sim_common.hpp"
 
 namespace postbox::cli {
 namespace {
 
 struct ServeArgs {
-  int port = 8080;
+  std::string port = "8080";  // text, parsed by parse.hpp's grammar like every integer option
   std::string host = "127.0.0.1";
 };
 
@@ -45,6 +46,8 @@ explorer::SimSetup sim_setup(const explorer::SimRequest& r) {
 }
 
 void run_serve(const ServeArgs& a) {
+  const int port_wanted = static_cast<int>(parse_int(a.port, "--port", 0, 65535));
+  if (dry_run()) return;
   explorer::Api api;
   api.set_sim_planner(sim_setup);
   explorer::Server server(api);
@@ -55,7 +58,7 @@ void run_serve(const ServeArgs& a) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  const int port = server.bind(a.host, a.port);
+  const int port = server.bind(a.host, port_wanted);
   std::atomic<bool> served{false};
   std::thread waiter([&] {
     int sig = 0;
@@ -94,8 +97,7 @@ void register_serve(CLI::App& app) {
       "serve",
       "Serve the explorer: an interactive page of tree shapes, the postal model, emulated runs and\n"
       "this machine, with a JSON API under /api (docs/explorer.md). Open the printed address.");
-  sub->add_option("--port", args->port, "TCP port; 0 picks a free one (printed)")
-      ->check(CLI::Range(0, 65535))
+  sub->add_option("--port", args->port, "TCP port, 0 to 65535; 0 picks a free one (printed)")
       ->capture_default_str();
   sub->add_option("--host", args->host,
                   "Address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 opens it to the network)")

@@ -60,9 +60,11 @@ void run_sim(const SimArgs& a) {
     text << in.rdbuf();
     schedule = sim::schedule_of_goal(parse_goal(text.str()), std::filesystem::path(a.goal).filename().string());
     m = select_schedule_machine(given, schedule.p);
+    if (dry_run()) return;
   } else {
     EmulatedRun run = select_emulated_run(given);
     m = std::move(run.machine);
+    if (dry_run()) return;
     schedule = sim::schedule_of(build_plan(run.request));  // the plan is not needed past here
   }
   sim::SimOptions opt;

@@ -97,6 +97,7 @@ void run_sweep(const SweepArgs& a) {
     if (p.values.size() > kMaxConfigurations / total) throw InputError("sweep has more than 10^6 configurations");
     total *= p.values.size();
   }
+  if (dry_run()) return;
   // Configuration i: mixed radix over params, the last varying fastest. Every configuration is
   // selected (validated) up front, so bad input fails before any work (exit 2).
   std::vector<std::vector<std::string>> vals(total);

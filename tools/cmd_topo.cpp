@@ -137,6 +137,7 @@ void run_topo(const TopoArgs& a) {
     p = parse_positive("p", a.p, kMaxRanks);
   }
   const Placement placement = Placement::parse(a.places);
+  if (dry_run()) return;
   const Topology t = !a.synthetic.empty() ? Topology::synthetic(a.synthetic)
                      : !a.xml.empty()     ? Topology::from_xml(a.xml)
                                           : Topology::machine();

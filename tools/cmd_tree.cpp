@@ -109,6 +109,7 @@ void run_compare(const TreeArgs& a) {
   if (a.p.empty()) throw InputError("--p is required");
   const int p = parse_positive("p", a.p, kMaxTreeRanks);
   const SendRecv model = parse_model(a);
+  if (dry_run()) return;
 
   struct Row {
     std::string shape;
@@ -204,13 +205,15 @@ void run_tree(const TreeArgs& a) {
     if (format != "svg") throw InputError("--layout applies to --format svg");
   }
 
+  if (spec.kind != ShapeSpec::Kind::hier && (!a.topology.empty() || !a.place.empty())) {
+    throw InputError(std::string(a.topology.empty() ? "--places" : "--synthetic") + " applies only to --shape hier");
+  }
+  if (dry_run()) return;
   std::optional<Topology> topo;
   std::vector<int> placement;
   if (spec.kind == ShapeSpec::Kind::hier) {
     topo = a.topology.empty() ? Topology::machine() : Topology::synthetic(a.topology);
     placement = topo->place(a.place.empty() ? Placement::compact() : Placement::parse(a.place), p);
-  } else if (!a.topology.empty() || !a.place.empty()) {
-    throw InputError(std::string(a.topology.empty() ? "--places" : "--synthetic") + " applies only to --shape hier");
   }
   const Tree t = spec.kind == ShapeSpec::Kind::hier ? build_tree(spec, p, root, model, &*topo, &placement)
                                                     : build_tree(spec, p, root, model);

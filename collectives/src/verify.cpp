@@ -61,11 +61,15 @@ bool Oracle::knows(const std::string& op) {
   return op == "bcast" || op == "reduce" || op == "allreduce" || op == "gather" || is_block_op(op);
 }
 
-Oracle::Oracle(const PlanRequest& req) : op_(req.op), p_(req.p), root_(req.root), bytes_(0) {
-  if (!knows(op_)) {
-    throw InputError("no oracle for op '" + op_ +
+void require_oracle(const std::string& op) {
+  if (!Oracle::knows(op)) {
+    throw InputError("no oracle for op '" + op +
                      "' (verification knows bcast, reduce, allreduce, gather, s2p, one-to-all, all-to-one, all-to-all)");
   }
+}
+
+Oracle::Oracle(const PlanRequest& req) : op_(req.op), p_(req.p), root_(req.root), bytes_(0) {
+  require_oracle(op_);
   if (p_ < 1) throw InputError("p must be at least 1, got " + std::to_string(p_));
   if (req.bytes < 0 || req.bytes > kMaxPlanBytes) throw InputError("bytes must be in 0..1 GiB, got " + std::to_string(req.bytes));
   if (root_ < 0 || root_ >= p_) throw InputError("root " + std::to_string(root_) + " is outside 0.." + std::to_string(p_ - 1));

@@ -43,6 +43,9 @@ struct Mismatch {
   [[nodiscard]] std::string str() const;
 };
 
+// InputError unless Oracle knows op (the message lists the ops it knows).
+void require_oracle(const std::string& op);
+
 class Oracle {
  public:
   // Ops: bcast, reduce, allreduce, gather, s2p, one-to-all, all-to-one, all-to-all (knows());

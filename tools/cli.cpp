@@ -1,0 +1,148 @@
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <system_error>
+
+#include "cli.hpp"
+#include "postbox/barrier/version.hpp"
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
+
+// The command-line tool's shared pieces (cli.hpp) and its driver, run_main(); main.cpp calls it,
+// and so does the CLI fuzz target (tests/fuzz).
+namespace postbox::cli {
+namespace {
+int g_exit_code = 0;
+bool g_dry_run = false;
+std::FILE* g_err = stderr;
+}  // namespace
+void set_exit_code(int code) { g_exit_code = code; }
+int exit_code() { return g_exit_code; }
+void set_dry_run(bool on) { g_dry_run = on; }
+bool dry_run() { return g_dry_run; }
+
+void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << '\n'; }
+
+int parse_positive(const std::string& name, const std::string& text, int hi) {
+  return static_cast<int>(parse_int(text, "--" + name, 1, hi));
+}
+}  // namespace postbox::cli
+
+namespace postbox::cli {
+namespace {
+
+// One line, whatever the message holds.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+int fail(const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(g_err, "postbox: error: %s\n", one_line(message).c_str());
+  return 2;
+}
+
+// CLI11 says "A subcommand is required" for `postbox nosuch`; name the word instead.
+std::optional<std::string> unknown_command(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* at = &app;
+  std::string path = "postbox";
+  for (int i = 1; i < argc && at->get_require_subcommand_min() > 0; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') return std::nullopt;
+    const CLI::App* next = nullptr;
+    std::string known;
+    for (const CLI::App* sub : at->get_subcommands({})) {
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+      if (sub->get_name() == word) next = sub;
+    }
+    if (next == nullptr) return "unknown command '" + word + "' for '" + path + "' (known: " + known + ")";
+    path += " " + word;
+    at = next;
+  }
+  return std::nullopt;
+}
+
+// Output that could not be written is an error, not a silent exit 0 (a full disk, /dev/full).
+int check_stdout(int code) {
+  std::cout.flush();
+  const bool bad = !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  if (!bad) return code;
+  const int err = errno;
+  std::fprintf(g_err, "postbox: error: cannot write to standard output: %s\n", std::strerror(err != 0 ? err : EIO));
+  return 2;
+}
+
+// An option given with an empty value is refused for every command, so "" never means "not
+// given" (nor a default).
+void refuse_empty_values(CLI::App& app) {
+  const CLI::Validator non_empty([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
+                                 "", "non-empty");
+  for (CLI::Option* o : app.get_options({}))
+    if (o->get_type_size_min() > 0 && o->get_name() != "--help") o->check(non_empty);
+  for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);
+}
+
+}  // namespace
+
+std::unique_ptr<CLI::App> make_app() {
+  auto app = std::make_unique<CLI::App>(
+      "postbox: collective communication and barriers on shared-memory SMP machines,\n"
+      "after the postal model (Bruck et al.), the send/receive model (Cordsen et al.) and the\n"
+      "C3 model (Hambrusch & Khokhar). Run 'postbox SUBCOMMAND --help' for each subcommand.\n"
+      "Exit status: 0 success; 1 a check failed (run --verify, plan check, calibrate: see each\n"
+      "command); 2 bad input, with one line on stderr naming it.",
+      "postbox");
+  app->set_version_flag("--version", postbox::version());
+  app->require_subcommand(1);
+  app->fallthrough(false);
+  register_topo(*app);
+  register_ping(*app);
+  register_model(*app);
+  register_tree(*app);
+  register_run(*app);
+  register_plan(*app);
+  register_c3(*app);
+  register_sim(*app);
+  register_sweep(*app);
+  register_calibrate(*app);
+  register_bench(*app);
+  register_serve(*app);
+  refuse_empty_values(*app);
+  return app;
+}
+
+int run_main(int argc, char** argv, std::FILE* err) {
+  g_exit_code = 0;
+  g_err = err;
+  const std::unique_ptr<CLI::App> owned = make_app();
+  CLI::App& app = *owned;
+  if (const auto unknown = unknown_command(app, argc, argv)) return fail(*unknown);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return check_stdout(app.exit(e));
+  } catch (const CLI::CallForAllHelp& e) {
+    return check_stdout(app.exit(e));
+  } catch (const CLI::CallForVersion& e) {
+    return check_stdout(app.exit(e));
+  } catch (const CLI::ParseError& e) {
+    return fail(std::string(e.what()) + " (see --help)");
+  } catch (const InputError& e) {
+    return fail(e.what());
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory: the request needs more memory than this process can have (see the limits in --help)");
+  } catch (const std::system_error& e) {
+    return fail(std::string("the system refused: ") + e.what());
+  }
+  return check_stdout(exit_code());
+}
+
+}  // namespace postbox::cli
