@@ -8,6 +8,7 @@
 #   ./run.sh stress  build the delay-injection tree and run the adversarial suites with 2000 seeds
 #   ./run.sh explorer-shots  build, then screenshot each view of the explorer (postbox serve)
 #                    into build/explorer-shots/ with headless Chromium
+#   ./run.sh fuzz [SECONDS]  build, then fuzz the CLI's option parsing (default 60 s, fresh seed)
 #   ./run.sh help    this text
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")"
@@ -120,11 +121,20 @@ case "$cmd" in
     # Debian's python3-selenium belongs to /usr/bin/python3, which may not be first on PATH.
     exec /usr/bin/python3 "$ROOT/tests/explorer/browser_test.py" "$BUILD/bin/postbox" --shots "$BUILD/explorer-shots"
     ;;
+  fuzz)
+    install_packages
+    configure_main
+    say "building the CLI fuzz target (tests/fuzz)"
+    cmake --build "$BUILD" -j "$JOBS" --target postbox_fuzz_cli
+    seconds="${2:-60}"
+    case "$seconds" in ''|*[!0-9]*) echo "run.sh: fuzz SECONDS must be a whole number, got '$seconds'" >&2; exit 2 ;; esac
+    exec "$BUILD/bin/postbox_fuzz_cli" --seconds "$seconds" --seed "$(date +%s)"
+    ;;
   help|-h|--help)
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
     ;;
   *)
-    echo "run.sh: unknown command '$cmd' (try: demo, test, build, bench, repro, stress, explorer-shots)" >&2
+    echo "run.sh: unknown command '$cmd' (try: demo, test, build, bench, repro, stress, explorer-shots, fuzz)" >&2
     exit 2
     ;;
 esac
