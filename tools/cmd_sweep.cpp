@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -67,7 +68,17 @@ Param parse_param(const std::string& text) {
     if (to < from) throw InputError(what + ": TO is below FROM");
     const double n = std::floor((to - from) / step + 1e-9) + 1;
     if (!(n <= static_cast<double>(kMaxValues))) throw InputError(what + ": more than 100000 values");
-    for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) p.values.push_back(decimal_text(from + static_cast<double>(i) * step));
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) {
+      const double v = from + static_cast<double>(i) * step;
+      std::string t = decimal_text(v);
+      // A value the 12-decimal text would change (1e-300 -> 0) is refused, not silently rounded.
+      if (std::fabs(std::strtod(t.c_str(), nullptr) - v) > 1e-9 * std::fabs(v)) {
+        char typed[32];
+        std::snprintf(typed, sizeof typed, "%.17g", v);
+        throw InputError(what + ": value " + typed + " needs more than 12 decimals");
+      }
+      p.values.push_back(std::move(t));
+    }
   }
   return p;
 }
