@@ -11,6 +11,7 @@
 #include "params.hpp"
 #include "postbox/explorer/api.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
 #include "postbox/runtime/sim/simulator.hpp"
 
 namespace postbox::explorer {
@@ -75,8 +76,7 @@ SimRequest parse_sim_request(const Query& query) {
                      " for all-to-all in the explorer, got " + std::to_string(r.p));
   }
   if (const std::string* b = prm.find("bytes")) {
-    r.bytes = internal::integer("bytes", *b);
-    if (r.bytes < 0) throw InputError("--bytes must not be negative");
+    r.bytes = parse_int(*b, "--bytes", 0);
     if (r.bytes > kMaxSimBytes) {
       throw InputError("--bytes must be at most " + std::to_string(kMaxSimBytes) + " in the explorer, got " + *b);
     }

@@ -1,11 +1,11 @@
 #include "params.hpp"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <string>
 
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
 
 namespace postbox::explorer::internal {
 
@@ -39,14 +39,8 @@ const std::string& Params::required(std::string_view name, std::string_view miss
 }
 
 std::int64_t integer(std::string_view name, const std::string& text) {
-  // strtoll as the CLI's std::stoll: leading blanks and a sign accepted, nothing after the digits.
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (end == text.c_str() || errno == ERANGE || end != text.c_str() + text.size()) {
-    throw InputError("--" + std::string(name) + " must be an integer, got '" + text + "'");
-  }
-  return v;
+  // The CLI's grammar (parse.hpp), so a value means the same and is refused in the same words.
+  return parse_int(text, "--" + std::string(name));
 }
 
 std::int64_t positive(std::string_view name, const std::string& text, std::int64_t max) {

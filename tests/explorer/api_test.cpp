@@ -343,7 +343,7 @@ INSTANTIATE_TEST_SUITE_P(
         ROW("alpha-ranges", {{"lambda", "2"}, {"n-max", "100001"}}, "--n-max must be at most 100000, got 100001"),
         ROW("breakeven", {{"max-floor", "1001"}}, "--max-floor must be at most 1000, got 1001"),
         ROW("sim", {{"p", "4"}}, "--machine is required"),
-        ROW("sim", {{"machine", "manna"}, {"bytes", "-8"}}, "--bytes must not be negative"),
+        ROW("sim", {{"machine", "manna"}, {"bytes", "-8"}}, "--bytes must not be negative, got -8"),
         // The explorer's own limits.
         ROW("tree", {{"shape", "fibo"}, {"p", "4097"}}, "--p must be at most 4096 in the explorer, got 4097"),
         ROW("tree", {{"shape", "fibo"}, {"p", "8"}, {"s", "0.0001"}, {"r", "1"}},
