@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <system_error>
 
 #include "cli.hpp"
 #include "postbox/collectives/plans.hpp"
@@ -54,6 +55,9 @@ void run_sim(const SimArgs& a) {
   sim::Schedule schedule;
   sim::Machine m;
   if (!a.goal.empty()) {
+    // A device such as /dev/zero would be read forever.
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(a.goal, ec)) throw InputError("--goal '" + a.goal + "' is not a regular file");
     std::ifstream in(a.goal, std::ios::binary);
     if (!in) throw InputError("cannot read --goal file '" + a.goal + "'");
     std::ostringstream text;

@@ -14,7 +14,6 @@
 #include "postbox/collectives/postal.hpp"
 #include "postbox/collectives/s2p.hpp"
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/internal/memory.hpp"
 
 namespace postbox {
 namespace {
@@ -48,7 +47,6 @@ void ensure_builtins() {
 }
 
 constexpr int kMaxPlanP = 1 << 30;
-constexpr std::uint64_t kBytesPerRank = 160;
 
 std::string family_of(const std::string& algo) { return algo.substr(0, algo.find(':')); }
 
@@ -61,10 +59,6 @@ std::optional<Rational> env_rational(const char* name) {
 void check_request(const PlanRequest& req) {
   if (req.p < 1) throw InputError("p must be at least 1, got " + std::to_string(req.p));
   if (req.p > kMaxPlanP) throw InputError("p must be at most " + std::to_string(kMaxPlanP) + ", got " + std::to_string(req.p));
-  // Up front: every plan holds at least a few dozen bytes per rank, and building it about as
-  // much again (docs/plans.md); plans that grow faster check again as they are built.
-  internal::require_memory(static_cast<std::uint64_t>(req.p) * kBytesPerRank,
-                           req.op + "/" + req.algo + " over " + std::to_string(req.p) + " ranks");
   if (req.root < 0 || req.root >= req.p) {
     throw InputError("root " + std::to_string(req.root) + " is outside 0.." + std::to_string(req.p - 1));
   }

@@ -24,7 +24,7 @@
 
 #include "mailbox_ring.hpp"
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/internal/memory.hpp"
+#include "postbox/runtime/limits.hpp"
 
 namespace postbox {
 namespace {
@@ -561,7 +561,7 @@ void PlanDraft::push(int r, OpCode code, int peer, Region a, Region b, bool src_
   // A plan that grows faster than its p (all-to-all, p·log p combines) is checked as it grows:
   // finishing it needs about 60 bytes per op more than the draft's 28.
   if ((recs_.size() & ((std::size_t{1} << 22) - 1)) == 0 && !recs_.empty())
-    internal::require_memory(recs_.size() * 88, "the plan " + plan_.op + "/" + plan_.algo + " (" +
+    require_memory(recs_.size() * 88, "the plan " + plan_.op + "/" + plan_.algo + " (" +
                                                     std::to_string(recs_.size()) + " ops so far)");
   const std::uint32_t ia = intern(a);
   const std::uint32_t ib = intern(b);

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/internal/memory.hpp"
+#include "postbox/runtime/limits.hpp"
 #include "postbox/runtime/sim/ticks.hpp"
 
 namespace postbox::sim {
@@ -42,7 +42,7 @@ Schedule schedule_of(const Plan& plan) {
     throw InputError("plan: p = " + std::to_string(plan.p) + " but it has " + std::to_string(plan.rank_count()) +
                      " rank programs");
   const std::uint32_t n = plan.op_count();
-  internal::require_memory(static_cast<std::uint64_t>(n) * 36 + static_cast<std::uint64_t>(plan.p) * 8,
+  require_memory(static_cast<std::uint64_t>(n) * 36 + static_cast<std::uint64_t>(plan.p) * 8,
                            "the schedule of " + std::to_string(n) + " ops");
   Schedule s;
   s.op = plan.op;
@@ -113,7 +113,7 @@ Schedule schedule_of_goal(const GoalSchedule& goal, std::string name) {
   std::uint64_t total = 0;
   for (const GoalRank& gr : goal.ranks) total += gr.ops.size();
   if (total >= kUnmatched) throw InputError("GOAL: more than 2^32 - 2 operations");
-  internal::require_memory(total * 120 + static_cast<std::uint64_t>(p) * 120,
+  require_memory(total * 120 + static_cast<std::uint64_t>(p) * 120,
                            "the GOAL schedule of " + std::to_string(total) + " operations on " + std::to_string(p) + " ranks");
   std::vector<const GoalRank*> by_rank(static_cast<std::size_t>(p), nullptr);
   for (const GoalRank& gr : goal.ranks) by_rank[static_cast<std::size_t>(gr.rank)] = &gr;

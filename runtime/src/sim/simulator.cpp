@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/internal/memory.hpp"
+#include "postbox/runtime/limits.hpp"
 
 namespace postbox::sim {
 namespace {
@@ -285,7 +285,7 @@ class Engine {
       throw InputError("schedule: p = " + std::to_string(s_.p) + " does not match its rank programs");
     const std::uint64_t per_op = sizeof(OpState) + 4 + (opt_.reference_queue ? 0 : sizeof(Node) / 2);
     const std::uint64_t per_rank = sizeof(RankState) + 8 + 8 + 24;
-    internal::require_memory(per_op * n + per_rank * static_cast<std::uint64_t>(s_.p) + 4ULL * s_.deps.size(),
+    require_memory(per_op * n + per_rank * static_cast<std::uint64_t>(s_.p) + 4ULL * s_.deps.size(),
                              "simulating " + std::to_string(n) + " operations on " + std::to_string(s_.p) + " ranks");
     op_.assign(static_cast<std::size_t>(n) + 1, OpState{});
     for (int r = 0; r < s_.p; ++r)
@@ -929,7 +929,7 @@ class Engine {
     node_of_ = place_ranks(ms, m_.placement, s_.p);
     net_links_ = nodes_count_ * nd_ * 2 * nvc_;
     const std::int64_t total = net_links_ + 2 * nodes_count_;
-    internal::require_memory(static_cast<std::uint64_t>(total) * 24, "the mesh's " + std::to_string(total) + " channels");
+    require_memory(static_cast<std::uint64_t>(total) * 24, "the mesh's " + std::to_string(total) + " channels");
     if (ms.switching == Switching::wormhole) {
       owner_.assign(static_cast<std::size_t>(total), kNil);
       since_.assign(static_cast<std::size_t>(total), 0);
