@@ -1,0 +1,35 @@
+// MPI start-up for postbox::cluster.
+//
+// launched_by_mpi(): true when this process was started by an MPI launcher (mpirun/mpiexec of
+// Open MPI, MPICH's Hydra, or PMIx), read from the launcher's environment variables; the CLI uses
+// it to decide whether a command runs across processes. It never initialises MPI.
+//
+// MpiEnvironment: initialises MPI with MPI_THREAD_MULTIPLE (docs/cluster.md says why) unless
+// MPI is already initialised, and finalises it on destruction if it initialised it. A library
+// that provides less than MPI_THREAD_MULTIPLE → std::runtime_error naming the level it provides.
+#pragma once
+
+#include <mpi.h>
+
+namespace postbox::cluster {
+
+[[nodiscard]] bool launched_by_mpi() noexcept;
+
+class MpiEnvironment {
+ public:
+  MpiEnvironment(int* argc, char*** argv);
+  MpiEnvironment();
+  ~MpiEnvironment();
+  MpiEnvironment(const MpiEnvironment&) = delete;
+  MpiEnvironment& operator=(const MpiEnvironment&) = delete;
+
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  [[nodiscard]] int size() const noexcept { return size_; }
+
+ private:
+  bool owns_ = false;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace postbox::cluster

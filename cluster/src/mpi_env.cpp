@@ -1,0 +1,59 @@
+#include "postbox/cluster/mpi_env.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace postbox::cluster {
+namespace {
+
+const char* level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+    default: return "an unknown level";
+  }
+}
+
+}  // namespace
+
+bool launched_by_mpi() noexcept {
+  // Open MPI's mpirun, PMIx launchers (Open MPI 5, Slurm), MPICH's Hydra.
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"}) {
+    const char* s = std::getenv(v);
+    if (s != nullptr && *s != '\0') return true;
+  }
+  return false;
+}
+
+MpiEnvironment::MpiEnvironment() : MpiEnvironment(nullptr, nullptr) {}
+
+MpiEnvironment::MpiEnvironment(int* argc, char*** argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  int provided = MPI_THREAD_SINGLE;
+  if (initialized == 0) {
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    owns_ = true;
+  } else {
+    MPI_Query_thread(&provided);
+  }
+  if (provided < MPI_THREAD_MULTIPLE) {
+    if (owns_) MPI_Finalize();
+    throw std::runtime_error(std::string("postbox::cluster needs MPI_THREAD_MULTIPLE; this MPI provides ") +
+                             level_name(provided));
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+MpiEnvironment::~MpiEnvironment() {
+  if (!owns_) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized == 0) MPI_Finalize();
+}
+
+}  // namespace postbox::cluster
