@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "cli.hpp"
+#include "cluster_cli.hpp"
 #include "postbox/barrier/version.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/parse.hpp"
@@ -46,8 +47,24 @@ std::string one_line(std::string text) {
 
 int fail(const std::string& message) {
   std::fflush(stdout);
+#ifdef POSTBOX_HAVE_MPI
+  // Under mpirun: one line for the whole job, printed by process 0 (cluster_cli.hpp).
+  if (mpi::active()) {
+    const std::string line = mpi::fail(one_line(message));
+    if (!line.empty()) std::fprintf(g_err, "postbox: error: %s\n", line.c_str());
+    return 2;
+  }
+#endif
   std::fprintf(g_err, "postbox: error: %s\n", one_line(message).c_str());
   return 2;
+}
+
+// --help and --version print once per job under mpirun.
+int print_help(const CLI::App& app, const CLI::Error& e) {
+#ifdef POSTBOX_HAVE_MPI
+  if (mpi::active() && mpi::process() != 0) return 0;
+#endif
+  return app.exit(e);
 }
 
 // CLI11 says "A subcommand is required" for `postbox nosuch`; name the word instead.
@@ -92,6 +109,9 @@ void refuse_empty_values(CLI::App& app) {
 
 }  // namespace
 
+// run_main() after MPI start-up: parse and run the command.
+int run_parsed(int argc, char** argv);
+
 std::unique_ptr<CLI::App> make_app() {
   auto app = std::make_unique<CLI::App>(
       "postbox: collective communication and barriers on shared-memory SMP machines,\n"
@@ -122,17 +142,43 @@ std::unique_ptr<CLI::App> make_app() {
 int run_main(int argc, char** argv, std::FILE* err) {
   g_exit_code = 0;
   g_err = err;
+#ifdef POSTBOX_HAVE_MPI
+  // `run` under mpirun is one job across the processes (cluster_cli.hpp); fails before parsing
+  // only when the MPI library lacks MPI_THREAD_MULTIPLE.
+  std::optional<mpi::Scope> scope;
+  try {
+    scope.emplace(&argc, &argv);
+  } catch (const std::runtime_error& e) {
+    std::fprintf(g_err, "postbox: error: %s\n", one_line(e.what()).c_str());
+    return 2;
+  }
+#endif
+  const int code = run_parsed(argc, argv);
+#ifdef POSTBOX_HAVE_MPI
+  // Paths that never reached the agreement (--help, --list) still take part in it, so that a
+  // process refused elsewhere does not wait for them.
+  std::string fingerprint;
+  for (int i = 1; i < argc; ++i) fingerprint += std::string(argv[i]) + '\0';
+  if (const auto problem = mpi::settle(fingerprint)) {
+    if (!problem->empty()) std::fprintf(g_err, "postbox: error: %s\n", problem->c_str());
+    return 2;
+  }
+#endif
+  return code;
+}
+
+int run_parsed(int argc, char** argv) {
   const std::unique_ptr<CLI::App> owned = make_app();
   CLI::App& app = *owned;
   if (const auto unknown = unknown_command(app, argc, argv)) return fail(*unknown);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return check_stdout(app.exit(e));
+    return check_stdout(print_help(app, e));
   } catch (const CLI::CallForAllHelp& e) {
-    return check_stdout(app.exit(e));
+    return check_stdout(print_help(app, e));
   } catch (const CLI::CallForVersion& e) {
-    return check_stdout(app.exit(e));
+    return check_stdout(print_help(app, e));
   } catch (const CLI::ParseError& e) {
     return fail(std::string(e.what()) + " (see --help)");
   } catch (const InputError& e) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "cluster_cli.hpp"
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/verify.hpp"
 #include "postbox/runtime/check.hpp"
@@ -24,6 +25,9 @@
 #include "postbox/runtime/parse.hpp"
 #include "postbox/runtime/plan_export.hpp"
 #include "postbox/runtime/team.hpp"
+#ifdef POSTBOX_HAVE_MPI
+#include "postbox/cluster/job.hpp"
+#endif
 
 namespace postbox::cli {
 namespace {
@@ -37,8 +41,10 @@ struct RunArgs {
   std::string iters = "10";
   std::string verify_every;
   std::string file;
+  std::string threads;
   CLI::Option* verify_every_opt = nullptr;
   CLI::Option* file_opt = nullptr;
+  CLI::Option* threads_opt = nullptr;
   bool verify = false;
   bool json = false;
   bool list = false;
@@ -73,8 +79,50 @@ std::pair<std::shared_ptr<const Plan>, PlanRequest> plan_from_file(const RunArgs
   return {plan, select_plan(given, kRunDefaults)};
 }
 
+// The job's shape: P processes (1 without mpirun) × T threads. --threads T sets p = P·T, and an
+// explicit --p must agree; without --threads, --p must be a multiple of P (T = p / P), else T = 1.
+struct Shape {
+  int processes = 1;
+  int threads = 0;  // 0: no --threads and one process (p is --p's, as before)
+};
+
+Shape job_shape(const RunArgs& args, std::map<std::string, std::string>& given, int processes) {
+  Shape shape{processes, 0};
+  const auto p_given = given.find("p");
+  if (args.threads_opt->count() > 0) {
+    shape.threads = static_cast<int>(parse_int(args.threads, "--threads", 1, kMaxRunRanks));
+    const std::int64_t p = static_cast<std::int64_t>(processes) * shape.threads;
+    if (p_given != given.end() && parse_int(p_given->second, "--p", 1, std::int64_t{1} << 30) != p) {
+      throw InputError("--p " + p_given->second + " disagrees with " + std::to_string(processes) + " processes x --threads " +
+                       args.threads + " = " + std::to_string(p));
+    }
+    given["p"] = std::to_string(p);
+  } else if (processes > 1) {
+    if (p_given == given.end()) {
+      shape.threads = 1;
+      given["p"] = std::to_string(processes);
+    } else {
+      const std::int64_t p = parse_int(p_given->second, "--p", 1, std::int64_t{1} << 30);
+      if (p % processes != 0) {
+        throw InputError("--p " + p_given->second + " is not a multiple of the " + std::to_string(processes) +
+                         " processes (give --threads T for p = processes x T)");
+      }
+      shape.threads = static_cast<int>(p / processes);
+    }
+  }
+  return shape;
+}
+
+#ifdef POSTBOX_HAVE_MPI
+void run_across_processes(const RunArgs& args, const std::shared_ptr<const Plan>& plan, const PlanRequest& req,
+                          const Shape& shape, int iters, int every);
+#endif
+
 void run_collective(const RunArgs& args) {
   if (args.list) {
+#ifdef POSTBOX_HAVE_MPI
+    if (mpi::process() != 0) return;
+#endif
     list_algorithms();
     return;
   }
@@ -85,7 +133,28 @@ void run_collective(const RunArgs& args) {
     every = static_cast<int>(parse_int(args.verify_every, "--verify-every", 1, iters));
   }
   const bool from_file = args.file_opt->count() > 0;
-  auto [plan, req] = from_file ? plan_from_file(args) : std::pair{std::shared_ptr<const Plan>(), select_plan(args.sel->given(), kRunDefaults)};
+  int processes = 1;
+#ifdef POSTBOX_HAVE_MPI
+  processes = mpi::processes();
+#endif
+  auto given = args.sel->given();
+  const Shape shape = job_shape(args, given, processes);
+  if (from_file && args.threads_opt->count() > 0) throw InputError("--threads does not apply with --file (the plan names its p)");
+  auto [plan, req] = from_file ? plan_from_file(args) : std::pair{std::shared_ptr<const Plan>(), select_plan(given, kRunDefaults)};
+  if (from_file && req.p % processes != 0) {
+    throw InputError("--file " + args.file + ": the plan's p = " + std::to_string(req.p) + " is not a multiple of the " +
+                     std::to_string(processes) + " processes");
+  }
+#ifndef POSTBOX_HAVE_MPI
+  (void)shape;
+#else
+  if (mpi::active()) {
+    Shape s = shape;
+    s.threads = req.p / processes;
+    run_across_processes(args, plan, req, s, iters, every);
+    return;
+  }
+#endif
   if (req.p > kMaxRunRanks) {
     throw InputError("--p must be at most " + std::to_string(kMaxRunRanks) + " for run (a thread per rank), got " +
                      std::to_string(req.p));
@@ -185,6 +254,97 @@ void run_collective(const RunArgs& args) {
   std::printf("%s\n", !verified ? "" : (*verified ? ", verified" : (timed ? ", VERIFY FAILED" : "VERIFY FAILED")));
 }
 
+#ifdef POSTBOX_HAVE_MPI
+// `run` under mpirun: the same plan, run by a cluster::Job of P processes × T threads; every
+// process checks its own ranks, process 0 prints (docs/cluster.md).
+void run_across_processes(const RunArgs& args, const std::shared_ptr<const Plan>& given_plan, const PlanRequest& req,
+                          const Shape& shape, int iters, int every) {
+  require_threads(static_cast<std::uint64_t>(shape.threads), "--threads " + std::to_string(shape.threads));
+  if (req.op == "barrier" && args.verify) {
+    throw InputError("--verify does not apply to barrier: its messages carry no data (a run that returns has completed "
+                     "every rank's arrival and wake-up)");
+  }
+  if (args.verify) require_oracle(req.op);
+  if (dry_run()) return;
+  std::optional<Oracle> oracle;
+  if (args.verify || Oracle::knows(req.op)) oracle.emplace(req);
+  std::shared_ptr<const Plan> plan = given_plan ? given_plan : cached_plan(req);
+  bool oracle_fits = oracle && !oracle->check_buffers(*plan);
+  if (args.verify && !oracle_fits) {
+    throw InputError("verify: " + oracle->check_buffers(*plan).value_or(""));
+  }
+  if (!oracle_fits) oracle.reset();  // a hand-made plan with other buffers: zeros
+  // Every process must run the same plan the same way: the agreement compares the plan itself.
+  char fp[128];
+  std::snprintf(fp, sizeof fp, "%016llx|T%d|i%d|e%d|v%d|j%d",
+                static_cast<unsigned long long>(cluster::plan_fingerprint(*plan)), shape.threads, iters, every,
+                args.verify ? 1 : 0, args.json ? 1 : 0);
+  mpi::agree(fp);
+
+  TeamOptions opts;
+  opts.mailbox.ring_bytes = 64 * 1024;  // the job raises it where the plan needs more
+  cluster::Job job(MPI_COMM_WORLD, shape.threads, opts);
+  std::vector<std::vector<std::byte>> bufs(static_cast<std::size_t>(shape.threads));
+  std::vector<std::span<std::byte>> users;
+  for (int t = 0; t < shape.threads; ++t) {
+    bufs[static_cast<std::size_t>(t)].resize(plan->user_bytes[static_cast<std::size_t>(job.rank_of(t))]);
+    users.emplace_back(bufs[static_cast<std::size_t>(t)]);
+  }
+  const ReduceFn sum = unsigned_sum(plan->elem_bytes);
+  std::vector<double> ns;
+  int checked = 0;
+  std::optional<bool> verified;
+  for (int it = -1; it < iters; ++it) {  // iteration -1: untimed warm-up
+    if (oracle)
+      for (int t = 0; t < shape.threads; ++t) oracle->fill(job.rank_of(t), users[static_cast<std::size_t>(t)]);
+    job.barrier();
+    const auto t0 = std::chrono::steady_clock::now();
+    job.run(plan, users, &sum);
+    const auto t1 = std::chrono::steady_clock::now();
+    // A run's time: from the barrier to the last process's last rank.
+    const double slowest = job.max_over_processes(std::chrono::duration<double, std::nano>(t1 - t0).count());
+    if (it >= 0) ns.push_back(slowest);
+    if (!args.verify || !(it < 0 || (it + 1) % every == 0 || it + 1 == iters)) continue;
+    ++checked;
+    const auto bad = job.check(*oracle, users);
+    verified = !bad;
+    if (bad) {
+      if (job.process() == 0) {
+        std::fprintf(stderr, "postbox: verify failed: %s (%s)\n", bad->str().c_str(),
+                     it < 0 ? "warm-up run" : ("timed run " + std::to_string(it + 1)).c_str());
+      }
+      set_exit_code(1);
+      break;
+    }
+  }
+  if (job.process() != 0) return;
+  std::sort(ns.begin(), ns.end());
+  const bool timed = !ns.empty();
+  const double median = timed ? ns[(ns.size() - 1) / 2] : 0;
+  const double p90 =
+      timed ? ns[std::min(ns.size() - 1, static_cast<std::size_t>(0.9 * static_cast<double>(ns.size() - 1) + 0.5))] : 0;
+  if (args.json) {
+    nlohmann::ordered_json j{{"op", plan->op},          {"algo", plan->algo},    {"p", plan->p},
+                             {"processes", job.processes()},                     {"threads", job.threads()},
+                             {"bytes", plan->bytes},    {"iters", iters},        {"timed_runs", ns.size()},
+                             {"median_ns", nullptr},
+                             {"p90_ns", nullptr},       {"verified", nullptr},   {"verified_runs", checked}};
+    if (timed) {
+      j["median_ns"] = median;
+      j["p90_ns"] = p90;
+    }
+    if (verified) j["verified"] = *verified;
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::printf("%s/%s p=%d (%d processes x %d threads) bytes=%llu iters=%d: ", plan->op.c_str(), plan->algo.c_str(),
+              plan->p, job.processes(), job.threads(), static_cast<unsigned long long>(plan->bytes), iters);
+  if (ns.size() < static_cast<std::size_t>(iters)) std::printf("stopped after %zu timed runs, ", ns.size());
+  if (timed) std::printf("median %.1f us, p90 %.1f us", median / 1e3, p90 / 1e3);
+  std::printf("%s\n", !verified ? "" : (*verified ? ", verified" : (timed ? ", VERIFY FAILED" : "VERIFY FAILED")));
+}
+#endif
+
 }  // namespace
 
 void register_run(CLI::App& app) {
@@ -210,8 +370,14 @@ void register_run(CLI::App& app) {
                                    "selection; --verify checks it against its op's definition (s2p: give the sources "
                                    "with --dist/--sources/--source-list and --mesh)")
                        ->type_name("FILE");
+  args->threads_opt = cmd->add_option("--threads", args->threads,
+                                      "Threads per process, 1 to 4096: under mpirun with P processes the job has p = P x "
+                                      "T ranks (rank = process x T + thread; an explicit --p must agree), without mpirun "
+                                      "p = T")
+                          ->type_name("T");
   cmd->add_flag("--json", args->json,
-                R"(Print {"op","algo","p","bytes","iters","timed_runs","median_ns","p90_ns","verified","verified_runs"})");
+                R"(Print {"op","algo","p","bytes","iters","timed_runs","median_ns","p90_ns","verified","verified_runs"}; )"
+                R"(under mpirun also "processes" and "threads" after "p")");
   cmd->add_flag("--list", args->list, "List every registered op and algorithm, one per line, and exit");
   cmd->callback([args] { run_collective(*args); });
 }

@@ -7,15 +7,20 @@
 
 namespace postbox {
 
-PlanExecutor::PlanExecutor(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)) {
+PlanExecutor::PlanExecutor(std::shared_ptr<const Plan> plan)
+    : PlanExecutor(plan, 0, plan == nullptr ? 0 : plan->p) {}
+
+PlanExecutor::PlanExecutor(std::shared_ptr<const Plan> plan, int first, int count) : plan_(std::move(plan)), first_(first) {
   PB_CHECK(plan_ != nullptr, "PlanExecutor: null plan");
   const auto problem = validate(*plan_);
   PB_CHECK(!problem, "PlanExecutor: invalid plan: " + problem.value_or(""));
-  scratch_.resize(static_cast<std::size_t>(plan_->p));
-  for (int r = 0; r < plan_->p; ++r) {
-    scratch_[static_cast<std::size_t>(r)].resize(plan_->scratch_bytes[static_cast<std::size_t>(r)]);
+  PB_CHECK(first >= 0 && count >= 0 && first <= plan_->p - count, "PlanExecutor: ranks outside the plan");
+  scratch_.resize(static_cast<std::size_t>(count));
+  for (int r = first; r < first + count; ++r)
+    scratch_[static_cast<std::size_t>(r - first)].resize(plan_->scratch_bytes[static_cast<std::size_t>(r)]);
+  // Whether any rank reduces: check_op() refuses a missing operator alike on every rank.
+  for (int r = 0; r < plan_->p && !has_reduce_; ++r)
     for (const OpView op : plan_->ops(r)) has_reduce_ = has_reduce_ || op.code == OpCode::reduce;
-  }
 }
 
 void PlanExecutor::check(Team& team, const ReduceFn* op) const {
@@ -24,6 +29,21 @@ void PlanExecutor::check(Team& team, const ReduceFn* op) const {
   if (team.size() != plan.p) {
     throw InputError(name + ": plan for p = " + std::to_string(plan.p) + " run on a team of " + std::to_string(team.size()));
   }
+  check_op(op);
+  const std::uint64_t ring = team.mailboxes().options().ring_bytes;
+  // relaxed: rings_ok_ caches a pure function of (plan, ring); see the member's comment.
+  if (rings_ok_.load(std::memory_order_relaxed) != ring) {
+    if (const auto problem = validate_rings(plan, ring)) {
+      throw InputError(name + " needs mailbox rings of at least " + std::to_string(ring_bytes_needed(plan)) +
+                       " bytes (team has " + std::to_string(ring) + "): " + *problem);
+    }
+    rings_ok_.store(ring, std::memory_order_relaxed);
+  }
+}
+
+void PlanExecutor::check_op(const ReduceFn* op) const {
+  const Plan& plan = *plan_;
+  const std::string name = plan.op + "/" + plan.algo;
   if (has_reduce_) {
     if (op == nullptr || op->fn == nullptr) throw InputError(name + " combines values but no reduce operator was given");
     if (op->elem_bytes != plan.elem_bytes) {
@@ -36,35 +56,30 @@ void PlanExecutor::check(Team& team, const ReduceFn* op) const {
     throw InputError(name + " combines cyclic windows and needs a commutative operator; use an order-preserving "
                             "algorithm (recursive-doubling, reduce-bcast) for this one");
   }
-  const std::uint64_t ring = team.mailboxes().options().ring_bytes;
-  // relaxed: rings_ok_ caches a pure function of (plan, ring); see the member's comment.
-  if (rings_ok_.load(std::memory_order_relaxed) != ring) {
-    if (const auto problem = validate_rings(plan, ring)) {
-      throw InputError(name + " needs mailbox rings of at least " + std::to_string(ring_bytes_needed(plan)) +
-                       " bytes (team has " + std::to_string(ring) + "): " + *problem);
-    }
-    rings_ok_.store(ring, std::memory_order_relaxed);
-  }
 }
 
-void PlanExecutor::run_rank(RankContext& ctx, std::span<std::byte> user, const ReduceFn* op) {
-  check(ctx.team(), op);
-  const int rank = ctx.rank();
+// One program, two ways for its messages to travel: the team's mailboxes (inlined, the hot path
+// of every thread run) and a Transport.
+template <class Send, class Recv>
+void PlanExecutor::run_program(int rank, std::span<std::byte> user, const ReduceFn* op, Send&& send, Recv&& recv) {
   const Plan& plan = *plan_;
+  PB_CHECK(rank >= first_ && rank - first_ < static_cast<int>(scratch_.size()),
+           "PlanExecutor: rank " + std::to_string(rank) + " is not one this executor runs");
   if (user.size() < plan.user_bytes[static_cast<std::size_t>(rank)]) {
     throw InputError(plan.op + "/" + plan.algo + ": rank " + std::to_string(rank) + " buffer has " +
                      std::to_string(user.size()) + " bytes, plan needs " +
                      std::to_string(plan.user_bytes[static_cast<std::size_t>(rank)]));
   }
-  std::byte* const base[2] = {user.data(), scratch_[static_cast<std::size_t>(rank)].data()};
+  std::byte* const base[2] = {user.data(), scratch_[static_cast<std::size_t>(rank - first_)].data()};
   auto at = [&](const Region& g) { return base[static_cast<std::size_t>(g.buffer)] + g.offset; };
+  std::uint32_t j = 0;
   for (const OpView o : plan.ops(rank)) {
     switch (o.code) {
       case OpCode::send:
-        ctx.send(o.peer, {at(o.a), o.a.bytes});
+        send(o, j, std::span<const std::byte>(at(o.a), o.a.bytes));
         break;
       case OpCode::recv: {
-        const std::size_t n = ctx.recv(o.peer, {at(o.a), o.a.bytes});
+        const std::size_t n = recv(o, j, std::span<std::byte>(at(o.a), o.a.bytes));
         PB_CHECK(n == o.a.bytes, "executor: message of " + std::to_string(n) + " bytes where the plan expects " +
                                      std::to_string(o.a.bytes));
         break;
@@ -82,7 +97,23 @@ void PlanExecutor::run_rank(RankContext& ctx, std::span<std::byte> user, const R
         if (o.a.bytes != 0 && !(o.a == o.b)) std::memcpy(at(o.a), at(o.b), o.a.bytes);
         break;
     }
+    ++j;
   }
+}
+
+void PlanExecutor::run_rank(RankContext& ctx, std::span<std::byte> user, const ReduceFn* op) {
+  check(ctx.team(), op);
+  run_program(
+      ctx.rank(), user, op, [&](const OpView& o, std::uint32_t, std::span<const std::byte> b) { ctx.send(o.peer, b); },
+      [&](const OpView& o, std::uint32_t, std::span<std::byte> b) { return ctx.recv(o.peer, b); });
+}
+
+void PlanExecutor::run_rank(int rank, Transport& transport, std::span<std::byte> user, const ReduceFn* op) {
+  check_op(op);
+  run_program(
+      rank, user, op, [&](const OpView& o, std::uint32_t j, std::span<const std::byte> b) { transport.send(o, j, b); },
+      [&](const OpView& o, std::uint32_t j, std::span<std::byte> b) { return transport.recv(o, j, b); });
+  transport.finish();
 }
 
 void PlanExecutor::run(Team& team, std::span<const std::span<std::byte>> users, const ReduceFn* op) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "postbox/runtime/check.hpp"
@@ -146,6 +147,91 @@ TEST(Executor, ShortUserBufferIsAnInputError) {
   std::vector<std::span<std::byte>> users{std::as_writable_bytes(std::span(a)), std::as_writable_bytes(std::span(b))};
   const ReduceFn add{&add_u64, nullptr, 8, true};
   EXPECT_THROW(ex.run(team, users, &add), InputError);
+}
+
+// A Transport over the team's mailboxes that logs what the executor asks of it: each rank's
+// sends and receives in program order with their j, then one finish().
+struct LoggingTransport final : Transport {
+  RankContext& ctx;
+  std::vector<std::string> log;
+  explicit LoggingTransport(RankContext& c) : ctx(c) {}
+  void send(const OpView& op, std::uint32_t j, std::span<const std::byte> bytes) override {
+    log.push_back("send " + std::to_string(j) + " to " + std::to_string(op.peer) + " tag " + std::to_string(op.tag));
+    ctx.send(op.peer, bytes);
+  }
+  std::size_t recv(const OpView& op, std::uint32_t j, std::span<std::byte> into) override {
+    log.push_back("recv " + std::to_string(j) + " from " + std::to_string(op.peer) + " tag " + std::to_string(op.tag));
+    return ctx.recv(op.peer, into);
+  }
+  void finish() override { log.push_back("finish"); }
+};
+
+TEST(ExecutorTransport, RunsTheProgramThroughTheTransportInProgramOrder) {
+  const int p = 3;
+  const std::uint64_t count = 5;
+  auto plan = ring_sum_plan(p, count);
+  // Two executors, each for part of the ranks (as two processes would hold them).
+  PlanExecutor low(plan, 0, 1), high(plan, 1, 2);
+  Team team(p, unpinned());
+  std::vector<std::vector<std::uint64_t>> data(p, std::vector<std::uint64_t>(count));
+  std::uint64_t expect = 0;
+  for (int r = 0; r < p; ++r) {
+    for (std::uint64_t i = 0; i < count; ++i) data[static_cast<std::size_t>(r)][i] = static_cast<std::uint64_t>(r) * 10 + i;
+    expect += static_cast<std::uint64_t>(r) * 10;
+  }
+  const ReduceFn add{&add_u64, nullptr, 8, true};
+  std::vector<std::vector<std::string>> logs(p);
+  team.run([&](RankContext& ctx) {
+    LoggingTransport t(ctx);
+    const int r = ctx.rank();
+    (r == 0 ? low : high).run_rank(r, t, std::as_writable_bytes(std::span(data[static_cast<std::size_t>(r)])), &add);
+    logs[static_cast<std::size_t>(r)] = t.log;
+  });
+  for (int r = 0; r < p; ++r) {
+    for (std::uint64_t i = 0; i < count; ++i) EXPECT_EQ(data[static_cast<std::size_t>(r)][i], expect + p * i) << "rank " << r;
+    // Program: copy, then (send, recv, reduce, copy) p−1 times: j of the k-th send is 1 + 4k.
+    std::vector<std::string> want;
+    for (int k = 0; k + 1 < p; ++k) {
+      want.push_back("send " + std::to_string(1 + 4 * k) + " to " + std::to_string((r + 1) % p) + " tag " + std::to_string(k));
+      want.push_back("recv " + std::to_string(2 + 4 * k) + " from " + std::to_string((r + p - 1) % p) + " tag " + std::to_string(k));
+    }
+    want.push_back("finish");
+    EXPECT_EQ(logs[static_cast<std::size_t>(r)], want) << "rank " << r;
+  }
+}
+
+TEST(ExecutorTransport, ChecksTheOperatorAndTheBuffer) {
+  auto plan = std::make_shared<Plan>(*ring_sum_plan(2, 2));
+  plan->needs_commutative = true;
+  PlanExecutor ex(plan, 0, 2);
+  Team team(2, unpinned());
+  const ReduceFn nc{&add_u64, nullptr, 8, false};
+  const ReduceFn add{&add_u64, nullptr, 8, true};
+  std::vector<std::uint64_t> shorter(1);
+  team.run([&](RankContext& ctx) {
+    LoggingTransport t(ctx);
+    EXPECT_THROW(ex.run_rank(ctx.rank(), t, std::as_writable_bytes(std::span(shorter)), &nc), InputError);
+    EXPECT_THROW(ex.run_rank(ctx.rank(), t, std::as_writable_bytes(std::span(shorter)), nullptr), InputError);
+    EXPECT_THROW(ex.run_rank(ctx.rank(), t, std::as_writable_bytes(std::span(shorter)), &add), InputError);
+    EXPECT_TRUE(t.log.empty());  // refused before any message
+  });
+}
+
+TEST(ExecutorTransportDeathTest, ARankTheExecutorDoesNotRunFailsFast) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto plan = ring_sum_plan(3, 1);
+  auto run_rank0_on_high = [plan] {
+    PlanExecutor ex(plan, 1, 2);
+    Team team(1, unpinned());
+    std::uint64_t x = 0;
+    const ReduceFn add{&add_u64, nullptr, 8, true};
+    team.run([&](RankContext& ctx) {
+      LoggingTransport t(ctx);
+      ex.run_rank(0, t, std::as_writable_bytes(std::span(&x, 1)), &add);
+    });
+  };
+  EXPECT_DEATH(run_rank0_on_high(), "not one this executor runs");
+  EXPECT_DEATH({ PlanExecutor ex(plan, 2, 2); }, "ranks outside the plan");
 }
 
 }  // namespace

@@ -19,6 +19,11 @@
 //
 // Memory ordering: the mailboxes' (mailbox.hpp): what a rank wrote before a send is visible
 // to the receiver after the matching recv; nothing else is shared between ranks.
+//
+// Other transports (the seam postbox::cluster runs plans across MPI processes through): the
+// run_rank() overload that takes a Transport runs the same program, with every send and recv
+// going to the transport instead of a team's mailboxes; reduce and copy are the executor's as
+// above. An executor made for a range of ranks holds scratch for those ranks only.
 #pragma once
 
 #include <atomic>
@@ -41,10 +46,26 @@ struct ReduceFn {
   bool commutative = true;
 };
 
+// Where a rank's messages go when they do not go through a team's mailboxes. The executor calls
+// send() and recv() in the rank's program order, j being the op's index in that program (so a
+// transport can precompute per op), and finish() once after the rank's last op: when run_rank()
+// returns, the transport no longer reads or writes the rank's buffers. recv() returns the
+// message's size, which the executor checks against the region (PB_CHECK).
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual void send(const OpView& op, std::uint32_t j, std::span<const std::byte> bytes) = 0;
+  virtual std::size_t recv(const OpView& op, std::uint32_t j, std::span<std::byte> into) = 0;
+  virtual void finish() = 0;
+};
+
 class PlanExecutor {
  public:
   // The plan must pass validate() (PB_CHECK: plans come from builders or are checked first).
   explicit PlanExecutor(std::shared_ptr<const Plan> plan);
+  // Runs only ranks first..first+count-1 (scratch for those alone); 0 <= first, first + count
+  // <= plan.p (PB_CHECK).
+  PlanExecutor(std::shared_ptr<const Plan> plan, int first, int count);
   PlanExecutor(const PlanExecutor&) = delete;
   PlanExecutor& operator=(const PlanExecutor&) = delete;
 
@@ -58,15 +79,26 @@ class PlanExecutor {
   // ring_bytes_needed(plan)).
   void run_rank(RankContext& ctx, std::span<std::byte> user, const ReduceFn* op);
 
+  // Rank `rank`'s program over `user`, its messages through `transport`. The checks of
+  // check_op() and the buffer size as above (InputError); ring sizes are the transport's
+  // business. rank must be one this executor runs (PB_CHECK).
+  void run_rank(int rank, Transport& transport, std::span<std::byte> user, const ReduceFn* op);
+
   // team.run() with rank r working on users[r].
   void run(Team& team, std::span<const std::span<std::byte>> users, const ReduceFn* op);
 
   // The user-facing checks of run_rank() that need no rank: throws InputError or returns.
   void check(Team& team, const ReduceFn* op) const;
+  // The operator's checks of check() alone (no team): throws InputError or returns.
+  void check_op(const ReduceFn* op) const;
 
  private:
+  template <class Send, class Recv>
+  void run_program(int rank, std::span<std::byte> user, const ReduceFn* op, Send&& send, Recv&& recv);
+
   std::shared_ptr<const Plan> plan_;
-  std::vector<std::vector<std::byte>> scratch_;  // per rank, plan.scratch_bytes[rank]
+  int first_ = 0;  // the ranks this executor runs: first_ .. first_ + scratch_.size() - 1
+  std::vector<std::vector<std::byte>> scratch_;  // per rank run, plan.scratch_bytes[rank]
   bool has_reduce_ = false;
   // A ring capacity already shown to be enough (0: none yet). A cache of a pure function of
   // the plan, so relaxed loads and stores suffice: a stale value only repeats the check.
