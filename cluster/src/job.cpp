@@ -1,6 +1,8 @@
 #include "postbox/cluster/job.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -42,7 +44,15 @@ int JobTopology::distance(int a, int b) const {
 
 namespace {
 
+// The first rank of this process to fail reports and aborts; MPI_Abort from a second thread at
+// the same time may return (Open MPI 4.1), so later ones wait for the abort to end the process.
+std::atomic<bool> g_failing{false};
+
 [[noreturn]] void fail_rank(MPI_Comm comm, int rank, int process, int thread, const char* what, int code) {
+  // acq_rel: a single winner; nothing else is published through the flag.
+  if (g_failing.exchange(true, std::memory_order_acq_rel)) {
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
   std::fprintf(stderr, "postbox: error: rank %d (process %d, thread %d): %s\n", rank, process, thread, what);
   std::fflush(stderr);
   MPI_Abort(comm, code);
