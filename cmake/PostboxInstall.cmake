@@ -1,13 +1,20 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS postbox_runtime postbox_collectives postbox_barrier
+set(_postbox_libs postbox_runtime postbox_collectives postbox_barrier)
+set(_postbox_headers runtime/include/ collectives/include/ barrier/include/)
+# postbox::cluster when MPI was found; the package config then finds MPI for its users.
+if(TARGET postbox_cluster)
+  list(APPEND _postbox_libs postbox_cluster)
+  list(APPEND _postbox_headers cluster/include/)
+endif()
+install(TARGETS ${_postbox_libs}
   EXPORT postboxTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY runtime/include/ collectives/include/ barrier/include/
+install(DIRECTORY ${_postbox_headers}
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT postboxTargets NAMESPACE postbox:: FILE postboxTargets.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/postbox)
