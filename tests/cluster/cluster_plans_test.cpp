@@ -118,6 +118,17 @@ int main(int argc, char** argv) {
     }
   }
   if (topo.nodes() != 1) fail("one host, " + std::to_string(topo.nodes()) + " nodes");
+  // Placement with several processes on the node (all of them, here): a run of PUs each, or no
+  // pinning where the process sees fewer than processes x T PUs.
+  if (job.processes() > 1) {
+    const int pus = postbox::Topology::machine().pus();
+    if (pus >= job.processes() * threads) {
+      for (int t = 0; t < threads; ++t)
+        if (job.team().placement()[static_cast<std::size_t>(t)] != job.process() * threads + t) fail("placement");
+    } else if (job.team().pinned()) {
+      fail("pinned although " + std::to_string(pus) + " PUs < processes x T");
+    }
+  }
 
   // Staging: only where a later op overwrites the region of a send to another process.
   {

@@ -3,7 +3,10 @@
 //
 // Ranks: global rank = process · T + thread (process-major), process = the rank in the job's
 // communicator, thread = the rank in this process's Team. Every process runs a Team of T ranks
-// as a thread run does (TeamOptions: placement, pinning, rings).
+// as a thread run does (TeamOptions: placement, pinning, rings), with one exception for the
+// default (compact, pinned) options when k > 1 processes share a node: if the process's
+// topology has at least k·T PUs, process i of the node places its threads on PUs i·T .. i·T+T−1
+// (so the processes do not all pin thread t to PU t); otherwise nothing is pinned.
 //
 // Topology: JobTopology extends Topology's distance scale (kSamePu .. kMachine, inside one
 // process) with two levels above it: kSameNode for ranks in different processes on one node
