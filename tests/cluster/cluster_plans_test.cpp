@@ -84,6 +84,8 @@ bool run_one(pc::Job& job, std::map<std::string, std::string> given) {
       if (const auto bad = job.check(*oracle, users)) fail(name + " run " + std::to_string(run + 1) + ": " + bad->str());
     }
   }
+  // The job's team has rings the plan can run on (it grows them where the plan needs more).
+  if (postbox::validate_rings(*plan, job.team().mailboxes().options().ring_bytes)) fail(name + ": rings too small");
   job.forget(*plan);
   return true;
 }

@@ -99,6 +99,8 @@ class Job {
   // The global rank of this process's thread t: process() · threads() + t.
   [[nodiscard]] int rank_of(int thread) const noexcept { return process_ * threads_ + thread; }
   [[nodiscard]] const JobTopology& topology() const noexcept { return *topology_; }
+  // This process's Team. run() replaces it by one with larger rings when a plan needs them, so
+  // hold the reference only between runs.
   [[nodiscard]] Team& team() noexcept { return *team_; }
   // The job's own communicator (a duplicate of the constructor's).
   [[nodiscard]] MPI_Comm comm() const noexcept { return comm_; }
