@@ -93,8 +93,8 @@ Shape job_shape(const RunArgs& args, std::map<std::string, std::string>& given, 
     shape.threads = static_cast<int>(parse_int(args.threads, "--threads", 1, kMaxRunRanks));
     const std::int64_t p = static_cast<std::int64_t>(processes) * shape.threads;
     if (p_given != given.end() && parse_int(p_given->second, "--p", 1, std::int64_t{1} << 30) != p) {
-      throw InputError("--p " + p_given->second + " disagrees with " + std::to_string(processes) + " processes x --threads " +
-                       args.threads + " = " + std::to_string(p));
+      throw InputError("--p " + p_given->second + " disagrees with processes x --threads = " + std::to_string(processes) +
+                       " x " + args.threads + " = " + std::to_string(p));
     }
     given["p"] = std::to_string(p);
   } else if (processes > 1) {
