@@ -12,10 +12,11 @@ namespace {
 // 2 nodes x 2 processes x 2 threads: the two threads of every process share a core (1), except
 // process 3's, which share only the package (4).
 JobTopology two_nodes() {
-  std::vector<std::uint8_t> local;
+  std::vector<std::uint8_t> local(16, Topology::kSamePu);  // [q][a][b], 2 x 2 per process
   for (int q = 0; q < 4; ++q) {
-    const std::uint8_t apart = q == 3 ? Topology::kSamePackage : Topology::kSameCore;
-    local.insert(local.end(), {Topology::kSamePu, apart, apart, Topology::kSamePu});
+    const int apart = q == 3 ? Topology::kSamePackage : Topology::kSameCore;
+    local[static_cast<std::size_t>(4 * q + 1)] = static_cast<std::uint8_t>(apart);
+    local[static_cast<std::size_t>(4 * q + 2)] = static_cast<std::uint8_t>(apart);
   }
   return JobTopology(4, 2, {0, 0, 1, 1}, local);
 }
@@ -46,7 +47,9 @@ TEST(JobTopology, ProcessesAreFartherThanAnyLevelInsideOne) {
     for (int a = 0; a < 8; ++a)
       for (int b = 0; b < 8; ++b)
         for (int c = 0; c < 8; ++c)
-          if (t.distance(a, b) <= k && t.distance(b, c) <= k) EXPECT_LE(t.distance(a, c), k) << a << b << c;
+          if (t.distance(a, b) <= k && t.distance(b, c) <= k) {
+            EXPECT_LE(t.distance(a, c), k) << a << b << c;
+          }
 }
 
 TEST(JobTopologyDeathTest, RanksOutsideTheJobFailFast) {
