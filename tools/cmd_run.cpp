@@ -1,7 +1,8 @@
 // postbox run: one collective on threads (a cached plan on the thread executor), timed over
 // --iters runs, optionally verified byte for byte on every rank against the library's oracle
 // (collectives/verify.hpp); postbox run --list. The plan comes from the plan selection
-// (collectives/selection.hpp) or, with --file, from a JSON export.
+// (collectives/selection.hpp) or, with --file, from a JSON export. Under mpirun the same plan
+// runs on a cluster::Job of the processes x --threads ranks (docs/cluster.md).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -351,7 +352,8 @@ void register_run(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand(
       "run", "Run one collective on threads (a plan on the thread executor): time it over --iters runs, "
-             "optionally verify every rank's result byte for byte.\n"
+             "optionally verify every rank's result byte for byte. Under mpirun: one job of the processes x --threads "
+             "ranks, the plan run across them (docs/cluster.md).\n"
              "Limits, checked before anything runs: --p at most 4096 and what the system can start as threads; the "
              "mailbox rings (64 KiB per pair that talks, more if the plan needs it), buffers and threads within the "
              "memory available.\nExit status: 0 done (and verified); 1 verification failed; 2 bad input.");
