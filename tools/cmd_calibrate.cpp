@@ -13,6 +13,11 @@
 #include "postbox/runtime/calibrate.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/parse.hpp"
+#include "postbox/runtime/topology.hpp"
+#ifdef POSTBOX_HAVE_MPI
+#include "postbox/cluster/calibrate.hpp"
+#include "postbox/cluster/mpi_env.hpp"
+#endif
 
 namespace postbox::cli {
 
@@ -31,6 +36,8 @@ struct CalibrateArgs {
   std::string runs = std::to_string(CalibrateOptions{}.runs);
   std::string trials = std::to_string(CalibrateOptions{}.trials);
   std::string k_max = std::to_string(CalibrateOptions{}.k_max);
+  bool mpi = false;
+  std::string threads;  // --mpi: threads per process (empty: this process's CPUs / processes on the node)
 };
 
 // runs · trials · (1 + ... + k_max): the experiments' sends, bounded so a measurement takes
@@ -40,7 +47,46 @@ constexpr std::int64_t kMaxCalibrationWork = 20'000'000;
 // measurement is cheap, so it is retried before giving up with exit 1.
 constexpr int kAttempts = 5;
 
-void calibrate_here(const CalibrateArgs& a) {
+void print_figures(const LatencyFigures& c) {
+  std::printf("  Cordsen §5: first notification (s + r)  %8.1f ns\n", c.first_notification_ns);
+  std::printf("              second notification (2s + r) %7.1f ns\n", c.second_notification_ns);
+  std::printf("              s (sender side, k sends)   %8.1f ns ± %.1f\n", c.s_ns, c.s_spread_ns);
+  std::printf("              r = (s + r) - s            %8.1f ns ± %.1f\n", c.r_ns, c.r_spread_ns);
+  std::printf("              lambda = 1 + r/s           %8.2f\n", c.lambda);
+  std::printf("  Bruck §2.2: experiment 1  t0 = %6.1f ns  lambda = %6.2f ± %.2f\n", c.t0_ns, c.lambda_exp1,
+              c.lambda_exp1_spread);
+  std::printf("              experiment 2  t0 = %6.1f ns  lambda = %6.2f ± %.2f\n", c.t0_exp2_ns, c.lambda_exp2,
+              c.lambda_exp2_spread);
+  if (!c.lambdas_agree)
+    std::printf("  note: the two experiments' lambda disagree beyond their spread (a loaded machine, or the\n"
+                "        postal model does not describe this box well at this message size)\n");
+}
+
+// Writes what --save writes: the calibration JSON and the emulator's profiles (local, and
+// local-cluster when the figures between processes were measured).
+void save_all(const Calibration& c) {
+  const auto file = save_calibration(c);
+  const auto dir = calibration_profile_dir();
+  PB_CHECK(dir.has_value(), "a cache path exists but no profile directory");
+  std::error_code ec;
+  std::filesystem::create_directories(*dir, ec);
+  std::string wrote = file.string() + " (the library's calibration) and " + (*dir / "local.toml").string();
+  const auto write = [&](const std::filesystem::path& path, const std::string& text) {
+    std::ofstream out(path);
+    if (!out || !(out << text)) throw InputError("cannot write " + path.string());
+  };
+  write(*dir / "local.toml", local_profile_toml(c));
+  if (c.inter) {
+    write(*dir / "local-cluster.toml", local_cluster_profile_toml(c));
+    wrote += " and " + (*dir / "local-cluster.toml").string() + " (the emulator's profiles: --machine local, local-cluster)";
+  } else {
+    wrote += " (the emulator's profile: --machine local)";
+  }
+  // On stderr, so --json --save still prints only JSON on stdout.
+  std::fprintf(stderr, "postbox: wrote %s\n", wrote.c_str());
+}
+
+CalibrateOptions parse_options(const CalibrateArgs& a) {
   CalibrateOptions o;
   if (a.quick) {
     o = CalibrateOptions::quick();
@@ -54,21 +100,80 @@ void calibrate_here(const CalibrateArgs& a) {
                        std::to_string(work) + " sends, more than " + std::to_string(kMaxCalibrationWork));
     }
   }
+  return o;
+}
+
+// --mpi: both levels, under mpirun; process 0 prints and saves.
+void calibrate_mpi_here(const CalibrateArgs& a) {
+  const CalibrateOptions o = parse_options(a);
+#ifdef POSTBOX_HAVE_MPI
+  int threads = 0;
+  if (!a.threads.empty()) threads = static_cast<int>(parse_int(a.threads, "--threads", 1, 4096));
+  if (!cluster::launched_by_mpi()) throw InputError("--mpi: run under mpirun (mpirun -np 2 postbox calibrate --mpi)");
+  if (dry_run()) return;
+  cluster::MpiEnvironment env;
+  if (env.size() < 2) throw InputError("--mpi: needs at least 2 processes (mpirun -np 2 or more), got 1");
+  if (threads == 0) {
+    // This process's CPUs shared among the node's processes.
+    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int on_node = 1;
+    MPI_Comm_size(node, &on_node);
+    MPI_Comm_free(&node);
+    threads = std::max(1, allowed_cpu_count() / on_node);
+  }
+  Calibration c;
+  try {
+    c = cluster::calibrate_two_levels(MPI_COMM_WORLD, o, threads, kAttempts);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    if (env.rank() == 0) std::fprintf(stderr, "postbox: error: %s\n", e.what());
+    set_exit_code(1);
+    return;
+  }
+  if (env.rank() != 0) return;
+  if (allowed_cpu_count() < 2) {
+    std::fprintf(stderr, "postbox: note: process 0 may run on 1 CPU (mpirun binds each process to a core; pass "
+                         "--bind-to none): its two measuring threads share it, so the figures inside a process time "
+                         "the scheduler\n");
+  }
+  if (a.json) {
+    std::cout << calibration_json(c) << '\n';
+  } else {
+    std::printf("Inside process 0: postbox mailboxes (notify/recv) between two threads, k = 1..%d, %d trials per k,\n"
+                "median of %d runs (± half the range over runs), %.0f ms:\n",
+                c.k_max, c.trials, c.runs, c.elapsed_ms);
+    print_figures(c);
+    std::printf("Between processes 0 and 1 of %d: MPI point-to-point, k = 1..%d, %d trials per k, median of %d runs, %.0f ms:\n",
+                c.inter->processes, c.inter->k_max, c.inter->trials, c.inter->runs, c.inter->elapsed_ms);
+    print_figures(*c.inter);
+    std::printf("inter/intra: s %.1fx, r %.1fx\n", c.inter->s_ns / c.s_ns, c.r_ns > 0 ? c.inter->r_ns / c.r_ns : 0.0);
+  }
+  if (a.save) save_all(c);
+#else
+  (void)o;
+  throw InputError("--mpi: this postbox was built without MPI (install libopenmpi-dev and rebuild)");
+#endif
+}
+
+void calibrate_here(const CalibrateArgs& a) {
+  if (a.mpi) {
+    calibrate_mpi_here(a);
+    return;
+  }
+  const CalibrateOptions o = parse_options(a);
   if (dry_run()) return;
   Calibration c;
-  for (int attempt = 1;; ++attempt) {
-    try {
-      c = calibrate(o);
-      break;
-    } catch (const InputError&) {
-      throw;
-    } catch (const std::runtime_error& e) {
-      if (attempt < kAttempts) continue;
-      // An unusable measurement (an overloaded machine): not bad input, so exit 1.
-      std::fprintf(stderr, "postbox: error: %s (%d attempts)\n", e.what(), kAttempts);
-      set_exit_code(1);
-      return;
-    }
+  try {
+    c = calibrate_with_retries(o, kAttempts);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    // An unusable measurement (an overloaded machine): not bad input, so exit 1.
+    std::fprintf(stderr, "postbox: error: %s\n", e.what());
+    set_exit_code(1);
+    return;
   }
   if (a.json) {
     std::cout << calibration_json(c) << '\n';
@@ -76,31 +181,15 @@ void calibrate_here(const CalibrateArgs& a) {
     std::printf("Measured with postbox mailboxes (notify/recv) between two threads, k = 1..%d, %d trials per k,\n"
                 "median of %d runs (± half the range over runs), %.0f ms:\n",
                 c.k_max, c.trials, c.runs, c.elapsed_ms);
-    std::printf("  Cordsen §5: first notification (s + r)  %8.1f ns\n", c.first_notification_ns);
-    std::printf("              second notification (2s + r) %7.1f ns\n", c.second_notification_ns);
-    std::printf("              s (sender side, k sends)   %8.1f ns ± %.1f\n", c.s_ns, c.s_spread_ns);
-    std::printf("              r = (s + r) - s            %8.1f ns ± %.1f\n", c.r_ns, c.r_spread_ns);
-    std::printf("              lambda = 1 + r/s           %8.2f\n", c.lambda);
-    std::printf("  Bruck §2.2: experiment 1  t0 = %6.1f ns  lambda = %6.2f ± %.2f\n", c.t0_ns, c.lambda_exp1,
-                c.lambda_exp1_spread);
-    std::printf("              experiment 2  t0 = %6.1f ns  lambda = %6.2f ± %.2f\n", c.t0_exp2_ns, c.lambda_exp2,
-                c.lambda_exp2_spread);
-    if (!c.lambdas_agree)
-      std::printf("  note: the two experiments' lambda disagree beyond their spread (a loaded machine, or the\n"
-                  "        postal model does not describe this box well at this message size)\n");
+    print_figures(c);
   }
   if (a.save) {
-    const auto file = save_calibration(c);
-    const auto dir = calibration_profile_dir();
-    PB_CHECK(dir.has_value(), "a cache path exists but no profile directory");
-    std::error_code ec;
-    std::filesystem::create_directories(*dir, ec);
-    const auto profile = *dir / "local.toml";
-    std::ofstream out(profile);
-    if (!out || !(out << local_profile_toml(c))) throw InputError("cannot write " + profile.string());
-    // On stderr, so --json --save still prints only JSON on stdout.
-    std::fprintf(stderr, "postbox: wrote %s (the library's calibration) and %s (the emulator's profile: --machine local)\n",
-                 file.c_str(), profile.c_str());
+    // The figures between processes come only from an mpirun: a later run without --mpi keeps them.
+    try {
+      if (const auto old = load_calibration(); old && old->inter) c.inter = old->inter;
+    } catch (const InputError&) {
+    }
+    save_all(c);
   }
 }
 }  // namespace
@@ -130,6 +219,13 @@ void register_calibrate(CLI::App& app) {
                              "Write the result to $XDG_CACHE_HOME/postbox/calibration.json (else ~/.cache/postbox/...),\n"
                              "where the library looks first, and the emulator's 'local' profile to\n"
                              "$XDG_CACHE_HOME/postbox/profiles/local.toml (without --machine)");
+  auto* mpi = sub->add_flag("--mpi", args->mpi,
+                            "Under mpirun (at least 2 processes): also measure between processes 0 and 1 over MPI\n"
+                            "point-to-point with the same experiments; the JSON gains an \"inter\" object and --save\n"
+                            "also writes the emulator's 'local-cluster' profile (docs/cluster.md)");
+  auto* threads = sub->add_option("--threads", args->threads,
+                                  "With --mpi: threads per process of the jobs to model, 1 to 4096 (the local-cluster\n"
+                                  "profile's cores_per_node; default: this process's CPUs / processes on its node)");
   auto* quick = sub->add_flag("--quick", args->quick,
                               "The small measurement the library makes at first use (3 runs, k = 1..6, 24 trials)");
   auto* runs = sub->add_option("--runs", args->runs, "Independent runs, 1 to 1000; figures are medians over them")
@@ -142,13 +238,14 @@ void register_calibrate(CLI::App& app) {
                    ->capture_default_str();
   sub->callback([=] {
     if (machine_opt->count() > 0) {
-      for (auto* o : {save, quick, runs, trials, kmax})
+      for (auto* o : {save, quick, runs, trials, kmax, mpi, threads})
         if (o->count() > 0) throw InputError(o->get_name() + " applies only without --machine");
       set_exit_code(calibrate_emulated(args->machine, args->sizes, args->json, args->csv, args->plot));
       return;
     }
     for (auto* o : {sizes, csv, plot})
       if (o->count() > 0) throw InputError(o->get_name() + " applies only with --machine");
+    if (threads->count() > 0 && !args->mpi) throw InputError("--threads applies only with --mpi");
     if (args->quick)
       for (auto* o : {runs, trials, kmax})
         if (o->count() > 0) throw InputError(o->get_name() + " does not apply to --quick");

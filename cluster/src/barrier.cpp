@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "postbox/collectives/barrier_shape.hpp"
+#include "postbox/runtime/calibrate.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/topology.hpp"
 
@@ -75,8 +77,10 @@ struct Record {
 };
 
 void append(std::vector<std::byte>& out, const void* p, std::size_t n) {
-  const auto* b = static_cast<const std::byte*>(p);
-  out.insert(out.end(), b, b + n);
+  if (n == 0) return;
+  const std::size_t at = out.size();
+  out.resize(at + n);
+  std::memcpy(out.data() + at, p, n);
 }
 
 std::vector<std::byte> encode(std::uint64_t phase, std::uint32_t flags, const std::vector<Record>& records) {
@@ -213,6 +217,11 @@ ClusterEngine::ClusterEngine(MPI_Comm comm, int threads, ClusterBarrierOptions o
   std::string source;
   inter_ = options.inter_send_recv ? *options.inter_send_recv : inter_latency(&source);
   if (options.inter_send_recv) source = "options";
+  // Every process builds the same trees: process 0's figures (its file or options) for all.
+  std::int64_t sr[4] = {inter_.s.num(), inter_.s.den(), inter_.r.num(), inter_.r.den()};
+  MPI_Bcast(sr, 4, MPI_INT64_T, 0, comm_);
+  inter_ = SendRecv{Rational(sr[0], sr[1]), Rational(sr[2], sr[3])};
+  if (process_ != 0) source = "process 0's " + source;
   rebuild_links();
 
   // Polling MPI: the intra barrier's policy, or no spin when the threads of this node's
@@ -558,7 +567,13 @@ int ClusterBarrier::rank(int thread) const noexcept { return engine_->process_ *
 const std::string& ClusterBarrier::reason() const noexcept { return engine_->reason_; }
 
 SendRecv inter_latency(std::string* source) {
-  if (source != nullptr) *source = "the default s = r = 1 us";
+  if (const auto c = load_calibration(); c && c->inter) {
+    if (source != nullptr) *source = "the calibration file's inter figures";
+    // Whole nanoseconds, at least 1 for s (SendRecv needs s > 0), as calibrated_latency()'s users.
+    return SendRecv{Rational(std::max<std::int64_t>(1, std::llround(c->inter->s_ns))),
+                    Rational(std::max<std::int64_t>(0, std::llround(c->inter->r_ns)))};
+  }
+  if (source != nullptr) *source = "the default s = r = 1 us (no inter figures saved)";
   return SendRecv{Rational(1000), Rational(1000)};
 }
 

@@ -1,6 +1,8 @@
 #include "postbox/cluster/mpi_env.hpp"
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <stdexcept>
 #include <string>
 
@@ -26,6 +28,16 @@ bool launched_by_mpi() noexcept {
     if (s != nullptr && *s != '\0') return true;
   }
   return false;
+}
+
+void sleeping_barrier(MPI_Comm comm) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  MPI_Ibarrier(comm, &req);
+  for (int done = 0;;) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done != 0) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
 }
 
 MpiEnvironment::MpiEnvironment() : MpiEnvironment(nullptr, nullptr) {}

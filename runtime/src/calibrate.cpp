@@ -182,12 +182,7 @@ void measurer(Mailboxes& mb, Ranks ranks, int trials, double clock_ns, RunSample
   }
 }
 
-struct RunResult {
-  double s = 0, r = 0, t1 = 0, t2 = 0;
-  LambdaEstimate e1, e2;
-};
-
-RunResult one_run(const CalibrateOptions& o, double clock_ns) {
+CalibrationRun one_run(const CalibrateOptions& o, double clock_ns) {
   const Ranks ranks{o.k_max};
   MailboxOptions mo;
   mo.ring_bytes = 4096;
@@ -212,23 +207,7 @@ RunResult one_run(const CalibrateOptions& o, double clock_ns) {
   measurer(mb, ranks, o.trials, clock_ns, samples);
   b.join();
 
-  std::vector<double> ks;
-  std::array<std::vector<double>, 4> med;
-  for (int k = 1; k <= o.k_max; ++k) {
-    ks.push_back(k);
-    for (std::size_t e = 0; e < 4; ++e) med[e].push_back(lower_quartile(samples.t[e][static_cast<std::size_t>(k - 1)]));
-  }
-  RunResult res;
-  const auto notif = med[static_cast<std::size_t>(Exp::notification)];
-  res.t1 = notif[0];
-  res.t2 = notif[1];
-  res.s = fit_line(ks, med[static_cast<std::size_t>(Exp::send_only)]).slope;
-  res.r = res.t1 - res.s;
-  const BruckLambdaFit bruck =
-      fit_bruck(ks, med[static_cast<std::size_t>(Exp::exp1)], med[static_cast<std::size_t>(Exp::exp2)]);
-  res.e1 = bruck.e1;
-  res.e2 = bruck.e2;
-  return res;
+  return analyse_run(samples.t);
 }
 
 bool finite(double x) { return std::isfinite(x); }
@@ -240,7 +219,7 @@ std::optional<std::filesystem::path> cache_root() {
   return std::nullopt;
 }
 
-nlohmann::json to_json(const Calibration& c) {
+nlohmann::json to_json(const LatencyFigures& c) {
   nlohmann::json j;
   j["s_ns"] = c.s_ns;
   j["r_ns"] = c.r_ns;
@@ -261,6 +240,61 @@ nlohmann::json to_json(const Calibration& c) {
   j["trials"] = c.trials;
   j["elapsed_ms"] = c.elapsed_ms;
   return j;
+}
+
+nlohmann::json to_json(const Calibration& c) {
+  nlohmann::json j = to_json(static_cast<const LatencyFigures&>(c));
+  if (c.inter) {
+    nlohmann::json i = to_json(static_cast<const LatencyFigures&>(*c.inter));
+    i["processes"] = c.inter->processes;
+    i["threads"] = c.inter->threads;
+    j["inter"] = std::move(i);
+  }
+  return j;
+}
+
+// The figures of one JSON object; `prefix` names the object's fields in messages ("" or "inter.").
+LatencyFigures figures_from_json(const nlohmann::json& j, const std::string& where, const std::string& prefix) {
+  auto number = [&](const char* field, bool required, double fallback) -> double {
+    if (!j.contains(field)) {
+      if (required) throw InputError(where + ": field '" + prefix + field + "' is missing");
+      return fallback;
+    }
+    const auto& v = j.at(field);
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+      throw InputError(where + ": field '" + prefix + field + "' must be a finite number");
+    return v.get<double>();
+  };
+  LatencyFigures c;
+  c.s_ns = number("s_ns", true, 0);
+  c.r_ns = number("r_ns", true, 0);
+  c.lambda = number("lambda", true, 0);
+  c.t0_ns = number("t0_ns", true, 0);
+  c.lambda_exp1 = number("lambda_exp1", true, 0);
+  c.lambda_exp2 = number("lambda_exp2", true, 0);
+  if (!j.contains("runs")) throw InputError(where + ": field '" + prefix + "runs' is missing");
+  if (!j.at("runs").is_number_integer() || j.at("runs").get<long long>() < 0 || j.at("runs").get<long long>() > 1'000'000)
+    throw InputError(where + ": field '" + prefix + "runs' must be a non-negative integer");
+  c.runs = j.at("runs").get<int>();
+  if (c.s_ns <= 0) throw InputError(where + ": field '" + prefix + "s_ns' must be positive");
+  if (c.r_ns < 0) throw InputError(where + ": field '" + prefix + "r_ns' must not be negative");
+  if (c.lambda < 1) throw InputError(where + ": field '" + prefix + "lambda' must be at least 1");
+  c.t0_exp2_ns = number("t0_exp2_ns", false, 0);
+  c.first_notification_ns = number("first_notification_ns", false, 0);
+  c.second_notification_ns = number("second_notification_ns", false, 0);
+  c.s_spread_ns = number("s_spread_ns", false, 0);
+  c.r_spread_ns = number("r_spread_ns", false, 0);
+  c.lambda_exp1_spread = number("lambda_exp1_spread", false, 0);
+  c.lambda_exp2_spread = number("lambda_exp2_spread", false, 0);
+  c.k_max = static_cast<int>(number("k_max", false, 0));
+  c.trials = static_cast<int>(number("trials", false, 0));
+  c.elapsed_ms = number("elapsed_ms", false, 0);
+  if (j.contains("lambdas_agree")) {
+    if (!j.at("lambdas_agree").is_boolean())
+      throw InputError(where + ": field '" + prefix + "lambdas_agree' must be true or false");
+    c.lambdas_agree = j.at("lambdas_agree").get<bool>();
+  }
+  return c;
 }
 
 }  // namespace
@@ -318,18 +352,41 @@ Spread median_spread(std::vector<double> values) {
   return Spread{median_of(values), half};
 }
 
-Calibration calibrate(const CalibrateOptions& o) {
+void check_calibrate_options(const CalibrateOptions& o) {
   if (o.k_max < 4) throw InputError("calibrate: k_max must be at least 4");
   if (o.k_max > 64) throw InputError("calibrate: k_max must be at most 64");
   if (o.trials < 1) throw InputError("calibrate: trials must be at least 1");
   if (o.runs < 1) throw InputError("calibrate: runs must be at least 1");
   if (o.budget_ns < 0) throw InputError("calibrate: the time budget must not be negative");
-  const auto start = now_ns();
-  const double clock_ns = clock_overhead_ns();
+}
+
+CalibrationRun analyse_run(const std::array<std::vector<std::vector<double>>, 4>& samples) {
+  std::vector<double> ks;
+  std::array<std::vector<double>, 4> med;
+  const std::size_t k_max = samples[0].size();
+  for (std::size_t k = 1; k <= k_max; ++k) {
+    ks.push_back(static_cast<double>(k));
+    for (std::size_t e = 0; e < 4; ++e) {
+      std::vector<double> trials = samples[e][k - 1];
+      med[e].push_back(lower_quartile(trials));
+    }
+  }
+  CalibrationRun res;
+  const auto& notif = med[static_cast<std::size_t>(Exp::notification)];
+  res.t1 = notif[0];
+  res.t2 = notif[1];
+  res.s = fit_line(ks, med[static_cast<std::size_t>(Exp::send_only)]).slope;
+  res.r = res.t1 - res.s;
+  const BruckLambdaFit bruck =
+      fit_bruck(ks, med[static_cast<std::size_t>(Exp::exp1)], med[static_cast<std::size_t>(Exp::exp2)]);
+  res.e1 = bruck.e1;
+  res.e2 = bruck.e2;
+  return res;
+}
+
+LatencyFigures combine_runs(const std::vector<CalibrationRun>& runs, const CalibrateOptions& o) {
   std::vector<double> s, r, t1, t2, l1, l2, t01, t02;
-  for (int run = 0; run < o.runs; ++run) {
-    if (run > 0 && o.budget_ns > 0 && now_ns() - start > o.budget_ns) break;
-    const RunResult rr = one_run(o, clock_ns);
+  for (const CalibrationRun& rr : runs) {
     s.push_back(rr.s);
     r.push_back(rr.r);
     t1.push_back(rr.t1);
@@ -347,8 +404,7 @@ Calibration calibrate(const CalibrateOptions& o) {
   }
   if (l1.empty() || l2.empty())
     throw std::runtime_error("calibration failed: Bruck's experiments gave no positive t0 (the machine is too noisy; try again)");
-  Calibration c;
-  c.source = "measured";
+  LatencyFigures c;
   c.runs = static_cast<int>(s.size());
   c.k_max = o.k_max;
   c.trials = o.trials;
@@ -366,12 +422,39 @@ Calibration calibrate(const CalibrateOptions& o) {
   c.first_notification_ns = median_spread(t1).median;
   c.second_notification_ns = median_spread(t2).median;
   c.lambdas_agree = std::abs(c.lambda_exp1 - c.lambda_exp2) <= c.lambda_exp1_spread + c.lambda_exp2_spread;
-  c.elapsed_ms = static_cast<double>(now_ns() - start) / 1e6;
   if (!(c.s_ns > 0) || !finite(c.s_ns) || !(c.r_ns >= 0) || !finite(c.r_ns))
     throw std::runtime_error("calibration failed: measured s = " + std::to_string(c.s_ns) +
                              " ns, r = " + std::to_string(c.r_ns) + " ns (the machine is too noisy; try again)");
   c.lambda = 1 + c.r_ns / c.s_ns;
   return c;
+}
+
+Calibration calibrate(const CalibrateOptions& o) {
+  check_calibrate_options(o);
+  const auto start = now_ns();
+  const double clock_ns = clock_overhead_ns();
+  std::vector<CalibrationRun> runs;
+  for (int run = 0; run < o.runs; ++run) {
+    if (run > 0 && o.budget_ns > 0 && now_ns() - start > o.budget_ns) break;
+    runs.push_back(one_run(o, clock_ns));
+  }
+  Calibration c;
+  static_cast<LatencyFigures&>(c) = combine_runs(runs, o);
+  c.source = "measured";
+  c.elapsed_ms = static_cast<double>(now_ns() - start) / 1e6;
+  return c;
+}
+
+Calibration calibrate_with_retries(const CalibrateOptions& o, int attempts) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return calibrate(o);
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      if (attempt >= attempts) throw std::runtime_error(std::string(e.what()) + " (" + std::to_string(attempts) + " attempts)");
+    }
+  }
 }
 
 std::string describe(const Calibration& c) {
@@ -410,44 +493,24 @@ std::optional<Calibration> load_calibration(const std::filesystem::path& file) {
     throw InputError(where + " is not valid JSON (" + std::string(e.what()) + ")");
   }
   if (!j.is_object()) throw InputError(where + " must hold a JSON object");
-  auto number = [&](const char* field, bool required, double fallback) -> double {
-    if (!j.contains(field)) {
-      if (required) throw InputError(where + ": field '" + field + "' is missing");
-      return fallback;
-    }
-    const auto& v = j.at(field);
-    if (!v.is_number() || !std::isfinite(v.get<double>()))
-      throw InputError(where + ": field '" + field + "' must be a finite number");
-    return v.get<double>();
-  };
   Calibration c;
+  static_cast<LatencyFigures&>(c) = figures_from_json(j, where, "");
   c.source = "file";
-  c.s_ns = number("s_ns", true, 0);
-  c.r_ns = number("r_ns", true, 0);
-  c.lambda = number("lambda", true, 0);
-  c.t0_ns = number("t0_ns", true, 0);
-  c.lambda_exp1 = number("lambda_exp1", true, 0);
-  c.lambda_exp2 = number("lambda_exp2", true, 0);
-  if (!j.contains("runs")) throw InputError(where + ": field 'runs' is missing");
-  if (!j.at("runs").is_number_integer() || j.at("runs").get<long long>() < 0 || j.at("runs").get<long long>() > 1'000'000)
-    throw InputError(where + ": field 'runs' must be a non-negative integer");
-  c.runs = j.at("runs").get<int>();
-  if (c.s_ns <= 0) throw InputError(where + ": field 's_ns' must be positive");
-  if (c.r_ns < 0) throw InputError(where + ": field 'r_ns' must not be negative");
-  if (c.lambda < 1) throw InputError(where + ": field 'lambda' must be at least 1");
-  c.t0_exp2_ns = number("t0_exp2_ns", false, 0);
-  c.first_notification_ns = number("first_notification_ns", false, 0);
-  c.second_notification_ns = number("second_notification_ns", false, 0);
-  c.s_spread_ns = number("s_spread_ns", false, 0);
-  c.r_spread_ns = number("r_spread_ns", false, 0);
-  c.lambda_exp1_spread = number("lambda_exp1_spread", false, 0);
-  c.lambda_exp2_spread = number("lambda_exp2_spread", false, 0);
-  c.k_max = static_cast<int>(number("k_max", false, 0));
-  c.trials = static_cast<int>(number("trials", false, 0));
-  c.elapsed_ms = number("elapsed_ms", false, 0);
-  if (j.contains("lambdas_agree")) {
-    if (!j.at("lambdas_agree").is_boolean()) throw InputError(where + ": field 'lambdas_agree' must be true or false");
-    c.lambdas_agree = j.at("lambdas_agree").get<bool>();
+  if (j.contains("inter")) {
+    const auto& i = j.at("inter");
+    if (!i.is_object()) throw InputError(where + ": field 'inter' must be a JSON object");
+    InterCalibration inter;
+    static_cast<LatencyFigures&>(inter) = figures_from_json(i, where, "inter.");
+    const auto count = [&](const char* field, int least) {
+      if (!i.contains(field)) throw InputError(where + ": field 'inter." + field + "' is missing");
+      const auto& v = i.at(field);
+      if (!v.is_number_integer() || v.get<long long>() < least || v.get<long long>() > 1'000'000)
+        throw InputError(where + ": field 'inter." + field + "' must be an integer of at least " + std::to_string(least));
+      return v.get<int>();
+    };
+    inter.processes = count("processes", 2);
+    inter.threads = count("threads", 1);
+    c.inter = inter;
   }
   return c;
 }
@@ -481,37 +544,97 @@ std::filesystem::path save_calibration(const Calibration& c) {
   return *path;
 }
 
-std::string local_profile_toml(const Calibration& c) {
+namespace {
+
+struct Provenance {
+  std::string host = "unknown";
+  std::string date = "unknown";
+};
+
+Provenance provenance() {
   char host[256] = "unknown";
   if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown");
   host[sizeof host - 1] = '\0';
   const std::time_t now = std::time(nullptr);
   char date[32] = "unknown";
   if (std::tm tm{}; ::gmtime_r(&now, &tm) != nullptr) std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  std::string host_s;
-  for (const char* p = host; *p != '\0'; ++p)
-    if (*p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) host_s += *p;
+  Provenance p;
+  p.host.clear();
+  for (const char* q = host; *q != '\0'; ++q)
+    if (*q != '"' && *q != '\\' && static_cast<unsigned char>(*q) >= 0x20) p.host += *q;
+  p.date = date;
+  return p;
+}
+
+// A kind "sr" model's two fields (the [model] table of a `local` profile).
+void sr_fields(std::ostringstream& o, const LatencyFigures& c) {
+  o << "kind = \"sr\"\n";
+  o << "send_us = " << c.s_ns / 1000 << "  # measured s: slope of k back-to-back notifies (Cordsen §5)\n";
+  o << "recv_us = " << c.r_ns / 1000 << "  # measured r: first notification (s + r) minus s\n";
+}
+
+// The [calibration] table's measurement lines, each key prefixed (`inter_` for the level between
+// processes).
+void calibration_fields(std::ostringstream& o, const LatencyFigures& c, const std::string& prefix) {
+  o << prefix << "lambda = " << c.lambda << "\n";
+  o << prefix << "lambda_exp1 = " << c.lambda_exp1 << "\n";
+  o << prefix << "lambda_exp2 = " << c.lambda_exp2 << "\n";
+  o << prefix << "t0_us = " << c.t0_ns / 1000 << "\n";
+  o << prefix << "first_notification_us = " << c.first_notification_ns / 1000 << "\n";
+  o << prefix << "second_notification_us = " << c.second_notification_ns / 1000 << "\n";
+}
+
+}  // namespace
+
+std::string local_profile_toml(const Calibration& c) {
+  const Provenance pv = provenance();
   std::ostringstream o;
   o.precision(6);
   o << std::fixed;
   o << "# Written by `postbox calibrate --save` (docs/calibration.md). Re-run it to refresh.\n";
   o << "name = \"local\"\n";
-  o << "description = \"this machine (" << host_s << "), measured by postbox calibrate on " << date << "\"\n";
+  o << "description = \"this machine (" << pv.host << "), measured by postbox calibrate on " << pv.date << "\"\n";
   o << "[model]\n";
-  o << "kind = \"sr\"\n";
-  o << "send_us = " << c.s_ns / 1000 << "  # measured s: slope of k back-to-back notifies (Cordsen §5)\n";
-  o << "recv_us = " << c.r_ns / 1000 << "  # measured r: first notification (s + r) minus s\n";
+  sr_fields(o, c);
   o << "[calibration]\n";
-  o << "host = \"" << host_s << "\"\n";
-  o << "date = \"" << date << "\"\n";
+  o << "host = \"" << pv.host << "\"\n";
+  o << "date = \"" << pv.date << "\"\n";
   o << "method = \"postbox calibrate: Cordsen notification times, Bruck experiments 1 and 2, k = 1.." << c.k_max
     << ", " << c.trials << " trials, median of " << c.runs << " runs\"\n";
-  o << "lambda = " << c.lambda << "\n";
-  o << "lambda_exp1 = " << c.lambda_exp1 << "\n";
-  o << "lambda_exp2 = " << c.lambda_exp2 << "\n";
-  o << "t0_us = " << c.t0_ns / 1000 << "\n";
-  o << "first_notification_us = " << c.first_notification_ns / 1000 << "\n";
-  o << "second_notification_us = " << c.second_notification_ns / 1000 << "\n";
+  calibration_fields(o, c, "");
+  return o.str();
+}
+
+std::string local_cluster_profile_toml(const Calibration& c) {
+  if (!c.inter) throw InputError("local-cluster profile: the calibration has no figures between processes (postbox calibrate --mpi)");
+  const InterCalibration& x = *c.inter;
+  const Provenance pv = provenance();
+  std::ostringstream o;
+  o.precision(6);
+  o << std::fixed;
+  o << "# Written by `mpirun -np P postbox calibrate --mpi --save` (docs/cluster.md). Re-run it to refresh.\n";
+  o << "name = \"local-cluster\"\n";
+  o << "description = \"" << x.processes << " processes x " << x.threads << " threads on " << pv.host
+    << ", measured by postbox calibrate --mpi on " << pv.date << "\"\n";
+  o << "[model]\n";
+  o << "kind = \"cluster\"\n";
+  o << "[cluster]\n";
+  o << "nodes = " << x.processes << "\n";
+  o << "cores_per_node = " << x.threads << "\n";
+  o << "[intra]\n";
+  sr_fields(o, c);
+  o << "[inter]\n";
+  sr_fields(o, x);
+  o << "[calibration]\n";
+  o << "host = \"" << pv.host << "\"\n";
+  o << "date = \"" << pv.date << "\"\n";
+  o << "method = \"postbox calibrate --mpi: Cordsen notification times, Bruck experiments 1 and 2; inside a process "
+       "mailboxes between two threads, k = 1.."
+    << c.k_max << ", " << c.trials << " trials, median of " << c.runs
+    << " runs; between processes 0 and 1 MPI point-to-point, k = 1.." << x.k_max << ", " << x.trials
+    << " trials, median of " << x.runs << " runs\"\n";
+  calibration_fields(o, c, "");
+  calibration_fields(o, x, "inter_");
   return o.str();
 }
 

@@ -261,7 +261,71 @@ INSTANTIATE_TEST_SUITE_P(
         BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1.5})",
                    "'runs'"},
         BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": 1, "lambda": 0.5, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1})",
-                   "'lambda' must be at least 1"}));
+                   "'lambda' must be at least 1"},
+        // The optional "inter" object (calibrate --mpi): the same checks, fields named inter.*.
+        BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1, "inter": 3})",
+                   "'inter' must be a JSON object"},
+        BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1, "inter": {"r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1, "processes": 2, "threads": 1}})",
+                   "'inter.s_ns' is missing"},
+        BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1, "inter": {"s_ns": 1, "r_ns": -2, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1, "processes": 2, "threads": 1}})",
+                   "'inter.r_ns' must not be negative"},
+        BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1, "inter": {"s_ns": 1, "r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1, "processes": 1, "threads": 1}})",
+                   "'inter.processes' must be an integer of at least 2"},
+        BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1, "inter": {"s_ns": 1, "r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1, "processes": 2}})",
+                   "'inter.threads' is missing"}));
+
+// The optional "inter" object survives save and load; a file without it loads with none.
+TEST_F(CacheDir, InterFiguresRoundTrip) {
+  Calibration c = Sample();
+  EXPECT_EQ(calibration_json(c).find("inter"), std::string::npos);
+  InterCalibration x;
+  x.s_ns = 900.5;
+  x.r_ns = 2100.25;
+  x.lambda = 1 + 2100.25 / 900.5;
+  x.t0_ns = 950;
+  x.lambda_exp1 = 3.5;
+  x.lambda_exp2 = 3.25;
+  x.runs = 4;
+  x.processes = 3;
+  x.threads = 2;
+  c.inter = x;
+  save_calibration(c);
+  const auto back = load_calibration();
+  ASSERT_TRUE(back.has_value());
+  ASSERT_TRUE(back->inter.has_value());
+  EXPECT_DOUBLE_EQ(back->inter->s_ns, 900.5);
+  EXPECT_DOUBLE_EQ(back->inter->r_ns, 2100.25);
+  EXPECT_DOUBLE_EQ(back->inter->lambda, x.lambda);
+  EXPECT_DOUBLE_EQ(back->inter->lambda_exp1, 3.5);
+  EXPECT_DOUBLE_EQ(back->inter->lambda_exp2, 3.25);
+  EXPECT_DOUBLE_EQ(back->inter->t0_ns, 950);
+  EXPECT_EQ(back->inter->runs, 4);
+  EXPECT_EQ(back->inter->processes, 3);
+  EXPECT_EQ(back->inter->threads, 2);
+  EXPECT_DOUBLE_EQ(back->s_ns, 17.25);  // the level inside a process is unchanged
+  save_calibration(Sample());
+  EXPECT_FALSE(load_calibration()->inter.has_value());
+}
+
+// The local-cluster profile: exactly the tables the emulator's cluster machine reads.
+TEST_F(CacheDir, LocalClusterProfileHasBothLevels) {
+  Calibration c = Sample();
+  EXPECT_THROW((void)local_cluster_profile_toml(c), InputError);
+  InterCalibration x;
+  x.s_ns = 1500;
+  x.r_ns = 4250;
+  x.lambda = 1 + 4250.0 / 1500;
+  x.processes = 2;
+  x.threads = 4;
+  c.inter = x;
+  const std::string t = local_cluster_profile_toml(c);
+  for (const char* line : {"name = \"local-cluster\"\n", "[model]\nkind = \"cluster\"\n", "[cluster]\nnodes = 2\ncores_per_node = 4\n",
+                           "[intra]\nkind = \"sr\"\nsend_us = 0.017250", "recv_us = 0.140500", "[inter]\nkind = \"sr\"\nsend_us = 1.500000",
+                           "recv_us = 4.250000", "[calibration]\n", "inter_lambda = 3.833333"}) {
+    EXPECT_THAT(t, HasSubstr(line));
+  }
+  EXPECT_THAT(t, HasSubstr("description = \""));
+}
 
 TEST_F(CacheDir, EnvironmentOverridesBothFigures) {
   ::setenv("POSTBOX_S_NS", "10", 1);

@@ -85,7 +85,8 @@ struct ClusterBarrierOptions {
   BarrierOptions intra{};
   // Send latency s and receive latency r between processes: the leaders' wake-up tree is the
   // Fibo tree of these (Cordsen §4). nullopt: the calibration's inter-process figures
-  // (inter_latency()).
+  // (inter_latency()). Process 0's value counts for every process (broadcast at construction,
+  // so every process builds the same trees).
   std::optional<SendRecv> inter_send_recv{};
   // Run once per phase in the whole job (G4). Empty: none.
   std::function<void()> completion{};

@@ -15,6 +15,10 @@ namespace postbox::cluster {
 
 [[nodiscard]] bool launched_by_mpi() noexcept;
 
+// A barrier over comm whose waiting sleeps (MPI_Ibarrier, then MPI_Test every 200 µs): processes
+// that have nothing to do while others measure leave the cores alone (calibrate_mpi, bench).
+void sleeping_barrier(MPI_Comm comm);
+
 class MpiEnvironment {
  public:
   MpiEnvironment(int* argc, char*** argv);

@@ -26,6 +26,7 @@
 // POSTBOX_DEBUG=1. A malformed variable or file is an InputError naming it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -89,7 +90,8 @@ struct Spread {
 };
 Spread median_spread(std::vector<double> values);
 
-struct Calibration {
+// The measured figures of one level (inside a process, or between processes).
+struct LatencyFigures {
   // The figures the library uses.
   double s_ns = 0;
   double r_ns = 0;
@@ -100,8 +102,6 @@ struct Calibration {
   double lambda_exp2 = 0;
   int runs = 0;
 
-  // Where the figures came from: "measured", "file", "env" or "env+file" / "env+measured".
-  std::string source = "measured";
   // Measurement details (0 when not measured, e.g. from the environment).
   double t0_exp2_ns = 0;
   double first_notification_ns = 0;   // Cordsen's s + r
@@ -115,8 +115,39 @@ struct Calibration {
   double elapsed_ms = 0;  // wall-clock time of the measurement
 };
 
+// Between processes (`postbox calibrate --mpi`, postbox::cluster::calibrate_mpi): the same
+// experiments over MPI point-to-point between processes 0 and 1 of a job of `processes`.
+struct InterCalibration : LatencyFigures {
+  int processes = 0;
+  int threads = 0;  // threads per process of the job (its `local-cluster` profile's cores_per_node)
+};
+
+struct Calibration : LatencyFigures {
+  // Where the figures came from: "measured", "file", "env" or "env+file" / "env+measured".
+  std::string source = "measured";
+  // The figures between processes, when measured (the calibration JSON's optional "inter").
+  std::optional<InterCalibration> inter;
+};
+
 // Runs the experiments on two threads (the caller and one it starts). Bad options → InputError.
 Calibration calibrate(const CalibrateOptions& options = {});
+// calibrate() up to `attempts` times while a measurement is too noisy (a runtime_error); the last
+// one's error gains " (N attempts)". InputError is not retried.
+Calibration calibrate_with_retries(const CalibrateOptions& options, int attempts);
+// Throws InputError for options calibrate() refuses.
+void check_calibrate_options(const CalibrateOptions& options);
+
+// The analysis behind calibrate(), shared with the measurement between processes: samples[e][k − 1]
+// are one run's trials (ns) of experiment e (0 notification, 1 Bruck 1, 2 Bruck 2, 3 sender side)
+// with k receivers; a run takes each lower quartile and fits s, r and both λ.
+struct CalibrationRun {
+  double s = 0, r = 0, t1 = 0, t2 = 0;
+  LambdaEstimate e1, e2;
+};
+CalibrationRun analyse_run(const std::array<std::vector<std::vector<double>>, 4>& samples);
+// The figures from the runs (medians and spreads; λ = 1 + r/s). Runs without a usable fit →
+// std::runtime_error ("the machine is too noisy").
+LatencyFigures combine_runs(const std::vector<CalibrationRun>& runs, const CalibrateOptions& options);
 
 // One line for people: s, r, λ, both λ experiments, and whether they agree.
 std::string describe(const Calibration& c);
@@ -129,7 +160,8 @@ std::optional<std::filesystem::path> calibration_cache_path();
 std::optional<std::filesystem::path> calibration_profile_dir();
 
 // Missing file → nullopt. Unreadable or malformed file, or a field missing, mistyped or out of
-// range (s_ns <= 0, r_ns < 0, ...) → InputError naming the file and the field.
+// range (s_ns <= 0, r_ns < 0, ...) → InputError naming the file and the field (inside the
+// optional "inter" object: 'inter.s_ns', ...; "inter" also needs processes >= 2, threads >= 1).
 std::optional<Calibration> load_calibration(const std::filesystem::path& file);
 // The cache file; nullopt when there is none (or no cache directory).
 std::optional<Calibration> load_calibration();
@@ -143,6 +175,12 @@ std::filesystem::path save_calibration(const Calibration& c);
 // The `local` machine profile (docs/emulator.md): kind "sr" with send_us = s, recv_us = r,
 // and the measurement in [calibration].
 std::string local_profile_toml(const Calibration& c);
+
+// The `local-cluster` machine profile (docs/cluster.md, "Two-level calibration"): kind
+// "cluster", nodes = processes measured, cores_per_node = threads per process, [intra] and
+// [inter] each a kind "sr" model (send_us, recv_us), and the measurement in [calibration].
+// c.inter missing → InputError.
+std::string local_cluster_profile_toml(const Calibration& c);
 
 // Parses a latency from the environment variable `name` given its text: a finite number of
 // nanoseconds, > 0 for POSTBOX_S_NS (allow_zero false), >= 0 for POSTBOX_R_NS. → InputError.
