@@ -286,8 +286,12 @@ Tree finish(const ShapeSpec& shape, int p, int root, const SendRecv& model, Chil
 }
 
 // hier over explicit groups: group[l][rank] names rank's class at level l (outermost first).
-void hier_rec(const std::vector<std::vector<int>>& group, const std::vector<ShapeSpec>& shapes, std::size_t level,
-              std::vector<int> members, int leader, const SendRecv& model, Children& ch) {
+// models[l]: the s and r among the leaders of level l's classes (the last repeats: the innermost
+// tree, whose members share every class, takes the last level's).
+void hier_rec(const std::vector<std::vector<int>>& group, const std::vector<ShapeSpec>& shapes,
+              const std::vector<SendRecv>& models, std::size_t level, std::vector<int> members, int leader,
+              Children& ch) {
+  const SendRecv& model = models[std::min(level, models.size() - 1)];
   if (members.size() <= 1) return;
   if (level == group.size()) {
     // Innermost: the members are indistinguishable; one tree over them.
@@ -323,10 +327,10 @@ void hier_rec(const std::vector<std::vector<int>>& group, const std::vector<Shap
       for (int c : inner[v]) ch[static_cast<std::size_t>(heads[v])].push_back(heads[static_cast<std::size_t>(c)]);
     }
     for (std::size_t i = 0; i < order.size(); ++i) {
-      hier_rec(group, shapes, level + 1, by_class[order[i]], heads[i], model, ch);
+      hier_rec(group, shapes, models, level + 1, by_class[order[i]], heads[i], ch);
     }
   } else {
-    hier_rec(group, shapes, level + 1, std::move(members), leader, model, ch);
+    hier_rec(group, shapes, models, level + 1, std::move(members), leader, ch);
   }
 }
 
@@ -334,6 +338,11 @@ void hier_rec(const std::vector<std::vector<int>>& group, const std::vector<Shap
 
 Tree build_hier_tree(const std::vector<ShapeSpec>& level_shapes, const std::vector<std::vector<int>>& groups, int p,
                      int root, const SendRecv& model) {
+  return build_hier_tree(level_shapes, groups, p, root, model, {});
+}
+
+Tree build_hier_tree(const std::vector<ShapeSpec>& level_shapes, const std::vector<std::vector<int>>& groups, int p,
+                     int root, const SendRecv& model, const std::vector<SendRecv>& level_models) {
   if (p < 1 || p > kMaxP) throw InputError("p must be in 1.." + std::to_string(kMaxP) + ", got " + std::to_string(p));
   if (root < 0 || root >= p) throw InputError("root must be in 0.." + std::to_string(p - 1) + ", got " + std::to_string(root));
   (void)internal::to_quanta(model);
@@ -342,11 +351,15 @@ Tree build_hier_tree(const std::vector<ShapeSpec>& level_shapes, const std::vect
   spec.levels = level_shapes;
   validate_spec(spec);
   for (const auto& g : groups) PB_CHECK(g.size() == static_cast<std::size_t>(p), "one group per rank at each level");
+  for (const SendRecv& m : level_models) (void)internal::to_quanta(m);
   // Drop levels that do not refine the partition above them, so that a level's shape applies to
-  // a real split (a box without L3 groups, or one NUMA node per package, has fewer levels).
+  // a real split (a box without L3 groups, or one NUMA node per package, has fewer levels). A
+  // level's figures stay with it (eff_models).
   std::vector<std::vector<int>> eff;
+  std::vector<SendRecv> eff_models;
   std::vector<int> prev(static_cast<std::size_t>(p), 0);
-  for (const auto& g : groups) {
+  for (std::size_t l = 0; l < groups.size(); ++l) {
+    const auto& g = groups[l];
     std::map<std::pair<int, int>, int> combo;  // (class above, class here) → id
     std::vector<int> cur(static_cast<std::size_t>(p));
     for (int v = 0; v < p; ++v) {
@@ -355,13 +368,22 @@ Tree build_hier_tree(const std::vector<ShapeSpec>& level_shapes, const std::vect
     }
     std::map<int, int> above;
     for (int v = 0; v < p; ++v) above.try_emplace(prev[static_cast<std::size_t>(v)], 0);
-    if (combo.size() > above.size()) eff.push_back(cur);
+    if (combo.size() > above.size()) {
+      eff.push_back(cur);
+      if (!level_models.empty()) eff_models.push_back(level_models[std::min(l, level_models.size() - 1)]);
+    }
     prev = std::move(cur);
+  }
+  // The innermost tree (members that share every class) takes the last given level's figures.
+  if (level_models.empty()) {
+    eff_models.push_back(model);
+  } else {
+    eff_models.push_back(level_models.back());
   }
   Children ch(static_cast<std::size_t>(p));
   std::vector<int> all(static_cast<std::size_t>(p));
   for (int v = 0; v < p; ++v) all[static_cast<std::size_t>(v)] = v;
-  hier_rec(eff, level_shapes, 0, std::move(all), root, model, ch);
+  hier_rec(eff, level_shapes, eff_models, 0, std::move(all), root, ch);
   return finish(spec, p, root, model, std::move(ch));
 }
 
@@ -386,6 +408,26 @@ std::vector<std::vector<int>> topology_groups(const Topology& topology, const st
       }
     }
     groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+std::vector<std::vector<int>> cluster_groups(int processes, int threads, const std::vector<std::vector<int>>& inside) {
+  if (processes < 1) throw InputError("processes must be at least 1, got " + std::to_string(processes));
+  if (threads < 1) throw InputError("threads per process must be at least 1, got " + std::to_string(threads));
+  if (static_cast<std::int64_t>(processes) * threads > kMaxP)
+    throw InputError("processes x threads must be at most " + std::to_string(kMaxP));
+  for (const auto& g : inside) PB_CHECK(g.size() == static_cast<std::size_t>(threads), "one class per thread at each level");
+  const int p = processes * threads;
+  std::vector<std::vector<int>> groups;
+  std::vector<int> node(static_cast<std::size_t>(p));
+  for (int v = 0; v < p; ++v) node[static_cast<std::size_t>(v)] = v / threads * threads;
+  groups.push_back(std::move(node));
+  for (const auto& g : inside) {
+    std::vector<int> level(static_cast<std::size_t>(p));
+    // Thread t of process q is in class (q, inside[t]), named by its first member's global rank.
+    for (int v = 0; v < p; ++v) level[static_cast<std::size_t>(v)] = v / threads * threads + g[static_cast<std::size_t>(v % threads)];
+    groups.push_back(std::move(level));
   }
   return groups;
 }

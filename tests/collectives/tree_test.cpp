@@ -294,6 +294,59 @@ TEST(Hier, ExplicitGroupsOneEdgeIntoEachOtherClass) {
   }
 }
 
+// Per-level latencies (issue 11): across processes the tree among the process leaders is the
+// level's own builder run with the figures between processes, and inside each process the same
+// builder with the figures inside; changing one level's figures changes that level's tree only.
+std::set<std::pair<int, int>> edges_within(const Tree& t, int lo, int hi) {
+  std::set<std::pair<int, int>> e;
+  for (int v = lo; v < hi; ++v)
+    for (int c : t.children[static_cast<std::size_t>(v)])
+      if (c >= lo && c < hi) e.insert({v, c});
+  return e;
+}
+
+std::set<std::pair<int, int>> scaled_edges(const Tree& t, int scale, int offset) {
+  std::set<std::pair<int, int>> e;
+  for (int v = 0; v < t.p; ++v)
+    for (int c : t.children[static_cast<std::size_t>(v)]) e.insert({v * scale + offset, c * scale + offset});
+  return e;
+}
+
+TEST(Hier, PerLevelLatenciesShapeEachLevel) {
+  const int P = 8, T = 8, p = P * T;
+  const auto groups = cluster_groups(P, T);
+  const std::vector<ShapeSpec> shapes{ShapeSpec::parse("fibo")};
+  const SendRecv fast = sr(1, 0), slow = sr(1, 20);
+  for (const auto& [inter, intra] : {std::pair{slow, fast}, std::pair{fast, slow}, std::pair{slow, slow}}) {
+    const Tree t = build_hier_tree(shapes, groups, p, 0, intra, {inter, intra});
+    expect_valid(t, p, 0, "hier");
+    // Process leaders 0, T, 2T, ...: the fibo tree of the figures between processes.
+    EXPECT_EQ(cross_edges(t, groups[0]), scaled_edges(build_tree(shapes[0], P, 0, inter), T, 0));
+    // Inside process 0 (and every other, each led by its lowest rank): the fibo tree of the figures inside.
+    for (int q : {0, 3}) EXPECT_EQ(edges_within(t, q * T, (q + 1) * T), scaled_edges(build_tree(shapes[0], T, 0, intra), 1, q * T));
+  }
+  // The figures matter: each level's tree changes with its own figures and with nothing else.
+  const Tree a = build_hier_tree(shapes, groups, p, 0, fast, {fast, fast});
+  const Tree b = build_hier_tree(shapes, groups, p, 0, fast, {slow, fast});
+  const Tree c = build_hier_tree(shapes, groups, p, 0, fast, {fast, slow});
+  EXPECT_NE(cross_edges(a, groups[0]), cross_edges(b, groups[0]));
+  EXPECT_EQ(edges_within(a, 0, T), edges_within(b, 0, T));
+  EXPECT_EQ(cross_edges(a, groups[0]), cross_edges(c, groups[0]));
+  EXPECT_NE(edges_within(a, 0, T), edges_within(c, 0, T));
+  // Without level models: the single model everywhere (the overload without them).
+  EXPECT_EQ(build_hier_tree(shapes, groups, p, 0, slow).children, build_hier_tree(shapes, groups, p, 0, fast, {slow}).children);
+}
+
+TEST(Hier, ClusterGroupsNameProcessesThenInnerClasses) {
+  const auto g = cluster_groups(2, 4, {{0, 0, 2, 2}});
+  ASSERT_EQ(g.size(), 2U);
+  EXPECT_EQ(g[0], (std::vector<int>{0, 0, 0, 0, 4, 4, 4, 4}));
+  EXPECT_EQ(g[1], (std::vector<int>{0, 0, 2, 2, 4, 4, 6, 6}));
+  EXPECT_THROW((void)cluster_groups(0, 4), InputError);
+  EXPECT_THROW((void)cluster_groups(2, 0), InputError);
+  EXPECT_THROW((void)build_hier_tree({}, cluster_groups(2, 2), 4, 0, sr(1, 1), {sr(0, 1)}), InputError);
+}
+
 TEST(Hier, FromTopologyDistances) {
   const Topology topo = Topology::synthetic("pack:2 core:4 pu:2");
   for (int p : {1, 2, 5, 16, 23}) {

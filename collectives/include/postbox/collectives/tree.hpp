@@ -81,5 +81,20 @@ inline constexpr int kGroupLevelPackage = 0;  // ... and of the package level
 // sends to the other classes' leaders (outer levels) before serving its own class.
 Tree build_hier_tree(const std::vector<ShapeSpec>& level_shapes, const std::vector<std::vector<int>>& groups,
                      int p, int root, const SendRecv& model);
+// The same with per-level latencies (Cordsen §3 with each level's s and r; issue 11): the tree
+// among the class leaders of groups[l] is built from level_models[l] (the last repeats; the
+// innermost tree, among ranks that share every class, takes the last one). So a fibo or lambda
+// level takes its own s and r (or λ = 1 + r/s), e.g. the figures between processes at the node
+// level and those inside a process below it. Empty: `model` everywhere (the overload above).
+// time[] and completion are computed with `model` alone. A level model with s <= 0 or r < 0 →
+// InputError.
+Tree build_hier_tree(const std::vector<ShapeSpec>& level_shapes, const std::vector<std::vector<int>>& groups,
+                     int p, int root, const SendRecv& model, const std::vector<SendRecv>& level_models);
+
+// The groups of a job of `processes` × `threads` ranks, global rank process·threads + thread, for
+// build_hier_tree: level 0 the process (a node of a cluster), then `inside`'s levels, each
+// naming thread t's class within its process (inside[l][t], e.g. topology_groups() of the
+// threads' placement). processes < 1, threads < 1 or too many ranks → InputError.
+std::vector<std::vector<int>> cluster_groups(int processes, int threads, const std::vector<std::vector<int>>& inside = {});
 
 }  // namespace postbox
