@@ -13,6 +13,10 @@
 
 #include "barrier_bench.hpp"
 #include "cli.hpp"
+#ifdef POSTBOX_HAVE_MPI
+#include "cluster_bench.hpp"
+#include "postbox/cluster/mpi_env.hpp"
+#endif
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/parse.hpp"
 
@@ -151,6 +155,97 @@ void bench_barrier(const BenchBarrierArgs& a) {
   }
 }
 
+struct BenchClusterArgs {
+  std::string threads = "1";
+  std::string rounds = "5";
+  std::string target_ms = "20";
+  bool json = false;
+};
+
+#ifdef POSTBOX_HAVE_MPI
+// The ratio base of a group: its "postbox hybrid" row, else its flat MPI row.
+const bench::ClusterRow* group_base(const std::vector<bench::ClusterRow>& rows, const std::string& group) {
+  const bench::ClusterRow* flat = nullptr;
+  for (const auto& r : rows) {
+    if (r.group != group) continue;
+    if (r.impl == "postbox hybrid") return &r;
+    if (!r.hybrid && flat == nullptr) flat = &r;
+  }
+  return flat;
+}
+
+double row_ns(const std::vector<bench::ClusterRow>& rows, const std::string& group, const std::string& impl) {
+  for (const auto& r : rows)
+    if (r.group == group && r.impl == impl) return r.median_ns;
+  return std::nan("");
+}
+
+void print_cluster(const bench::ClusterBenchResult& res) {
+  const int P = res.hybrid_processes, T = res.threads, N = res.processes;
+  std::printf("postbox bench cluster: hybrid %d processes x %d threads; flat MPI %d processes; MPI+OpenMP %d x %d.\n"
+              "%d processes on this node of %d CPUs, %d allowed CPU%s per process (affinity: mpirun's binding)%s.\n",
+              P, T, N, P, T, res.on_node, res.node_cpus, res.cpus, res.cpus == 1 ? "" : "s",
+              res.on_node > res.node_cpus ? "; more ranks than CPUs: oversubscribed" : "");
+  print_load("before", res.load_before);
+  print_load("after", res.load_after);
+  std::printf("Interleaved: a warm-up round sizes each batch to the target time, then %d rounds measure every\n"
+              "competitor once in turn; per batch the slowest process's time per operation; median over rounds.\n",
+              res.rounds);
+  std::vector<std::string> groups;
+  for (const auto& r : res.rows)
+    if (std::find(groups.begin(), groups.end(), r.group) == groups.end()) groups.push_back(r.group);
+  for (const auto& g : groups) {
+    const bench::ClusterRow* base = group_base(res.rows, g);
+    std::printf("\n%-18s %-30s %-8s %12s %10s %8s\n", g.c_str(), "impl", "layout", "median us", "ratio", "ops");
+    for (const auto& r : res.rows) {
+      if (r.group != g) continue;
+      const std::string layout = r.hybrid ? std::to_string(P) + "x" + std::to_string(T) : std::to_string(N) + "x1";
+      std::printf("%-18s %-30s %-8s %12.2f %9.2fx %8d\n", "", r.impl.c_str(), layout.c_str(), r.median_ns / 1e3,
+                  base != nullptr ? r.median_ns / base->median_ns : std::nan(""), r.iters);
+    }
+    if (base != nullptr) std::printf("%-18s (ratio: time / %s's)\n", "", base->impl.c_str());
+  }
+  const double ours = row_ns(res.rows, "barrier", "postbox hybrid"), mpi = row_ns(res.rows, "barrier", "MPI_Barrier");
+  std::printf("\nbarrier: postbox hybrid %dx%d / MPI_Barrier %d flat = %.2f (issue 11's targets: <= 1.5 at 2x1, < 1 at 2x4)\n",
+              P, T, N, ours / mpi);
+}
+
+void print_cluster_json(const bench::ClusterBenchResult& res) {
+  std::printf("{\"processes\": %d, \"hybrid_processes\": %d, \"threads\": %d, \"on_node\": %d, \"allowed_cpus\": %d, "
+              "\"rounds\": %d, \"rows\": [",
+              res.processes, res.hybrid_processes, res.threads, res.on_node, res.cpus, res.rounds);
+  for (std::size_t i = 0; i < res.rows.size(); ++i) {
+    const auto& r = res.rows[i];
+    std::printf("%s{\"group\": \"%s\", \"impl\": \"%s\", \"hybrid\": %s, \"median_ns\": %.1f, \"ops\": %d, \"round_ns\": [",
+                i == 0 ? "" : ", ", r.group.c_str(), r.impl.c_str(), r.hybrid ? "true" : "false", r.median_ns, r.iters);
+    for (std::size_t k = 0; k < r.round_ns.size(); ++k) std::printf("%s%.1f", k == 0 ? "" : ", ", r.round_ns[k]);
+    std::printf("]}");
+  }
+  std::printf("]}\n");
+}
+#endif
+
+void bench_cluster(const BenchClusterArgs& a) {
+  const int threads = static_cast<int>(parse_int(a.threads, "--threads", 1, 1024));
+  const int rounds = static_cast<int>(parse_int(a.rounds, "--rounds", 1, 1000));
+  const int target_ms = static_cast<int>(parse_int(a.target_ms, "--target-ms", 1, 10000));
+#ifdef POSTBOX_HAVE_MPI
+  if (!cluster::launched_by_mpi())
+    throw InputError("bench cluster: run under mpirun (mpirun -np P*T postbox bench cluster --threads T)");
+  if (dry_run()) return;
+  cluster::MpiEnvironment env;
+  bench::ClusterBench b(MPI_COMM_WORLD, bench::ClusterBenchOptions{threads, rounds, static_cast<double>(target_ms)});
+  bench::add_cluster_rows(b);
+  const bench::ClusterBenchResult res = b.run();
+  if (env.rank() != 0) return;
+  if (a.json) print_cluster_json(res);
+  else print_cluster(res);
+#else
+  (void)threads, (void)rounds, (void)target_ms;
+  throw InputError("bench cluster: this postbox was built without MPI (install libopenmpi-dev and rebuild)");
+#endif
+}
+
 }  // namespace
 
 void register_bench(CLI::App& app) {
@@ -190,6 +285,26 @@ void register_bench(CLI::App& app) {
                   "Before measuring, wait up to this many seconds for the other runnable tasks on the machine to\n"
                   "average below one half over a second, 0 to 3600 (default 0: do not wait); says how long it waited");
   sub->callback([args] { bench_barrier(*args); });
+
+  auto cargs = std::make_shared<BenchClusterArgs>();
+  CLI::App* csub = bench->add_subcommand(
+      "cluster",
+      "Under mpirun -np P*T: the barrier and collectives across MPI processes. postbox hybrid (P processes\n"
+      "x T threads: postbox::cluster::ClusterBarrier; and the library's barrier inside each process with\n"
+      "MPI_Barrier among the processes) against Open MPI's MPI_Barrier and MPI_Ibarrier over all P*T\n"
+      "processes (flat), and MPI+OpenMP (P processes x T OpenMP threads; the master calls the MPI collective\n"
+      "between two '#pragma omp barrier's); MPI_Bcast and MPI_Allreduce at 8 B and 64 KiB, flat and as\n"
+      "MPI+OpenMP. While a hybrid row runs on P processes (world ranks 0, T, 2T, ...), the others sleep.\n"
+      "Interleaved rounds; prints each row's median time per operation and its ratio to the postbox hybrid\n"
+      "row of its group (else the flat MPI row), the load, and whether the ranks oversubscribe the CPUs.");
+  csub->add_option("--threads", cargs->threads, "T: threads per hybrid process, 1 to 1024; mpirun's -np must be a multiple")
+      ->capture_default_str();
+  csub->add_option("--rounds", cargs->rounds, "Measured rounds, 1 to 1000")->capture_default_str();
+  csub->add_option("--target-ms", cargs->target_ms, "Time per batch in ms, 1 to 10000")->capture_default_str();
+  csub->add_flag("--json", cargs->json,
+                 "Print {\"processes\", \"hybrid_processes\", \"threads\", \"rows\": [{\"group\", \"impl\", \"hybrid\",\n"
+                 "\"median_ns\", \"ops\", \"round_ns\"}, ...]} (process 0)");
+  csub->callback([cargs] { bench_cluster(*cargs); });
 }
 
 }  // namespace postbox::cli

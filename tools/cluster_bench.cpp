@@ -1,0 +1,176 @@
+#include "cluster_bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+#include <vector>
+
+#include "postbox/barrier/barrier.hpp"
+#include "postbox/cluster/barrier.hpp"
+#include "postbox/cluster/mpi_env.hpp"
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/topology.hpp"
+
+namespace postbox::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ns_since(Clock::time_point start) {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// A flat batch: iters calls of op after 10 untimed ones.
+ClusterBatch flat(std::function<void(MPI_Comm)> op) {
+  return [op = std::move(op)](MPI_Comm comm, int, int iters) {
+    for (int i = 0; i < 10; ++i) op(comm);
+    const auto start = Clock::now();
+    for (int i = 0; i < iters; ++i) op(comm);
+    return ns_since(start);
+  };
+}
+
+// A hybrid batch over a barrier-like object: T threads, 10 untimed phases, then iters timed by
+// thread 0 (every thread starts the timed phases together: the last untimed phase releases them).
+template <class Phase>
+double threaded(int threads, int iters, Phase&& phase) {
+  double elapsed = 0;
+  const auto body = [&](int t) {
+    for (int i = 0; i < 10; ++i) phase(t);
+    const auto start = Clock::now();
+    for (int i = 0; i < iters; ++i) phase(t);
+    if (t == 0) elapsed = ns_since(start);
+  };
+  std::vector<std::thread> others;
+  for (int t = 1; t < threads; ++t) others.emplace_back(body, t);
+  body(0);
+  for (auto& th : others) th.join();
+  return elapsed;
+}
+
+}  // namespace
+
+ClusterBench::ClusterBench(MPI_Comm world, ClusterBenchOptions options) : world_(world), options_(options) {
+  int size = 0, rank = 0;
+  MPI_Comm_size(world_, &size);
+  MPI_Comm_rank(world_, &rank);
+  if (options_.threads < 1) throw InputError("--threads must be at least 1");
+  if (size % options_.threads != 0) {
+    throw InputError("bench cluster: the job's " + std::to_string(size) + " processes are not a multiple of --threads " +
+                     std::to_string(options_.threads) + " (run mpirun -np P*T)");
+  }
+  MPI_Comm_split(world_, rank % options_.threads == 0 ? 0 : MPI_UNDEFINED, rank, &hybrid_);
+}
+
+ClusterBench::~ClusterBench() {
+  if (hybrid_ != MPI_COMM_NULL) MPI_Comm_free(&hybrid_);
+}
+
+void ClusterBench::add(std::string group, std::string impl, bool hybrid, ClusterBatch batch) {
+  Competitor c;
+  c.row.group = std::move(group);
+  c.row.impl = std::move(impl);
+  c.row.hybrid = hybrid;
+  c.batch = std::move(batch);
+  competitors_.push_back(std::move(c));
+}
+
+// One batch of c on every process it runs on; returns the slowest process's ns per operation.
+double ClusterBench::measure(Competitor& c, int iters) {
+  double mine = 0;
+  if (!c.row.hybrid) {
+    mine = c.batch(world_, 1, iters);
+  } else if (hybrid_ != MPI_COMM_NULL) {
+    mine = c.batch(hybrid_, options_.threads, iters);
+  }
+  cluster::sleeping_barrier(world_);
+  double slowest = 0;
+  MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, world_);
+  return slowest / iters;
+}
+
+ClusterBenchResult ClusterBench::run() {
+  ClusterBenchResult res;
+  MPI_Comm_size(world_, &res.processes);
+  res.threads = options_.threads;
+  res.hybrid_processes = res.processes / options_.threads;
+  res.rounds = options_.rounds;
+  res.cpus = allowed_cpu_count();
+  res.node_cpus = static_cast<int>(std::thread::hardware_concurrency());
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(world_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &res.on_node);
+  MPI_Comm_free(&node);
+  res.load_before = sample_load();
+  // Warm-up round: 8 operations, then the batch that fills target_ms.
+  for (Competitor& c : competitors_) {
+    const double per = measure(c, 8);
+    c.row.iters = static_cast<int>(std::clamp(options_.target_ms * 1e6 / std::max(per, 1.0), 4.0, 1e6));
+  }
+  const auto n = competitors_.size();
+  for (int round = 0; round < options_.rounds; ++round) {
+    for (std::size_t i = 0; i < n; ++i) {
+      Competitor& c = competitors_[(i + static_cast<std::size_t>(round)) % n];
+      c.row.round_ns.push_back(measure(c, c.row.iters));
+    }
+  }
+  res.load_after = sample_load();
+  for (Competitor& c : competitors_) {
+    c.row.median_ns = median(c.row.round_ns);
+    res.rows.push_back(c.row);
+  }
+  return res;
+}
+
+void add_cluster_rows(ClusterBench& bench) {
+  // Barrier.
+  bench.add("barrier", "postbox hybrid", true, [](MPI_Comm comm, int threads, int iters) {
+    cluster::ClusterBarrier b(comm, threads);
+    return threaded(threads, iters, [&](int t) { b.arrive_and_wait(t); });
+  });
+  bench.add("barrier", "postbox intra + MPI_Barrier", true, [](MPI_Comm comm, int threads, int iters) {
+    BarrierOptions o;
+    o.completion = [comm] { MPI_Barrier(comm); };
+    Barrier b(threads, o);
+    return threaded(threads, iters, [&](int t) { b.arrive_and_wait(t); });
+  });
+  const auto omp = [](std::function<void(MPI_Comm)> op) {
+    return [op = std::move(op)](MPI_Comm comm, int threads, int iters) { return omp_hybrid_batch(comm, threads, iters, op); };
+  };
+  if (have_openmp()) bench.add("barrier", "MPI+OpenMP", true, omp([](MPI_Comm c) { MPI_Barrier(c); }));
+  bench.add("barrier", "MPI_Barrier", false, flat([](MPI_Comm c) { MPI_Barrier(c); }));
+  bench.add("barrier", "MPI_Ibarrier", false, flat([](MPI_Comm c) {
+              MPI_Request r = MPI_REQUEST_NULL;
+              MPI_Ibarrier(c, &r);
+              MPI_Wait(&r, MPI_STATUS_IGNORE);
+            }));
+  // Collectives: 8 B and 64 KiB of doubles.
+  for (const int bytes : {8, 65536}) {
+    const std::string size = bytes == 8 ? "8 B" : "64 KiB";
+    const int count = bytes / static_cast<int>(sizeof(double));
+    const auto bcast = [count](MPI_Comm c) {
+      thread_local std::vector<double> buf;
+      buf.resize(static_cast<std::size_t>(count), 1.0);
+      MPI_Bcast(buf.data(), count, MPI_DOUBLE, 0, c);
+    };
+    const auto allreduce = [count](MPI_Comm c) {
+      thread_local std::vector<double> in, out;
+      in.resize(static_cast<std::size_t>(count), 1.0);
+      out.resize(static_cast<std::size_t>(count));
+      MPI_Allreduce(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, c);
+    };
+    if (have_openmp()) bench.add("bcast " + size, "MPI+OpenMP", true, omp(bcast));
+    bench.add("bcast " + size, "MPI_Bcast", false, flat(bcast));
+    if (have_openmp()) bench.add("allreduce " + size, "MPI+OpenMP", true, omp(allreduce));
+    bench.add("allreduce " + size, "MPI_Allreduce", false, flat(allreduce));
+  }
+}
+
+}  // namespace postbox::bench

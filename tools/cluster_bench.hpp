@@ -1,0 +1,93 @@
+// postbox bench cluster (issue 11): the barrier and collectives across MPI processes, postbox
+// hybrid (P processes × T threads) against Open MPI's own collectives with the same rank count as
+// flat processes and against MPI+OpenMP, side by side and interleaved in one mpirun.
+//
+// The job has N = P·T processes. Flat competitors run on all N, one thread each. Hybrid
+// competitors run on P of them (world ranks 0, T, 2T, ...) with T threads each, while the other
+// N − P wait in a sleeping MPI_Ibarrier loop (so they leave the cores alone, as if those ranks
+// were the hybrid's threads). Rounds: a warm-up round sizes each competitor's batch to about
+// target_ms, then every round measures every competitor once in turn, the first one rotating; a
+// batch's time per operation is the slowest process's elapsed time over the batch's operations;
+// a competitor's figure is the median over the rounds.
+#pragma once
+
+#include <mpi.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "barrier_bench.hpp"  // LoadSample
+
+namespace postbox::bench {
+
+struct ClusterBenchOptions {
+  int threads = 1;      // T
+  int rounds = 5;       // measured rounds (after the warm-up round)
+  double target_ms = 20;  // per batch
+};
+
+struct ClusterRow {
+  std::string group;  // "barrier", "bcast 8 B", "bcast 64 KiB", "allreduce 8 B", "allreduce 64 KiB"
+  std::string impl;   // "postbox hybrid", "MPI_Barrier", ...
+  bool hybrid = false;
+  int iters = 0;  // operations per batch
+  double median_ns = 0;
+  std::vector<double> round_ns;
+};
+
+struct ClusterBenchResult {
+  int processes = 0;  // N = P·T
+  int hybrid_processes = 0;  // P
+  int threads = 0;  // T
+  int cpus = 0;     // CPUs the node's processes may use (process 0's affinity)
+  int on_node = 0;  // processes on process 0's node
+  int node_cpus = 0;  // hardware threads of process 0's node
+  int rounds = 0;
+  LoadSample load_before, load_after;
+  std::vector<ClusterRow> rows;
+};
+
+// One competitor's batch: runs `iters` operations (after its own warm-up) and returns this
+// process's elapsed ns over them. comm: the hybrid's P processes, or all N for a flat one.
+using ClusterBatch = std::function<double(MPI_Comm comm, int threads, int iters)>;
+
+class ClusterBench {
+ public:
+  // Collective over world. world's size not a multiple of threads → InputError (every process).
+  ClusterBench(MPI_Comm world, ClusterBenchOptions options);
+  ~ClusterBench();
+  ClusterBench(const ClusterBench&) = delete;
+  ClusterBench& operator=(const ClusterBench&) = delete;
+
+  // Adds a competitor (the same calls, in the same order, on every process). The postbox hybrid
+  // bcast and allreduce rows (cluster::Job) are one call each: add("bcast 8 B", "postbox hybrid",
+  // true, batch).
+  void add(std::string group, std::string impl, bool hybrid, ClusterBatch batch);
+  // Collective: runs every competitor; every process returns the same rows.
+  ClusterBenchResult run();
+
+ private:
+  struct Competitor {
+    ClusterRow row;
+    ClusterBatch batch;
+  };
+  double measure(Competitor& c, int iters);
+  MPI_Comm world_ = MPI_COMM_NULL;
+  MPI_Comm hybrid_ = MPI_COMM_NULL;  // MPI_COMM_NULL on the processes the hybrid leaves idle
+  ClusterBenchOptions options_;
+  std::vector<Competitor> competitors_;
+};
+
+// The rows of `postbox bench cluster`: barrier (postbox hybrid, postbox intra + MPI_Barrier,
+// MPI+OpenMP, MPI_Barrier, MPI_Ibarrier), and MPI_Bcast / MPI_Allreduce at 8 B and 64 KiB, flat
+// and as MPI+OpenMP.
+void add_cluster_rows(ClusterBench& bench);
+
+// MPI+OpenMP (cluster_bench_omp.cpp, compiled with OpenMP): T OpenMP threads; per operation
+// `#pragma omp barrier`, the master calls op(comm), `#pragma omp barrier`. Returns the master's
+// elapsed ns over iters operations after 10 untimed ones; NaN when built without OpenMP.
+double omp_hybrid_batch(MPI_Comm comm, int threads, int iters, const std::function<void(MPI_Comm)>& op);
+bool have_openmp();
+
+}  // namespace postbox::bench
