@@ -188,6 +188,10 @@ void print_cluster(const bench::ClusterBenchResult& res) {
               res.on_node > res.node_cpus ? "; more ranks than CPUs: oversubscribed" : "");
   print_load("before", res.load_before);
   print_load("after", res.load_after);
+  const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
+  std::printf("OMP_WAIT_POLICY=%s (unless passive, libgomp's threads spin before they sleep: with more ranks than\n"
+              "CPUs they hold cores the other ranks need; mpirun -x OMP_WAIT_POLICY=passive makes them sleep at once)\n",
+              wait_policy != nullptr ? wait_policy : "(unset)");
   std::printf("Interleaved: a warm-up round sizes each batch to the target time, then %d rounds measure every\n"
               "competitor once in turn; per batch the slowest process's time per operation; median over rounds.\n",
               res.rounds);

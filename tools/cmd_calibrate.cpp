@@ -128,7 +128,12 @@ void calibrate_mpi_here(const CalibrateArgs& a) {
   } catch (const InputError&) {
     throw;
   } catch (const std::runtime_error& e) {
-    if (env.rank() == 0) std::fprintf(stderr, "postbox: error: %s\n", e.what());
+    if (env.rank() == 0) {
+      std::fprintf(stderr, "postbox: error: %s%s\n", e.what(),
+                   allowed_cpu_count() < 2 ? "; process 0 may run on 1 CPU (mpirun binds each process to a core): pass "
+                                             "--bind-to none"
+                                           : "");
+    }
     set_exit_code(1);
     return;
   }
