@@ -150,6 +150,10 @@ class ClusterEngine {
   };
 
   void check_thread(int thread) const;
+  std::uint64_t begin(int thread, ClusterReduce* args, bool drop);
+  // The exception a thread leaving a broken phase throws: the completion function's own for the
+  // first thread of the root process to ask (drive_mu_ held), else BarrierBroken; Aborted first.
+  [[noreturn]] void throw_phase_error();
   void throw_if_broken() const;
   void on_local_complete();
   // Carries phase e's leaders' step to its end; drive_mu_ held.
@@ -296,25 +300,25 @@ void ClusterEngine::throw_if_broken() const {
   if (broken_.load(std::memory_order_relaxed)) throw BarrierBroken();
 }
 
-void ClusterEngine::arrive_and_wait(int thread, ClusterReduce* args) {
+// The start of an arrival: this thread's record for the completion step; returns its phase.
+std::uint64_t ClusterEngine::begin(int thread, ClusterReduce* args, bool drop) {
   check_thread(thread);
   throw_if_broken();
   Slot& s = slots_[static_cast<std::size_t>(thread)];
   s.args = args;
-  s.dropping = false;
-  const std::uint64_t e = ++s.phase;
+  s.dropping = drop;
+  return ++s.phase;
+}
+
+void ClusterEngine::arrive_and_wait(int thread, ClusterReduce* args) {
+  const std::uint64_t e = begin(thread, args, false);
   const MayWait may(true);
   intra_->arrive_and_wait(thread);
   leave(e);
 }
 
 BarrierToken ClusterEngine::arrive(int thread) {
-  check_thread(thread);
-  throw_if_broken();
-  Slot& s = slots_[static_cast<std::size_t>(thread)];
-  s.args = nullptr;
-  s.dropping = false;
-  ++s.phase;
+  (void)begin(thread, nullptr, false);
   const MayWait may(false);
   return intra_->arrive(thread);
 }
@@ -327,12 +331,7 @@ void ClusterEngine::wait(int thread, BarrierToken token) {
 }
 
 void ClusterEngine::arrive_and_drop(int thread) {
-  check_thread(thread);
-  throw_if_broken();
-  Slot& s = slots_[static_cast<std::size_t>(thread)];
-  s.args = nullptr;
-  s.dropping = true;
-  ++s.phase;
+  (void)begin(thread, nullptr, true);
   const MayWait may(false);
   intra_->arrive_and_drop(thread);
 }
@@ -375,14 +374,16 @@ void ClusterEngine::on_local_complete() {
   drive(e);
   // Throwing here breaks the intra-process barrier: this thread gets the exception, the
   // others of this process BarrierBroken (barrier.hpp's rule), which is the job-wide rule.
+  if (aborted_.load(std::memory_order_relaxed) || broken_.load(std::memory_order_relaxed)) throw_phase_error();
+}
+
+void ClusterEngine::throw_phase_error() {
   if (aborted_.load(std::memory_order_relaxed)) throw Aborted();
-  if (broken_.load(std::memory_order_relaxed)) {
-    if (root_error_ && !root_error_delivered_) {
-      root_error_delivered_ = true;
-      std::rethrow_exception(root_error_);
-    }
-    throw BarrierBroken();
+  if (root_error_ && !root_error_delivered_) {
+    root_error_delivered_ = true;
+    std::rethrow_exception(root_error_);
   }
+  throw BarrierBroken();
 }
 
 // After the intra-process barrier released this thread from phase e: the phase is over once
@@ -396,11 +397,7 @@ void ClusterEngine::leave(std::uint64_t e) {
   if (aborted_.load(std::memory_order_relaxed)) throw Aborted();
   if (broken_.load(std::memory_order_relaxed)) {
     std::lock_guard lock(drive_mu_);
-    if (root_error_ && !root_error_delivered_) {
-      root_error_delivered_ = true;
-      std::rethrow_exception(root_error_);
-    }
-    throw BarrierBroken();
+    throw_phase_error();
   }
 }
 
