@@ -59,6 +59,30 @@ mid_gap=$(ratio_csv "$tmp/c3-o2a.csv" L algo time_us |
 br_over=$(ratio_csv "$tmp/c3-o2a.csv" L algo time_us |
   awk -F, '$2 == "1-lev-our-br" && $1 >= 256 && (m == "" || $3 < m) {m = $3} END {printf "%.1f", m}')
 
+# From the unit tables: "algo set-ups slope" per row ("255s + 0.548828L + 10").
+tab_terms() { awk '$2 ~ /s$/ && $4 ~ /L$/ {s = $2; sub(/s$/, "", s); l = $4; sub(/L$/, "", l); print $1, s, l}' "$1"; }
+tab_terms "$tmp/c3-o2a-table.txt" > "$tmp/c3-o2a-terms.txt"
+tab_terms "$tmp/c3-a2a-table.txt" > "$tmp/c3-a2a-terms.txt"
+slope() { awk -v a="$2" '$1 == a {printf "%.1f", $3}' "$1"; }
+setups() { awk -v a="$2" '$1 == a {print $2}' "$1"; }
+# The paper's Fig. 3 slopes (s = 8): 1-lev-dir 0.55, 2-lev-rec 1.23, 3-lev-sq 0.93 (non-binomial).
+slope_gap=$(awk 'BEGIN {p["1-lev-dir"] = 0.55; p["2-lev-rec"] = 1.23; p["3-lev-sq"] = 0.93}
+  ($1 in p) {d = $3 / p[$1] - 1; if (d < 0) d = -d; if (d > m) m = d} END {printf "%.0f", 100 * m}' "$tmp/c3-o2a-terms.txt")
+# Where the paper's formulas for 3-lev-sq (192 + 0.93L) and 1-lev-dir (2048 + 0.55L) cross.
+cross_kb=$(awk 'BEGIN {printf "%.1f", (2048 - 192) / (0.93 - 0.55) / 1024}')
+# Below 256 B: how far 2-lev-rec and 3-lev-sq trail the best emulated time at worst.
+low_gap=$(ratio_csv "$tmp/c3-o2a.csv" L algo time_us |
+  awk -F, '($2 == "2-lev-rec" || $2 == "3-lev-sq") && $1 < 256 && $3 > m {m = $3} END {printf "%.0f", 100 * (m - 1)}')
+sq16=$(awk -F, 'NR > 1 && $2 == 16 {t[$1] = $5} END {print (t["logp-lev-sq"] < t["2-lev-rec"] && t["logp-lev-sq"] < t["3-lev-sq"]) ? "yes" : "no"}' "$tmp/c3-o2a.csv")
+# The Delta profile's send set-up and link rate, as the text quotes them.
+d_setup=$(awk -F'base_us = ' '/^send_overhead/ {split($2, a, /[ ,}]/); print a[1] + 0}' "$here/profiles/delta.toml")
+d_link=$(awk -F' = ' '$1 == "link_mb_per_s" {print $2 + 0}' "$here/profiles/delta.toml")
+# All-to-all: the first L at which a 1-level algorithm has the least emulated time; at 16 B the
+# butterfly against 2-lev-rc.
+a2a_one_lev=$(awk -F, 'NR > 1 {if (!($2 in b) || $5 < b[$2]) {b[$2] = $5; w[$2] = $1}; if (!($2 in seen)) {seen[$2] = 1; o[++n] = $2}}
+  END {for (i = 1; i <= n; i++) if (w[o[i]] ~ /^1-lev/) {print o[i]; exit}}' "$tmp/c3-a2a.csv")
+bfly_rc16=$(awk -F, 'NR > 1 && $2 == 16 {t[$1] = $5} END {printf "%.2f", t["logp-lev-bfly"] / t["2-lev-rc"]}' "$tmp/c3-a2a.csv")
+
 echo "## Hambrusch & Khokhar (C³) Figs. 3-7: one-to-all and all-to-all on a 256-node Delta"
 echo
 echo "The paper's Figs. 4-7 are plots whose curves did not survive the text extraction (only their"
@@ -79,7 +103,7 @@ echo
 echo "Paper (Fig. 3, with s = 8): 1-lev-dir 2048 + 0.55L, 1-lev-our-br 64 + 27L, 2-lev-rec 256 + 1.23L,"
 echo "3-lev-sq 192 + 0.93L, logp-lev-sq 64 + 5.29L. The set-up counts agree once p − 1 is written for"
 echo "p (the paper's stated simplification); the slopes of the non-binomial algorithms agree within"
-echo "6%; the two binomial ones differ (22L vs 27L, 4.2L vs 5.3L) for the reason given in docs/c3.md"
+echo "$slope_gap%; the two binomial ones differ ($(slope "$tmp/c3-o2a-terms.txt" 1-lev-our-br)L vs 27L, $(slope "$tmp/c3-o2a-terms.txt" logp-lev-sq)L vs 5.3L) for the reason given in docs/c3.md"
 echo "(the paper charges a forwarding processor both its receive and its send in a step)."
 echo
 echo "### Figs. 4 and 5: one-to-all, units and emulated time against L"
@@ -110,15 +134,15 @@ else
   echo "Our units and the paper's Fig. 3 formulas pick different winners at some L (table above)."
 fi
 echo "The units reproduce the paper's prediction: 3-lev-sq best up to a few KB, then 1-lev-dir"
-echo "(the Fig. 3 formulas themselves cross at about 4.9 KB, and put logp-lev-sq first at 16 B; the"
+echo "(the Fig. 3 formulas for 3-lev-sq and 1-lev-dir cross at $cross_kb KB, and put logp-lev-sq first at 16 B; the"
 echo "text's \"6 Kbytes\" is a round figure). The emulated times reproduce the paper's *measured*"
 echo "ranking rather than its prediction, as the real Delta did: logp-lev-rec(0.75) is never more"
 echo "than $rec_gap% above the best emulated time at any L, 2-lev-rec and 3-lev-sq come within $mid_gap% of"
-echo "the best from 256 B on (below that they trail by up to 80%, and at 16 B logp-lev-sq beats both), the binomial broadcast of the long message is the worst from 256 B up (at least"
-echo "${br_over}× the best), and 1-lev-dir pays 255 set-ups of 35 µs (9 ms) until L is large. Where we"
+echo "the best from 256 B on (below that they trail by up to $low_gap%$([[ $sq16 == yes ]] && echo ", and at 16 B logp-lev-sq beats both")), the binomial broadcast of the long message is the worst from 256 B up (at least"
+echo "${br_over}× the best), and 1-lev-dir pays $(setups "$tmp/c3-o2a-terms.txt" 1-lev-dir) set-ups of $d_setup µs ($(awk -v n="$(setups "$tmp/c3-o2a-terms.txt" 1-lev-dir)" -v s="$d_setup" 'BEGIN {printf "%.1f", n * s / 1000}') ms) until L is large. Where we"
 echo "differ: the emulated 1-lev-dir never becomes the outright winner, because above one packet every"
 echo "algorithm is limited by the same bottleneck — the root's injection channel must carry all"
-echo "255·L bytes at 25 MB/s — so the times converge (all but the binomial broadcast within $spread16k% of each other at 16 KB) and the order among them"
+echo "255·L bytes at $d_link MB/s — so the times converge (all but the binomial broadcast within $spread16k% of each other at 16 KB) and the order among them"
 echo "at large L is decided by small pipelining effects. The units have no such common bottleneck"
 echo "term; that is the part of the model the paper says \"does not attempt to evaluate\"."
 echo
@@ -150,13 +174,13 @@ echo
 echo "The emulated Delta reproduces the paper's measured picture: combining algorithms (2-lev-rc,"
 echo "the butterfly, 2-lev-sq) win while set-ups dominate, the exclusive-or permutations win for long"
 echo "messages, and the butterfly and 2-lev-sq, which send every byte log p or 3 times, are the most"
-echo "expensive there. Differences: (1) the switch-over to 1-level algorithms comes at a smaller L"
-echo "than the paper's 256 B, and in between 1-lev-dir (unsynchronised flooding) is best rather than"
-echo "a permutation algorithm — the emulator's links have no buffering limits and no software"
-echo "flow control, so flooding costs less than on the real machine; (2) at 16 B the butterfly ties"
-echo "2-lev-rc (the paper found 2-lev-r,c best), because our 35 µs set-up at both ends makes the"
-echo "number of messages per node (8 vs 30) decisive; (3) unlike the paper's metric, our unit"
+echo "expensive there. Differences: (1) the switch-over to 1-level algorithms comes at L = $a2a_one_lev B"
+echo "(the paper: above 256 B), and there 1-lev-dir (unsynchronised flooding) is best until the"
+echo "exclusive-or permutation takes over — the emulator's links have no buffering limits and no software"
+echo "flow control, so flooding costs less than on the real machine; (2) at 16 B the butterfly takes"
+echo "${bfly_rc16}× 2-lev-rc's time (the paper found 2-lev-r,c best): our $d_setup µs set-up at both ends makes the"
+echo "number of messages per node ($(setups "$tmp/c3-a2a-terms.txt" logp-lev-bfly) vs $(setups "$tmp/c3-a2a-terms.txt" 2-lev-rc)) decisive; (3) unlike the paper's metric, our unit"
 echo "calculator separates the 1-level algorithms a little through its submachine rule (docs/c3.md),"
-echo "and like the emulator it ranks XOR first among them. Our units' winners (combining algorithms"
-echo "up to 256 B, then the 1-level ones, XOR from 1 KB) are close to the paper's *measured* ones."
+echo "and like the emulator it ranks XOR first among them at long messages. Our units' winners (table"
+echo "above) are close to the paper's *measured* ones."
 echo

@@ -33,16 +33,40 @@ for s in 5 8 10 16 20 32 40; do
     --bytes $((81920 / s)) > "$tmp/s2p-fig6-$s.csv"
   csv_body "$tmp/s2p-fig6-$s.csv" >> "$tmp/s2p-fig6.csv"
 done
+# Fig. 6 under two other readings of the Paragon (docs/reproduction.md, "Which Paragon"): SUNMOS
+# (RNR-94-016: 170 MB/s, 70 µs), and OSF/1's cost charged to the nodes' CPUs instead of the worm
+# (links at the hardware's 175 MB/s, 1/32.5 − 1/175 µs per byte split over sender and receiver).
+pg=$here/profiles/paragon.toml
+sed -e 's/^link_mb_per_s = .*/link_mb_per_s = 170/' -e 's/base_us = 50\.0 }/base_us = 35.0 }/' "$pg" > "$tmp/paragon-sunmos.toml"
+sed -e 's/^link_mb_per_s = .*/link_mb_per_s = 175/' \
+  -e "s/base_us = 50\\.0 }/base_us = 50.0, per_byte_us = $(awk 'BEGIN {printf "%.6f", (1 / 32.5 - 1 / 175) / 2}') }/" "$pg" > "$tmp/paragon-cpu.toml"
+for v in sunmos cpu; do
+  [[ $(grep -c '^link_mb_per_s = 17[05]$' "$tmp/paragon-$v.toml") == 1 && $(grep -c 'base_us = \(35\.0\|50\.0, per_byte\)' "$tmp/paragon-$v.toml") == 3 ]] ||
+    { echo "repro: profiles/paragon.toml no longer has the lines s2p_data.sh rewrites" >&2; exit 2; }
+  echo "mesh,algo,dist,s,bytes,time_us" > "$tmp/s2p-fig6-$v.csv"
+  for s in 5 40; do
+    "$rp" s2p --machine "$tmp/paragon-$v.toml" --mesh 10x10 --algos br-xy-source --dists diag-right --sources "$s" \
+      --bytes $((81920 / s)) | tail -n +2 >> "$tmp/s2p-fig6-$v.csv"
+  done
+done
 # Fig. 7: Br_Lin, p = 120 with the dimensions varying, equal distribution, L = 4K, three s.
 "$rp" s2p --machine paragon --mesh 2x60,3x40,4x30,5x24,6x20,8x15,10x12 --algos br-lin --dists equal \
   --sources 10,30,60 --bytes 4096 > "$tmp/s2p-fig7.csv"
 awk -F, 'NR == 1 {print $0 ",rows,sources"; next} {split($1, d, "x"); print $0 "," d[1] ",s = " $4}' "$tmp/s2p-fig7.csv" > "$tmp/s2p-fig7r.csv"
-# Fig. 8: 16x16, L = 6K, s = 16..192; Repos_xy_source (and Part_xy_source) against Br_xy_source.
+# Fig. 8: 16x16, L = 6K, s = 16..192, including s that are not multiples of 16 (those put E(s) in
+# whole columns of the 16x16 mesh); Repos_xy_source and Part_xy_source against Br_xy_source, and
+# Repos_Lin and Part_Lin against Br_Lin.
 s2p_rdists=equal,cross,band,block
-"$rp" s2p --machine paragon --mesh 16x16 --algos br-xy-source,repos-xy-source,part-xy-source --dists "$s2p_rdists" \
-  --sources 16,32,48,64,80,96,112,128,144,160,176,192 --bytes 6144 > "$tmp/s2p-fig8.csv"
+s2p_f8s=16,24,32,40,48,64,75,80,96,100,112,128,144,160,176,192
+"$rp" s2p --machine paragon --mesh 16x16 --algos br-xy-source,repos-xy-source,part-xy-source,br-lin,repos-lin,part-lin \
+  --dists "$s2p_rdists" --sources "$s2p_f8s" --bytes 6144 > "$tmp/s2p-fig8.csv"
 pct_csv "$tmp/s2p-fig8.csv" dist,s br-xy-source repos-xy-source > "$tmp/s2p-fig8-pct.csv"
 pct_csv "$tmp/s2p-fig8.csv" dist,s br-xy-source part-xy-source > "$tmp/s2p-fig8-part.csv"
+pct_csv "$tmp/s2p-fig8.csv" dist,s br-lin repos-lin > "$tmp/s2p-fig8-lin.csv"
+pct_csv "$tmp/s2p-fig8.csv" dist,s br-lin part-lin > "$tmp/s2p-fig8-partlin.csv"
+# The gain in ms, T(Br_xy_source) − T(Repos_xy_source), as the paper quotes it for cross and band.
+awk -F, 'NR == 1 {print "dist,s,gain_ms"; next} $2 == "br-xy-source" {b[$3 "," $4] = $6; o[++n] = $3 "," $4} $2 == "repos-xy-source" {r[$3 "," $4] = $6}
+  END {for (i = 1; i <= n; i++) printf "%s,%.2f\n", o[i], (b[o[i]] - r[o[i]]) / 1000}' "$tmp/s2p-fig8.csv" > "$tmp/s2p-fig8-ms.csv"
 # Fig. 9: 16x16, s = 75, L varies.
 "$rp" s2p --machine paragon --mesh 16x16 --algos br-xy-source,repos-xy-source --dists "$s2p_rdists" --sources 75 \
   --bytes 128,256,512,1024,2048,4096,6144,8192,12288,16384 > "$tmp/s2p-fig9.csv"
@@ -68,6 +92,10 @@ ms=(--yscale 0.001 --ylabel "time (ms)")
 "$rp" plot --csv "$tmp/s2p-fig7r.csv" --x rows --y time_us --series sources "${ms[@]}" --ymin 0 --xmin 1.5 --xmax 10.5 \
   --title "s-to-p Fig. 7: Br_Lin, p = 120 as r x 120/r, equal distribution, L = 4 KB" \
   --xlabel "rows r of the r x (120/r) mesh" --out "$img/repro-s2p-fig7.svg"
+"$rp" plot --csv "$tmp/s2p-fig8-lin.csv" --x s --y pct --series dist \
+  --title "s-to-p: gain of Repos_Lin over Br_Lin, 16x16, L = 6 KB" \
+  --xlabel "number of sources s" --ylabel "percentage difference (positive: repositioning pays)" \
+  --out "$img/repro-s2p-fig8-lin.svg"
 "$rp" plot --csv "$tmp/s2p-fig8-pct.csv" --x s --y pct --series dist \
   --title "s-to-p Fig. 8: gain of Repos_xy_source over Br_xy_source, 16x16, L = 6 KB" \
   --xlabel "number of sources s" --ylabel "percentage difference (positive: repositioning pays)" \
