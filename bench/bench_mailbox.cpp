@@ -14,11 +14,18 @@
 // (e) compares the two wake-up handshakes (membarrier(2) and the portable seq_cst one) with
 // unpinned threads, p = 2 and oversubscribed (ping-pong pairs and fan-in).
 //
+// --memory LIST measures, instead of time, the memory a Mailboxes of p ranks holds for an
+// all-to-all (docs/mailboxes.md, "Memory").
+//
 // Usage: bench_mailbox [--rounds N] [--rtt-batch N] [--stream-batch N] [--cpus A,B]
 //                      [--handshake-rounds N] [--handshake-p LIST] [--handshake-only]
+//                      [--memory LIST [--memory-rounds N]]
 #include <benchmark/benchmark.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -31,6 +38,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -449,11 +457,69 @@ void handshake_table(const Config& cfg) {
   std::printf("load average %.2f before, %.2f after\n", load_before[0], load_after[0]);
 }
 
+
+// One child process per p (its peak resident set is the figure): a Mailboxes of p ranks with
+// the default options, then `rounds` all-to-alls of 8-byte messages, one thread acting as
+// every rank: every rank sends to every other, then every rank receives from every other, so
+// all p(p-1) messages of a round are in flight at once, as in 1-lev-dir's single round. From the
+// third round on, pairs get rings while the ring budget lasts (MailboxOptions).
+void memory_table(const std::vector<int>& ps, int rounds) {
+  std::printf("%8s %8s %16s %16s %12s\n", "p", "rounds", "max RSS (MiB)", "rings (MiB)", "seconds");
+  for (const int p : ps) {
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    const pid_t child = fork();
+    if (child == 0) {
+      close(fds[0]);
+      postbox::Mailboxes mb(p);
+      std::uint64_t v = 0;
+      for (int r = 0; r < rounds; ++r) {
+        for (int s = 0; s < p; ++s) {
+          for (int d = 0; d < p; ++d) {
+            if (d == s) continue;
+            v = static_cast<std::uint64_t>(s) * 65536 + static_cast<std::uint64_t>(d);
+            mb.send(s, d, std::as_bytes(std::span(&v, 1)));
+          }
+        }
+        for (int d = 0; d < p; ++d) {
+          for (int s = 0; s < p; ++s) {
+            if (d == s) continue;
+            if (mb.recv(d, s, std::as_writable_bytes(std::span(&v, 1))) != 8 ||
+                v != static_cast<std::uint64_t>(s) * 65536 + static_cast<std::uint64_t>(d)) {
+              _exit(3);
+            }
+          }
+        }
+      }
+      const std::uint64_t held = mb.ring_bytes_held();
+      if (write(fds[1], &held, sizeof held) != sizeof held) _exit(4);
+      _exit(0);
+    }
+    close(fds[1]);
+    std::uint64_t held = 0;
+    const bool got = read(fds[0], &held, sizeof held) == sizeof held;
+    close(fds[0]);
+    int status = 0;
+    rusage use{};
+    if (child < 0 || wait4(child, &status, 0, &use) != child) return;
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::printf("%8d %8d   failed (status %d)\n", p, rounds, status);
+      continue;
+    }
+    std::printf("%8d %8d %16.1f %16.1f %12.1f\n", p, rounds, static_cast<double>(use.ru_maxrss) / 1024.0,
+                static_cast<double>(held) / (1024.0 * 1024.0), secs);
+    std::fflush(stdout);
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   Config cfg;
   cfg.cpus = default_cpus();
+  std::vector<int> memory_ps;
+  int memory_rounds = 4;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const char* next = i + 1 < argc ? argv[i + 1] : "";
@@ -484,10 +550,24 @@ int main(int argc, char** argv) {
       ++i;
     } else if (a == "--handshake-only") {
       cfg.handshake_only = true;
+    } else if (a == "--memory") {
+      std::string list = next;
+      for (std::size_t pos = 0; pos <= list.size();) {
+        const std::size_t comma = list.find(',', pos);
+        const std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        memory_ps.push_back(static_cast<int>(parse_long("--memory", item.c_str())));
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+      }
+      ++i;
+    } else if (a == "--memory-rounds") {
+      memory_rounds = static_cast<int>(parse_long("--memory-rounds", next));
+      ++i;
     } else {
       std::fprintf(a == "--help" ? stdout : stderr,
                    "usage: bench_mailbox [--rounds N] [--rtt-batch N] [--stream-batch N] [--cpus A,B]\n"
                    "                     [--handshake-rounds N] [--handshake-p LIST] [--handshake-only]\n"
+                   "                     [--memory LIST [--memory-rounds N]]\n"
                    "  defaults: --rounds 201 --rtt-batch 1000 --stream-batch 262144, the first two allowed CPUs,\n"
                    "  --handshake-rounds 11 --handshake-p 2,8,32\n");
       return a == "--help" ? 0 : 2;
@@ -495,6 +575,10 @@ int main(int argc, char** argv) {
   }
   if (cfg.cpus[1] < 0) std::fprintf(stderr, "bench_mailbox: only one CPU available: threads are not pinned apart\n");
 
+  if (!memory_ps.empty()) {
+    memory_table(memory_ps, memory_rounds);
+    return 0;
+  }
   if (cfg.handshake_only) {
     handshake_table(cfg);
     return 0;

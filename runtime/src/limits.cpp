@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
-#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "postbox/runtime/check.hpp"
 
@@ -33,8 +33,14 @@ std::uint64_t read_number(const char* path) {
 
 // Per ring: the four cache lines of its indices, then its bytes (mailbox_ring.hpp).
 constexpr std::uint64_t kRingHeader = 256;
-// Per inbox: three cache lines (mailbox_ring.hpp), plus its slot array.
-constexpr std::uint64_t kInboxBytes = 192;
+// Per inbox: four cache lines (mailbox_ring.hpp), plus its arrays.
+constexpr std::uint64_t kInboxBytes = 256;
+// Per ordered pair: its slot (8 bytes) and queued-pair entry (16 bytes), counted for every pair
+// (calloc'ed: only touched pages cost memory, an upper bound).
+constexpr std::uint64_t kPairBytes = 24;
+// Per queued message: its node header (mailbox_ring.hpp: Queued), and the allocator's 8-byte
+// size word with rounding to 16.
+constexpr std::uint64_t kQueuedOverhead = 16 + 16;
 // A rank's thread: the stack pages it touches, its thread-local storage and team bookkeeping.
 constexpr std::uint64_t kThreadBytes = 64 * 1024;
 constexpr std::uint64_t kMinRing = 4096;  // mailbox.hpp: at least 4 KiB
@@ -107,20 +113,37 @@ void require_threads(std::uint64_t threads, const std::string& what) {
                    " this system can start now (kernel.pid_max, kernel.threads-max, ulimit -u)");
 }
 
-std::uint64_t plan_run_memory(const Plan& plan, std::uint64_t ring_bytes) {
+std::uint64_t plan_run_memory(const Plan& plan, std::uint64_t ring_bytes, std::uint64_t ring_budget_bytes) {
   std::uint64_t ring = kMinRing;
   while (ring < ring_bytes && ring < (std::uint64_t{1} << 62)) ring *= 2;
-  std::set<std::pair<int, int>> pairs;
+  // Per talking pair: what it may hold undelivered on the queue (its messages of the plan, each
+  // with its node, up to about one ring, as mailbox.hpp bounds it). One source at a time.
+  std::vector<std::uint64_t> queued_from(static_cast<std::size_t>(plan.p), 0);
+  std::uint64_t pairs = 0;
+  std::uint64_t queued = 0;
   std::uint64_t total = 0;
   for (int r = 0; r < plan.p; ++r) {
-    for (std::uint32_t g = plan.first_op(r); g < plan.first_op(r + 1); ++g)
-      if (plan.code_at(g) == OpCode::send) pairs.emplace(r, plan.peer_at(g));
+    std::vector<int> peers;
+    for (std::uint32_t g = plan.first_op(r); g < plan.first_op(r + 1); ++g) {
+      if (plan.code_at(g) != OpCode::send) continue;
+      std::uint64_t& q = queued_from[static_cast<std::size_t>(plan.peer_at(g))];
+      if (q == 0) peers.push_back(plan.peer_at(g));
+      q = std::min(sat_add(q, sat_add(plan.a_at(g).bytes, kQueuedOverhead)), sat_add(ring, kQueuedOverhead));
+    }
+    for (const int d : peers) {
+      queued = sat_add(queued, queued_from[static_cast<std::size_t>(d)]);
+      queued_from[static_cast<std::size_t>(d)] = 0;
+    }
+    pairs += peers.size();
     total = sat_add(total, plan.user_bytes[static_cast<std::size_t>(r)]);
     total = sat_add(total, plan.scratch_bytes[static_cast<std::size_t>(r)]);
   }
+  // Rings for the pairs that talk, within the budget; the queued messages besides (pairs past
+  // the budget, and the first messages of every pair).
+  total = sat_add(total, std::min(sat_mul(pairs, ring + kRingHeader), ring_budget_bytes));
+  total = sat_add(total, queued);
   const auto p = static_cast<std::uint64_t>(plan.p);
-  total = sat_add(total, sat_mul(pairs.size(), ring + kRingHeader));
-  total = sat_add(total, sat_mul(p, sat_add(kInboxBytes + kThreadBytes, sat_mul(p, 8))));
+  total = sat_add(total, sat_mul(p, sat_add(kInboxBytes + kThreadBytes, sat_mul(p, kPairBytes))));
   return total;
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
@@ -16,7 +17,11 @@
 namespace postbox {
 
 using internal::Inbox;
+using internal::is_ring;
 using internal::kCacheLine;
+using internal::Queued;
+using internal::QueuedPair;
+using internal::slot_ref;
 using internal::kHeaderBytes;
 using internal::kHeaderValid;
 using internal::record_bytes;
@@ -25,14 +30,18 @@ using internal::Ring;
 namespace internal {
 
 Ring::Ring(std::size_t capacity)
-    : buf(static_cast<std::byte*>(::operator new(capacity, std::align_val_t{kCacheLine}))),
+    // calloc, not new and memset: fresh memory comes zero without being written, so a ring
+    // costs resident memory only for the pages its messages reach (docs/mailboxes.md, "Memory").
+    : block(std::calloc(capacity + kCacheLine, 1)),
       mask(capacity - 1),
       chunk(capacity / 4) {
-  std::memset(buf, 0, capacity);  // the first header slot must read "not yet"
-  zeroed = capacity;               // and so does every later one of the first lap
+  if (block == nullptr) throw std::bad_alloc();
+  const auto at = reinterpret_cast<std::uintptr_t>(block);
+  buf = static_cast<std::byte*>(block) + ((kCacheLine - at % kCacheLine) % kCacheLine);
+  zeroed = capacity;  // every header slot of the first lap reads "not yet"
 }
 
-Ring::~Ring() { ::operator delete(buf, std::align_val_t{kCacheLine}); }
+Ring::~Ring() { std::free(block); }
 
 void Ring::clear() noexcept {
   head.store(0, std::memory_order_relaxed);
@@ -42,6 +51,7 @@ void Ring::clear() noexcept {
   cached_tail = 0;
   cached_head = 0;
   producer_sleeping.store(0, std::memory_order_relaxed);
+  queued_first = false;  // reset() discards the queued messages too
   std::memset(buf, 0, kHeaderBytes);
 }
 
@@ -53,6 +63,8 @@ constexpr std::size_t kMinRingBytes = 4096;
 // How far ahead of tail the consumer prefetches: 8 lines, well inside the smallest ring.
 constexpr std::uint64_t kPrefetchAhead = 8 * kCacheLine;
 constexpr std::size_t kMaxRingBytes = std::size_t{1} << 30;
+// The slot's tag counts queued messages in 7 bits (mailbox_ring.hpp).
+constexpr int kMaxQueuedMessages = 127;
 // Registers this process for membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) once; false where the
 // kernel (or a seccomp filter) does not offer it.
 bool membarrier_ready() {
@@ -127,44 +139,86 @@ PayloadSlice payload_slice(std::uint64_t pos, std::uint64_t len, std::uint64_t p
   return {lo - pos, lo - kHeaderBytes, hi - lo};
 }
 
-// Bytes of one inbox's slot array, rounded up to whole cache lines.
-std::size_t slot_array_bytes(int p) noexcept {
-  const std::size_t raw = static_cast<std::size_t>(p) * sizeof(std::atomic<Ring*>);
+// Bytes of one inbox's array of p entries of `entry` bytes, rounded up to whole cache lines.
+std::size_t array_bytes(int p, std::size_t entry) noexcept {
+  const std::size_t raw = static_cast<std::size_t>(p) * entry;
   return (raw + kCacheLine - 1) / kCacheLine * kCacheLine;
 }
 
-}  // namespace
+// p arrays of `stride` bytes, cache-line aligned, zero. calloc: for large blocks glibc maps
+// fresh zero pages without writing them, so a page costs memory only once a pair touches it.
+// Returns the block (for free()) and sets `first` to the aligned first array.
+void* zero_arrays(int p, std::size_t stride, std::byte*& first) {
+  void* block = std::calloc(static_cast<std::size_t>(p) * stride + kCacheLine, 1);
+  if (block == nullptr) throw std::bad_alloc();
+  const auto at = reinterpret_cast<std::uintptr_t>(block);
+  first = static_cast<std::byte*>(block) + ((kCacheLine - at % kCacheLine) % kCacheLine);
+  return block;
+}
 
-static_assert(alignof(Mailboxes) == kCacheLine && sizeof(Mailboxes) == kCacheLine,
-              "Mailboxes: the fields every call reads fill one cache line of their own");
+[[gnu::always_inline]] inline Ring* as_ring(std::uintptr_t v) noexcept {
+  return is_ring(v) ? reinterpret_cast<Ring*>(v) : nullptr;
+}
+
+}  // namespace
 
 Mailboxes::Mailboxes(int p, MailboxOptions options)
     : p_(p),
       asymmetric_(options.use_membarrier && membarrier_ready()),
       options_(options),
       ring_capacity_(kMinRingBytes) {
+  static_assert(alignof(Mailboxes) == kCacheLine && sizeof(Mailboxes) == 2 * kCacheLine &&
+                    offsetof(Mailboxes, ring_bytes_held_) == kCacheLine,
+                "Mailboxes: the fields every call reads fill one cache line of their own; what making a ring "
+                "writes sits on the second");
   if (p < 1) throw InputError("mailboxes need at least 1 rank, got p = " + std::to_string(p));
   if (options_.ring_bytes > kMaxRingBytes) {
     throw InputError("mailbox ring_bytes must be at most 1 GiB, got " + std::to_string(options_.ring_bytes));
+  }
+  if (options_.queued_messages < 0 || options_.queued_messages > kMaxQueuedMessages) {
+    throw InputError("mailbox queued_messages must be 0 to " + std::to_string(kMaxQueuedMessages) + ", got " +
+                     std::to_string(options_.queued_messages));
   }
   if (options_.wait.spin_ns < 0 || options_.wait.yield_ns < 0) {
     throw InputError("mailbox wait budgets must be non-negative");
   }
   while (ring_capacity_ < options_.ring_bytes) ring_capacity_ *= 2;
   inboxes_ = std::make_unique<Inbox[]>(static_cast<std::size_t>(p));
-  const std::size_t slots_bytes = slot_array_bytes(p);
+  const std::size_t slots_stride = array_bytes(p, sizeof(internal::Slot));
+  const std::size_t queued_stride = array_bytes(p, sizeof(QueuedPair));
+  std::byte* slots = nullptr;
+  std::byte* queued = nullptr;
+  slots_block_ = zero_arrays(p, slots_stride, slots);
+  try {
+    queued_block_ = zero_arrays(p, queued_stride, queued);
+  } catch (...) {
+    std::free(slots_block_);
+    throw;
+  }
   for (int d = 0; d < p; ++d) {
-    void* raw = ::operator new(slots_bytes, std::align_val_t{kCacheLine});
-    inboxes_[d].from = static_cast<std::atomic<Ring*>*>(raw);
-    for (int s = 0; s < p; ++s) new (&inboxes_[d].from[s]) std::atomic<Ring*>(nullptr);
+    // Zero words are a slot's "nothing sent" and a queued pair's empty state (calloc creates
+    // the arrays' objects: both are implicit-lifetime types).
+    inboxes_[d].from = reinterpret_cast<internal::Slot*>(slots + static_cast<std::size_t>(d) * slots_stride);
+    inboxes_[d].queued = reinterpret_cast<QueuedPair*>(queued + static_cast<std::size_t>(d) * queued_stride);
   }
 }
 
 Mailboxes::~Mailboxes() {
-  for (int d = 0; d < p_; ++d) {
-    for (int s = 0; s < p_; ++s) delete inboxes_[d].from[s].load(std::memory_order_relaxed);
-    ::operator delete(static_cast<void*>(inboxes_[d].from), std::align_val_t{kCacheLine});
+  discard_queued();
+  // relaxed: no concurrent caller (the destructor's requirement); the rings' next_made links
+  // were written before the threads that made them were joined.
+  for (Ring* r = made_.load(std::memory_order_relaxed); r != nullptr;) {
+    Ring* next = r->next_made;
+    delete r;
+    r = next;
   }
+  std::free(slots_block_);
+  std::free(queued_block_);
+}
+
+std::uint64_t Mailboxes::ring_bytes_held() const noexcept {
+  // relaxed: a count, ordered with nothing else.
+  return ring_bytes_held_.load(std::memory_order_relaxed);
 }
 
 void Mailboxes::check_rank(int rank, const char* what) const {
@@ -174,28 +228,90 @@ void Mailboxes::check_rank(int rank, const char* what) const {
 
 void Mailboxes::throw_aborted() { throw Aborted(); }
 
-[[gnu::always_inline]] inline Ring& Mailboxes::ring_to(int src, int dst) {
-  std::atomic<Ring*>& slot = inboxes_[dst].from[src];
-  // relaxed: only the thread acting as src ever stores this slot.
-  Ring* r = slot.load(std::memory_order_relaxed);
-  if (r == nullptr) [[unlikely]] r = create_ring(slot);
-  return *r;
+void Mailboxes::send_unringed(int src, int dst, std::span<const std::byte> message, std::uintptr_t v) {
+  // Due: the pair has sent its queued_messages, or this record would be streamed through a ring.
+  const bool due = internal::tag_count(v) >= static_cast<std::uint64_t>(options_.queued_messages) ||
+                   record_bytes(message.size()) > ring_capacity_ / 4;
+  if (due) {
+    if (Ring* r = make_ring(src, dst, v)) {
+      send_ring(*r, src, dst, message);
+      return;
+    }
+  }
+  send_queued(src, dst, message, v);
 }
 
-Ring* Mailboxes::create_ring(std::atomic<Ring*>& slot) {
+Ring* Mailboxes::make_ring(int src, int dst, std::uintptr_t v) {
+  const std::uint64_t need = ring_capacity_ + sizeof(Ring);
+  const std::uint64_t budget = options_.ring_budget_bytes;
+  // relaxed: a count; each ring is published by its slot's release store below. A look first,
+  // so that pairs past the budget do not write the shared line on every send.
+  if (need > budget || ring_bytes_held_.load(std::memory_order_relaxed) > budget - need) return nullptr;
+  if (ring_bytes_held_.fetch_add(need, std::memory_order_relaxed) > budget - need) {
+    ring_bytes_held_.fetch_sub(need, std::memory_order_relaxed);  // relaxed: as above
+    return nullptr;
+  }
   auto* r = new Ring(ring_capacity_);
-  // release: the receiver's acquire load sees a constructed ring. Program order puts it before
-  // the record's header store and the wake-up handshake after it, so a receiver that raised its
-  // flag and found the slot empty is woken (see mailbox.hpp).
+  // relaxed: any value up to the true count is safe; a low one only sends the receiver to look
+  // at its queue once. Every queued message delivered: the ring is first in line at once.
+  const std::uint64_t taken =
+      std::atomic_ref<std::uint64_t>(inboxes_[dst].queued[src].taken).load(std::memory_order_relaxed);
+  r->queued_first = internal::tag_bytes(v) != taken;
+  // relaxed: the list is read only by reset() and the destructor, which need no concurrent
+  // caller (their caller's join or barrier orders this before them).
+  Ring* head = made_.load(std::memory_order_relaxed);
+  do {
+    r->next_made = head;
+  } while (!made_.compare_exchange_weak(head, r, std::memory_order_relaxed, std::memory_order_relaxed));
   internal::sync_point();
-  slot.store(r, std::memory_order_release);
+  // release: the receiver's acquire load of the slot sees a constructed ring and queued_first.
+  // Program order puts the pair's queued pushes before it (so the receiver's take of the queue
+  // after that load finds them) and the record's header and the wake-up handshake after it, so
+  // a receiver that raised its flag and found no ring is woken (see mailbox.hpp).
+  slot_ref(inboxes_[dst].from[src]).store(reinterpret_cast<std::uintptr_t>(r), std::memory_order_release);
   return r;
+}
+
+void Mailboxes::send_queued(int src, int dst, std::span<const std::byte> message, std::uintptr_t v) {
+  Inbox& box = inboxes_[dst];
+  std::atomic_ref<std::uint64_t> taken(box.queued[src].taken);
+  const std::uint64_t n = message.size();
+  const std::uint64_t total = record_bytes(n);
+  const std::uint64_t sent = internal::tag_bytes(v);
+  const std::uint64_t cap = ring_capacity_;
+  // As a ring holds: undelivered records, this one and the end mark within the capacity; a
+  // larger record goes alone.
+  const auto room = [&] {
+    internal::sync_point();
+    // acquire: pairs with the receiver's release store; the messages it counts were delivered.
+    const std::uint64_t undelivered = sent - taken.load(std::memory_order_acquire);
+    return undelivered == 0 || undelivered + total + kHeaderBytes <= cap;
+  };
+  if (!room()) [[unlikely]] {
+    // relaxed: this thread is the pair's receiver too (self-messages have one thread).
+    if (src == dst) fail_self_send(cap, sent - taken.load(std::memory_order_relaxed), src, n);
+    await(inboxes_[src].queued_sender_sleeping, inboxes_[src].space_word, room);
+  }
+  auto* m = static_cast<Queued*>(::operator new(sizeof(Queued) + n));
+  m->src = src;
+  m->size = static_cast<std::uint32_t>(n);  // n <= kMaxMessageBytes (checked in send())
+  if (n != 0) std::memcpy(m->payload(), message.data(), n);
+  // relaxed: the compare-exchange below publishes.
+  Queued* head = box.queue.load(std::memory_order_relaxed);
+  internal::sync_point();
+  do {
+    m->next = head;
+    // release: the node's fields and payload before the receiver's acquire exchange takes it.
+  } while (!box.queue.compare_exchange_weak(head, m, std::memory_order_release, std::memory_order_relaxed));
+  // relaxed: only this thread reads the tag back; the receiver only tells it from a ring.
+  slot_ref(box.from[src]).store(internal::make_tag(internal::tag_count(v) + 1, sent + total), std::memory_order_relaxed);
+  if (peer_sleeping(box.receiver_sleeping)) [[unlikely]] wake(box.recv_word);
 }
 
 [[gnu::always_inline]] inline Ring* Mailboxes::ring_from(int dst, int src) const noexcept {
   internal::sync_point();
-  // acquire: pairs with the creating store in create_ring().
-  return inboxes_[dst].from[src].load(std::memory_order_acquire);
+  // acquire: pairs with the slot's release store in make_ring().
+  return as_ring(slot_ref(inboxes_[dst].from[src]).load(std::memory_order_acquire));
 }
 
 [[gnu::always_inline]] inline bool Mailboxes::peer_sleeping(std::atomic<std::uint32_t>& flag) const noexcept {
@@ -257,7 +373,16 @@ void Mailboxes::send(int src, int dst, std::span<const std::byte> message) {
            "mailbox message of " + std::to_string(message.size()) + " bytes exceeds kMaxMessageBytes");
   internal::sync_point();
   if (aborted_.load(std::memory_order_acquire)) [[unlikely]] throw_aborted();
-  Ring& r = ring_to(src, dst);
+  // relaxed: only the thread acting as src ever stores this slot.
+  const std::uintptr_t v = slot_ref(inboxes_[dst].from[src]).load(std::memory_order_relaxed);
+  if (!is_ring(v)) [[unlikely]] {
+    send_unringed(src, dst, message, v);
+    return;
+  }
+  send_ring(*reinterpret_cast<Ring*>(v), src, dst, message);
+}
+
+[[gnu::always_inline]] inline void Mailboxes::send_ring(Ring& r, int src, int dst, std::span<const std::byte> message) {
   const std::uint64_t n = message.size();
   const std::uint64_t total = record_bytes(n);
   if (total > r.chunk) [[unlikely]] {
@@ -298,7 +423,8 @@ void Mailboxes::await_room(Ring& r, int src, int dst, std::uint64_t h, std::uint
   // acquire: the consumer finished reading the bytes before it advanced tail past them.
   r.cached_tail = line_floor(r.tail.load(std::memory_order_acquire));
   if (h + len + kHeaderBytes - r.cached_tail <= cap) return;
-  if (src == dst) [[unlikely]] fail_self_send(r, src, n);
+  // relaxed: this thread is the ring's consumer too (self-messages have one thread).
+  if (src == dst) [[unlikely]] fail_self_send(cap, r.write - r.tail.load(std::memory_order_relaxed), src, n);
   const auto room = [&] {
     return h + len + kHeaderBytes - line_floor(r.tail.load(std::memory_order_acquire)) <= cap;
   };
@@ -345,21 +471,86 @@ void Mailboxes::send_streamed(Ring& r, int src, int dst, std::span<const std::by
   return header_word(const_cast<Ring&>(r), t).load(std::memory_order_acquire);
 }
 
-std::uint64_t Mailboxes::await_header(int dst, int src, Ring*& r) {
-  if (dst == src) [[unlikely]] fail_self_recv(dst, "recv");
+void Mailboxes::take_queue(Inbox& box) noexcept {
+  internal::sync_point();
+  // relaxed: a look before the exchange. After the caller's acquire load of a slot showing a
+  // ring, it reads the pair's last push or a later value (the push happens before it), so an
+  // empty queue means this thread has taken that push already.
+  if (box.queue.load(std::memory_order_relaxed) == nullptr) return;
+  internal::sync_point();
+  // acquire: pairs with each sender's release compare-exchange; the nodes are complete.
+  Queued* m = box.queue.exchange(nullptr, std::memory_order_acquire);
+  Queued* oldest = nullptr;
+  while (m != nullptr) {  // newest first on the stack: reverse
+    Queued* next = m->next;
+    m->next = oldest;
+    oldest = m;
+    m = next;
+  }
+  while (oldest != nullptr) {
+    Queued* next = oldest->next;
+    QueuedPair& q = box.queued[oldest->src];
+    if (q.last != nullptr) {
+      oldest->next = q.last->next;
+      q.last->next = oldest;
+    } else {
+      oldest->next = oldest;
+    }
+    q.last = oldest;
+    ++box.pending;
+    oldest = next;
+  }
+}
+
+Mailboxes::Next Mailboxes::next_from(int dst, int src, bool block) {
   Inbox& box = inboxes_[dst];
-  std::atomic<Ring*>& slot = box.from[src];
-  // Polls the header slot only: one line, which also holds the payload of a small message.
-  // A record is consumable once its header is out, whatever head says.
-  const auto ready = [&] {
-    Ring* q = slot.load(std::memory_order_acquire);  // acquire: pairs with create_ring()
-    return q != nullptr && header_at_tail(*q) != 0;
-  };
-  await(box.receiver_sleeping, box.recv_word, ready);
-  r = ring_from(dst, src);
-  const std::uint64_t w = header_at_tail(*r);
-  PB_CHECK(w != 0, "mailbox: woken without a header");
-  return w;
+  QueuedPair& q = box.queued[src];
+  for (;;) {
+    if (q.last != nullptr) return {q.last->next, nullptr, 0};
+    Ring* r = ring_from(dst, src);
+    if (r == nullptr || r->queued_first) {
+      take_queue(box);  // after the slot's acquire load: see take_queue()
+      if (q.last != nullptr) return {q.last->next, nullptr, 0};
+      if (r != nullptr) r->queued_first = false;  // every queued message of the pair is delivered
+    }
+    if (r != nullptr) {
+      if (const std::uint64_t w = header_at_tail(*r); w != 0) return {nullptr, r, w};
+    }
+    if (!block) return {nullptr, nullptr, 0};
+    if (dst == src) [[unlikely]] fail_self_recv(dst, "recv");
+    // Polls the header slot only once the ring is first in line: one line, which also holds the
+    // payload of a small message. Before, a push on the queue or the ring's publication.
+    const auto ready = [&] {
+      if (r != nullptr) return header_at_tail(*r) != 0;
+      internal::sync_point();
+      // acquire (both): pairs with the push's release compare-exchange and with make_ring().
+      return box.queue.load(std::memory_order_acquire) != nullptr ||
+             is_ring(slot_ref(box.from[src]).load(std::memory_order_acquire));
+    };
+    await(box.receiver_sleeping, box.recv_word, ready);
+  }
+}
+
+void Mailboxes::take_queued(int dst, int src, std::byte* out) {
+  Inbox& box = inboxes_[dst];
+  QueuedPair& q = box.queued[src];
+  Queued* m = q.last->next;
+  if (m == q.last) {
+    q.last = nullptr;
+  } else {
+    q.last->next = m->next;
+  }
+  --box.pending;
+  const std::uint64_t n = m->size;
+  if (n != 0) std::memcpy(out, m->payload(), n);
+  ::operator delete(m);
+  std::atomic_ref<std::uint64_t> taken(q.taken);
+  // relaxed: this thread is the only one storing it.
+  const std::uint64_t t = taken.load(std::memory_order_relaxed) + record_bytes(n);
+  internal::sync_point();
+  // release: pairs with the sender's acquire load when it counts its room.
+  taken.store(t, std::memory_order_release);
+  if (peer_sleeping(inboxes_[src].queued_sender_sleeping)) [[unlikely]] wake(inboxes_[src].space_word);
 }
 
 [[gnu::always_inline]] inline void Mailboxes::take(Ring& r, int dst, int src, std::uint64_t n, std::byte* out) {
@@ -421,19 +612,28 @@ std::size_t Mailboxes::recv(int dst, int src, std::span<std::byte> out) {
   internal::sync_point();
   if (aborted_.load(std::memory_order_acquire)) [[unlikely]] throw_aborted();
   Ring* r = ring_from(dst, src);
-  std::uint64_t w = r != nullptr ? header_at_tail(*r) : 0;
-  if (w == 0) [[unlikely]] w = await_header(dst, src, r);
+  // queued_first is on the line of tail, which header_at_tail() reads anyway.
+  std::uint64_t w = r != nullptr && !r->queued_first ? header_at_tail(*r) : 0;
+  if (w == 0) [[unlikely]] {
+    const Next next = next_from(dst, src, true);
+    if (next.queued != nullptr) {
+      if (next.queued->size > out.size()) fail_too_small(src, next.queued->size, out.size());
+      const std::size_t n = next.queued->size;
+      take_queued(dst, src, out.data());
+      return n;
+    }
+    r = next.ring;
+    w = next.header;
+  }
   const std::uint64_t n = w & ~kHeaderValid;
   if (n > out.size()) [[unlikely]] fail_too_small(src, n, out.size());
   take(*r, dst, src, n, out.data());
   return n;
 }
 
-void Mailboxes::fail_self_send(const Ring& r, int rank, std::uint64_t n) {
-  // relaxed: this thread is the ring's consumer too (self-messages have one thread).
-  const std::uint64_t undelivered = r.write - r.tail.load(std::memory_order_relaxed);
+void Mailboxes::fail_self_send(std::uint64_t capacity, std::uint64_t undelivered, int rank, std::uint64_t n) {
   PB_CHECK(false, "mailbox send: rank " + std::to_string(rank) + " sends itself a message of " + std::to_string(n) +
-                      " bytes that does not fit its ring to itself (" + std::to_string(r.capacity()) + " bytes, " +
+                      " bytes that does not fit its ring to itself (" + std::to_string(capacity) + " bytes, " +
                       std::to_string(undelivered) + " of them undelivered): nobody else would drain it");
 }
 
@@ -452,11 +652,14 @@ std::vector<std::byte> Mailboxes::recv(int dst, int src) {
   if (static_cast<unsigned>(src) >= static_cast<unsigned>(p_)) [[unlikely]] check_rank(src, "recv: source");
   internal::sync_point();
   if (aborted_.load(std::memory_order_acquire)) [[unlikely]] throw_aborted();
-  Ring* r = ring_from(dst, src);
-  std::uint64_t w = r != nullptr ? header_at_tail(*r) : 0;
-  if (w == 0) w = await_header(dst, src, r);
-  std::vector<std::byte> out(w & ~kHeaderValid);
-  take(*r, dst, src, out.size(), out.data());
+  const Next next = next_from(dst, src, true);
+  if (next.queued != nullptr) {
+    std::vector<std::byte> out(next.queued->size);
+    take_queued(dst, src, out.data());
+    return out;
+  }
+  std::vector<std::byte> out(next.header & ~kHeaderValid);
+  take(*next.ring, dst, src, out.size(), out.data());
   return out;
 }
 
@@ -465,8 +668,8 @@ bool Mailboxes::try_recv(int dst, int src, std::span<std::byte> out, std::size_t
   check_rank(src, "try_recv: source");
   internal::sync_point();
   if (aborted_.load(std::memory_order_acquire)) throw_aborted();
-  Ring* r = ring_from(dst, src);
-  if (r == nullptr || header_at_tail(*r) == 0) return false;
+  const Next next = next_from(dst, src, false);
+  if (next.queued == nullptr && next.header == 0) return false;
   size = recv(dst, src, out);
   return true;
 }
@@ -476,11 +679,17 @@ int Mailboxes::try_recv_any(int dst, std::span<std::byte> out, std::size_t& size
   internal::sync_point();
   if (aborted_.load(std::memory_order_acquire)) throw_aborted();
   Inbox& box = inboxes_[dst];
+  take_queue(box);
   for (int i = 0; i < p_; ++i) {
     int src = box.next_any + i;
     if (src >= p_) src -= p_;
-    Ring* r = ring_from(dst, src);
-    if (r != nullptr && header_at_tail(*r) != 0) {
+    // A queued message of src, or a header on its ring (recv() delivers whichever comes first).
+    bool has = box.pending != 0 && box.queued[src].last != nullptr;
+    if (!has) {
+      Ring* r = ring_from(dst, src);
+      has = r != nullptr && header_at_tail(*r) != 0;
+    }
+    if (has) {
       box.next_any = src + 1 == p_ ? 0 : src + 1;
       size = recv(dst, src, out);
       return src;
@@ -497,8 +706,12 @@ int Mailboxes::recv_any(int dst, std::span<std::byte> out, std::size_t& size) {
     if (src >= 0) return src;
     if (p_ == 1) [[unlikely]] fail_self_recv(dst, "recv_any");
     const auto ready = [&] {
+      internal::sync_point();
+      // acquire: pairs with the push's release compare-exchange.
+      if (box.queue.load(std::memory_order_acquire) != nullptr) return true;
       for (int s = 0; s < p_; ++s) {
-        Ring* q = box.from[s].load(std::memory_order_acquire);  // acquire: pairs with create_ring()
+        // acquire: pairs with make_ring().
+        Ring* q = as_ring(slot_ref(box.from[s]).load(std::memory_order_acquire));
         if (q != nullptr && header_at_tail(*q) != 0) return true;
       }
       return false;
@@ -518,13 +731,36 @@ void Mailboxes::abort() noexcept {
   }
 }
 
-void Mailboxes::reset() {
+void Mailboxes::discard_queued() noexcept {
   for (int d = 0; d < p_; ++d) {
     Inbox& box = inboxes_[d];
-    for (int s = 0; s < p_; ++s) {
-      if (Ring* r = box.from[s].load(std::memory_order_relaxed)) r->clear();
+    take_queue(box);
+    for (int s = 0; box.pending != 0 && s < p_; ++s) {
+      QueuedPair& q = box.queued[s];
+      while (q.last != nullptr) {
+        Queued* m = q.last->next;
+        if (m == q.last) {
+          q.last = nullptr;
+        } else {
+          q.last->next = m->next;
+        }
+        --box.pending;
+        // relaxed: no concurrent caller; counted as delivered, so the sender's room is whole.
+        std::atomic_ref<std::uint64_t>(q.taken).fetch_add(record_bytes(m->size), std::memory_order_relaxed);
+        ::operator delete(m);
+      }
     }
+  }
+}
+
+void Mailboxes::reset() {
+  discard_queued();
+  // relaxed: no concurrent caller (reset()'s requirement).
+  for (Ring* r = made_.load(std::memory_order_relaxed); r != nullptr; r = r->next_made) r->clear();
+  for (int d = 0; d < p_; ++d) {
+    Inbox& box = inboxes_[d];
     box.receiver_sleeping.store(0, std::memory_order_relaxed);
+    box.queued_sender_sleeping.store(0, std::memory_order_relaxed);
     box.next_any = 0;
   }
   // release: a thread that later sees aborted() == false through an acquire load also sees the

@@ -1,5 +1,6 @@
-// Private layout of the mailboxes: one byte ring per ordered pair (src, dst) and one inbox per
-// destination. Only mailbox.cpp includes this.
+// Private layout of the mailboxes: a byte ring per ordered pair (src, dst) that talks often, a
+// queue per destination for the pairs that do not (yet), and one inbox per destination. Only
+// mailbox.cpp includes this.
 #pragma once
 
 #include <atomic>
@@ -43,9 +44,11 @@ inline constexpr std::uint64_t kRingReserve = kCacheLine;
 // look at the peer's sleeping flag (the wake-up handshake in mailbox.hpp).
 struct Ring {
   // Line 0: immutable after construction, read by both sides.
-  alignas(kCacheLine) std::byte* buf;
+  alignas(kCacheLine) void* block;  // what calloc returned (buf is its first 64-aligned byte)
+  std::byte* buf = nullptr;
   std::uint64_t mask;   // capacity - 1 (capacity is a power of two)
   std::uint64_t chunk;  // most bytes copied between two publications of a streamed record (capacity / 4)
+  Ring* next_made = nullptr;  // the list of every ring made (destructor, reset()); set before publication
 
   // Line 1: written by the producer only.
   // End of the last chunk of a streamed record, published for the consumer waiting on that
@@ -68,6 +71,10 @@ struct Ring {
   alignas(kCacheLine) std::atomic<std::uint64_t> tail{0};
   // Consumer-private cached lower bound of head, for streamed records. Never read by the producer.
   std::uint64_t cached_head = 0;
+  // Consumer-private after publication: messages of the pair may still wait in the receiver's
+  // queue, and they come first (set by the producer before it publishes the ring; cleared by
+  // the consumer once its queue holds none from this source).
+  bool queued_first = false;
 
   // Line 3: the producer's doorbell. Raised by the producer only when it is about to block on a
   // full ring; read by the consumer after every tail publication (a shared read, no transfer).
@@ -83,7 +90,7 @@ struct Ring {
   void clear() noexcept;
 };
 
-static_assert(offsetof(Ring, head) - offsetof(Ring, buf) >= kCacheLine,
+static_assert(offsetof(Ring, head) - offsetof(Ring, block) >= kCacheLine,
               "Ring: head must not share a cache line with the read-only fields");
 static_assert(offsetof(Ring, tail) - offsetof(Ring, head) >= kCacheLine,
               "Ring: producer index (head) and consumer index (tail) must sit on different cache lines");
@@ -98,13 +105,48 @@ static_assert(offsetof(Ring, producer_sleeping) - offsetof(Ring, tail) >= kCache
 static_assert(alignof(Ring) == kCacheLine && sizeof(Ring) == 4 * kCacheLine,
               "Ring: four whole cache lines, so adjacent rings never share one");
 
+// A message of a pair that has no ring: one heap block, pushed on the receiver's queue.
+struct Queued {
+  Queued* next;
+  std::int32_t src;
+  std::uint32_t size;  // at most Mailboxes::kMaxMessageBytes (1 GiB)
+  [[nodiscard]] std::byte* payload() noexcept { return reinterpret_cast<std::byte*>(this + 1); }
+};
+// 16 bytes: an 8-byte message takes a 32-byte block of glibc's allocator (limits.cpp counts it).
+static_assert(sizeof(Queued) == 16, "Queued: a 16-byte header, the payload 8-aligned after it");
+
+// A pair's slot (Inbox::from[src]), written by the sender only: 0 before the first message, a
+// Ring* (64-aligned, so even) once the pair has a ring, else a queue tag: bit 0 set, bits 1..7
+// the messages queued so far (saturating at 127), bits 8.. the record bytes queued so far.
+// Plain words in a calloc'ed array (untouched pages cost no memory), accessed through
+// std::atomic_ref.
+using Slot = std::uintptr_t;
+inline std::atomic_ref<Slot> slot_ref(Slot& s) noexcept { return std::atomic_ref<Slot>(s); }
+constexpr bool is_ring(std::uintptr_t v) noexcept { return (v & 1) == 0 && v != 0; }
+constexpr std::uint64_t tag_count(std::uintptr_t v) noexcept { return (v >> 1) & 127; }
+constexpr std::uint64_t tag_bytes(std::uintptr_t v) noexcept { return v >> 8; }
+constexpr std::uintptr_t make_tag(std::uint64_t count, std::uint64_t bytes) noexcept {
+  return (bytes << 8) | ((count < 127 ? count : 127) << 1) | 1;
+}
+
+// The receiver's side of a pair without a ring (Inbox::queued[src]).
+// Plain fields in a calloc'ed array, like the slots; `taken` is accessed through std::atomic_ref.
+struct QueuedPair {
+  // Record bytes of this pair's queued messages delivered (or discarded by reset()); stored by
+  // the receiver, loaded by the sender when its queued bytes look over the ring capacity.
+  std::uint64_t taken;
+  // Receiver-private: the last of this source's messages taken off the queue and not yet
+  // delivered, in a circular list (last->next is the first); null when none.
+  Queued* last;
+};
+
 // Per destination rank.
 struct Inbox {
   // Line 0: read by every sender to this rank on every send and by the receiver on every
-  // receive; written only when a ring from a new source is created (from[]).
-  // p slots, one per source, null until first use; a cache-line-aligned array of its own, so
-  // the slots never share a line with anything written on a fast path.
-  alignas(kCacheLine) std::atomic<Ring*>* from = nullptr;
+  // receive; written only when a ring from a new source is created or a message is queued.
+  // p slots, one per source (Slot above); a cache-line-aligned array of its own, so the slots
+  // never share a line with anything written on a fast path.
+  alignas(kCacheLine) Slot* from = nullptr;
 
   // Line 1: the receiver's doorbell and the futex words, touched by the receiver on the slow
   // path only. Senders look at receiver_sleeping after every publication: a plain load under
@@ -113,11 +155,20 @@ struct Inbox {
   alignas(kCacheLine) std::atomic<std::uint32_t> receiver_sleeping{0};
   // Incremented to wake this rank blocked as a receiver (recv, recv_any).
   std::atomic<std::uint32_t> recv_word{0};
-  // Incremented to wake this rank blocked as a sender on a full ring.
+  // Incremented to wake this rank blocked as a sender on a full ring or a full queued pair.
   std::atomic<std::uint32_t> space_word{0};
+  // Raised by this rank as a sender about to block for room on a queued pair; read by that
+  // pair's receiver after each delivery from it.
+  std::atomic<std::uint32_t> queued_sender_sleeping{0};
 
-  // Line 2: private to the receiving thread.
+  // Line 2: the queue of messages from pairs without a ring: a stack pushed by every such
+  // sender (compare-exchange), taken whole by the receiver (exchange), newest first.
+  alignas(kCacheLine) std::atomic<Queued*> queue{nullptr};
+
+  // Line 3: private to the receiving thread.
   alignas(kCacheLine) int next_any = 0;  // round-robin cursor of recv_any
+  std::uint64_t pending = 0;             // messages taken off `queue` and not yet delivered
+  QueuedPair* queued = nullptr;          // p entries, one per source
 };
 
 static_assert(offsetof(Inbox, receiver_sleeping) - offsetof(Inbox, from) >= kCacheLine,
@@ -125,8 +176,11 @@ static_assert(offsetof(Inbox, receiver_sleeping) - offsetof(Inbox, from) >= kCac
               "the line the receiver reads on every receive");
 static_assert(offsetof(Inbox, recv_word) - offsetof(Inbox, from) >= kCacheLine,
               "Inbox: futex words must not share the line every sender reads");
-static_assert(offsetof(Inbox, next_any) - offsetof(Inbox, receiver_sleeping) >= kCacheLine,
-              "Inbox: the receiver's private cursor must not share the futex line");
+static_assert(offsetof(Inbox, queue) - offsetof(Inbox, receiver_sleeping) >= kCacheLine &&
+                  offsetof(Inbox, next_any) - offsetof(Inbox, queue) >= kCacheLine,
+              "Inbox: the queue (a compare-exchange per queued send) shares no line with the futex words or "
+              "the receiver's private fields");
+static_assert(sizeof(Inbox) == 4 * kCacheLine, "Inbox: four lines (limits.cpp counts them)");
 static_assert(alignof(Inbox) == kCacheLine, "Inbox: adjacent inboxes must not share a line");
 
 }  // namespace postbox::internal

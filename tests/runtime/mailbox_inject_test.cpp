@@ -73,12 +73,15 @@ struct InjectRow {
   std::size_t ring_bytes;
   WaitPolicy wait;
   bool membarrier;
+  int queued_messages = MailboxOptions{}.queued_messages;
+  std::size_t ring_budget = kDefaultRingBudgetBytes;  // 0: every pair stays on the queue
 };
 
 std::ostream& operator<<(std::ostream& os, const InjectRow& r) {
   return os << r.file << ":" << r.line << " " << r.pattern << " p=" << r.p << " " << testing_support::mode_name(r.mode)
             << " n=" << r.messages << " ring=" << r.ring_bytes << " spin=" << r.wait.spin_ns
-            << " yield=" << r.wait.yield_ns << (r.membarrier ? "" : " portable-handshake");
+            << " yield=" << r.wait.yield_ns << (r.membarrier ? "" : " portable-handshake")
+            << " queued=" << r.queued_messages << " budget=" << r.ring_budget;
 }
 
 std::string run_pattern(const InjectRow& row, const testing_support::ThreadHook& bind) {
@@ -86,6 +89,8 @@ std::string run_pattern(const InjectRow& row, const testing_support::ThreadHook&
   o.ring_bytes = row.ring_bytes;
   o.wait = row.wait;
   o.use_membarrier = row.membarrier;
+  o.queued_messages = row.queued_messages;
+  o.ring_budget_bytes = row.ring_budget;
   Mailboxes mb(row.p, o);
   const std::string pattern = row.pattern;
   // Messages up to 3/4 ring: streamed ones, and full rings, without slowing the run down.
@@ -167,7 +172,20 @@ INSTANTIATE_TEST_SUITE_P(
                     InjectRow{__FILE__, __LINE__, "ping_pong", 2, Mode::kRecv, 300, 4096, kBlockAtOnce, true},
                     InjectRow{__FILE__, __LINE__, "ping_pong", 2, Mode::kRecv, 300, 4096, kShort, false},
                     InjectRow{__FILE__, __LINE__, "abort", 3, Mode::kRecv, 0, 4096, kBlockAtOnce, true},
-                    InjectRow{__FILE__, __LINE__, "abort", 5, Mode::kRecv, 0, 4096, kShort, false}));
+                    InjectRow{__FILE__, __LINE__, "abort", 5, Mode::kRecv, 0, 4096, kShort, false},
+                    // Rings made on a pair's later message while its first ones may still be
+                    // queued (receiver polling, recv_any scanning, try_recv), budgets that leave
+                    // some pairs or all of them on the queue, abort and reset with queued pairs.
+                    InjectRow{__FILE__, __LINE__, "all_to_all", 3, Mode::kRecv, 40, 4096, kBlockAtOnce, true, 1,
+                              4 * (4096 + 256)},
+                    InjectRow{__FILE__, __LINE__, "all_to_all", 4, Mode::kRecvAny, 20, 4096, kShort, false, 3,
+                              6 * (4096 + 256)},
+                    InjectRow{__FILE__, __LINE__, "all_to_all", 3, Mode::kTryRecv, 30, 4096, kBlockAtOnce, false, 2,
+                              kDefaultRingBudgetBytes},
+                    InjectRow{__FILE__, __LINE__, "fan_in", 5, Mode::kRecvAny, 40, 4096, kBlockAtOnce, true, 2, 0},
+                    InjectRow{__FILE__, __LINE__, "ping_pong", 2, Mode::kRecv, 200, 4096, kBlockAtOnce, false, 2, 0},
+                    InjectRow{__FILE__, __LINE__, "abort", 3, Mode::kRecv, 0, 4096, kBlockAtOnce, true, 2, 0},
+                    InjectRow{__FILE__, __LINE__, "abort", 4, Mode::kRecv, 0, 4096, kShort, false, 1, 2 * (4096 + 256)}));
 
 }  // namespace
 }  // namespace postbox

@@ -7,11 +7,14 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include "mailbox_traffic.hpp"
 #include "postbox/runtime/check.hpp"
@@ -38,12 +41,15 @@ struct StressRow {
   std::size_t ring_bytes;
   WaitPolicy wait = WaitPolicy{1'000, 10'000};  // short budgets: blocking is the common path
   bool membarrier = true;                        // false: the portable wake-up handshake
+  int queued_messages = MailboxOptions{}.queued_messages;
+  std::size_t ring_budget = kDefaultRingBudgetBytes;  // 0: every pair stays on the queue
 };
 
 std::ostream& operator<<(std::ostream& os, const StressRow& r) {
   return os << r.file << ":" << r.line << " p=" << r.p << " " << mode_name(r.mode) << " messages=" << r.messages
             << " ring=" << r.ring_bytes << " spin=" << r.wait.spin_ns << " yield=" << r.wait.yield_ns
-            << (r.membarrier ? "" : " portable-handshake");
+            << (r.membarrier ? "" : " portable-handshake") << " queued=" << r.queued_messages
+            << " budget=" << r.ring_budget;
 }
 
 class MailboxStress : public testing::TestWithParam<StressRow> {};
@@ -59,6 +65,8 @@ TEST_P(MailboxStress, ConservesEveryMessageInPairOrder) {
   opt.ring_bytes = row.ring_bytes;
   opt.wait = row.wait;
   opt.use_membarrier = row.membarrier;
+  opt.queued_messages = row.queued_messages;
+  opt.ring_budget_bytes = row.ring_budget;
   Mailboxes mb(p, opt);
   EXPECT_EQ(testing_support::all_to_all(mb, row.mode, per_pair), "");
 }
@@ -82,7 +90,16 @@ INSTANTIATE_TEST_SUITE_P(
                     // The portable handshake (no membarrier), blocking on both sides.
                     StressRow{__FILE__, __LINE__, 2, Mode::kRecv, 50'000, 4 * 1024, WaitPolicy{0, 0}, false},
                     StressRow{__FILE__, __LINE__, 8, Mode::kRecvAny, 40'000, 4 * 1024, WaitPolicy{1'000, 10'000},
-                              false}));
+                              false},
+                    // Every pair on the queue (back-pressure there, records larger than the
+                    // capacity queued alone), and a budget that gives rings to some pairs only,
+                    // made while messages of the pair are still queued.
+                    StressRow{__FILE__, __LINE__, 8, Mode::kRecv, 40'000, 4 * 1024, WaitPolicy{1'000, 10'000}, true, 2, 0},
+                    StressRow{__FILE__, __LINE__, 3, Mode::kTryRecv, 30'000, 4 * 1024, WaitPolicy{0, 0}, false, 2, 0},
+                    StressRow{__FILE__, __LINE__, 8, Mode::kRecvAny, 40'000, 16 * 1024, WaitPolicy{1'000, 10'000}, true,
+                              5, 28 * (16 * 1024 + 256)},
+                    StressRow{__FILE__, __LINE__, 8, Mode::kRecv, 40'000, 4 * 1024, WaitPolicy{0, 0}, false, 9,
+                              20 * (4 * 1024 + 256)}));
 
 // ---------------------------------------------------------------------------------------------
 
@@ -161,6 +178,7 @@ TEST(Mailbox, TinyRingBytesStillHoldAFull4KiBRecord) {
 TEST(Mailbox, RoomIsCountedInWholeLinesOfTheReceiversProgress) {
   MailboxOptions opt;
   opt.ring_bytes = 4096;
+  opt.queued_messages = 0;  // the 8-byte message goes through the ring too
   Mailboxes mb(2, opt);
   mb.send(0, 1, pattern(1, 8));  // a 16-byte record
   EXPECT_EQ(mb.recv(1, 0), pattern(1, 8));
@@ -225,6 +243,128 @@ TEST(Mailbox, SendToSelfThatFitsIsDelivered) {
   EXPECT_EQ(mb.recv(0, 0), msg);
 }
 
+// ---- Memory that grows with the pairs that talk (mailbox.hpp, docs/mailboxes.md "Memory") ----
+
+constexpr std::uint64_t kRingLines = 256;  // a ring's four cache lines, counted by ring_bytes_held()
+
+// Receives the next message from src at dst through one of the four receive calls.
+std::vector<std::byte> receive(Mailboxes& mb, int dst, int src, int how) {
+  std::vector<std::byte> buf(1 << 16);
+  std::size_t n = 0;
+  switch (how % 4) {
+    case 0: return mb.recv(dst, src);
+    case 1: n = mb.recv(dst, src, buf); break;
+    case 2: EXPECT_TRUE(mb.try_recv(dst, src, buf, n)); break;
+    default: EXPECT_EQ(mb.recv_any(dst, buf, n), src); break;
+  }
+  buf.resize(n);
+  return buf;
+}
+
+TEST(MailboxMemory, APairQueuesItsFirstMessagesThenMakesItsRingInOrder) {
+  MailboxOptions o;
+  o.ring_bytes = 4096;
+  o.queued_messages = 2;
+  for (int how = 0; how < 4; ++how) {
+    SCOPED_TRACE("receive call " + std::to_string(how));
+    Mailboxes mb(3, o);
+    mb.send(0, 1, pattern(1, 8));
+    mb.send(0, 1, pattern(2, 100));
+    EXPECT_EQ(mb.ring_bytes_held(), 0u) << "two messages go through the receiver's queue";
+    mb.send(0, 1, pattern(3, 0));  // the third makes the ring while two wait on the queue
+    mb.send(0, 1, pattern(4, 9));
+    EXPECT_EQ(mb.ring_bytes_held(), 4096 + kRingLines);
+    EXPECT_EQ(receive(mb, 1, 0, how), pattern(1, 8));
+    EXPECT_EQ(receive(mb, 1, 0, how + 1), pattern(2, 100));
+    EXPECT_EQ(receive(mb, 1, 0, how + 2), pattern(3, 0));
+    EXPECT_EQ(receive(mb, 1, 0, how + 3), pattern(4, 9));
+    std::byte b[1];
+    std::size_t n = 0;
+    EXPECT_FALSE(mb.try_recv(1, 0, b, n));
+    // A record longer than a quarter ring makes the pair's ring at once.
+    mb.send(2, 1, pattern(5, 1100));
+    EXPECT_EQ(mb.ring_bytes_held(), 2 * (4096 + kRingLines));
+    EXPECT_EQ(receive(mb, 1, 2, how), pattern(5, 1100));
+  }
+  o.queued_messages = 0;
+  Mailboxes eager(2, o);
+  eager.notify(0, 1);
+  EXPECT_EQ(eager.ring_bytes_held(), 4096 + kRingLines) << "queued_messages = 0: a ring on the first message";
+}
+
+TEST(MailboxMemory, RingBudgetCapsTheRingsAndLaterPairsStayQueued) {
+  MailboxOptions o;
+  o.ring_bytes = 4096;
+  o.queued_messages = 0;
+  o.ring_budget_bytes = 2 * (4096 + kRingLines) + 100;
+  Mailboxes mb(4, o);
+  for (int k = 0; k < 10; ++k) {
+    for (int s : {0, 2, 3}) mb.send(s, 1, pattern(static_cast<std::uint64_t>(10 * s + k), 24 + k));
+  }
+  EXPECT_EQ(mb.ring_bytes_held(), 2 * (4096 + kRingLines)) << "pair (3, 1) is past the budget";
+  std::byte buf[64];
+  for (int k = 0; k < 10; ++k) {
+    for (int s : {0, 2, 3}) {  // recv_any is round-robin over rings and queued pairs alike
+      std::size_t n = 0;
+      ASSERT_EQ(mb.recv_any(1, buf, n), s);
+      EXPECT_EQ(std::vector<std::byte>(buf, buf + n), pattern(static_cast<std::uint64_t>(10 * s + k), 24 + k));
+    }
+  }
+  o.ring_budget_bytes = 0;
+  Mailboxes none(2, o);
+  none.send(0, 1, pattern(1, 3000));  // would stream through a ring: queued whole
+  EXPECT_EQ(none.ring_bytes_held(), 0u);
+  EXPECT_EQ(none.recv(1, 0), pattern(1, 3000));
+}
+
+// A queued pair holds what its ring would: undelivered records plus the next one and the
+// 8-byte end mark within the capacity; a larger record alone once nothing is undelivered.
+TEST(MailboxMemory, AQueuedPairHoldsAtMostTheRingCapacity) {
+  MailboxOptions o;
+  o.ring_bytes = 4096;
+  o.ring_budget_bytes = 0;
+  Mailboxes mb(2, o);
+  mb.send(0, 0, pattern(1, 10000));  // nothing undelivered: queued alone, no receiver needed
+  EXPECT_EQ(mb.recv(0, 0), pattern(1, 10000));
+  for (int i = 0; i < 127; ++i) mb.send(0, 0, pattern(static_cast<std::uint64_t>(i), 24));  // 127 x 32 + 8 <= 4096
+  for (int i = 0; i < 127; ++i) ASSERT_EQ(mb.recv(0, 0), pattern(static_cast<std::uint64_t>(i), 24));
+}
+
+TEST(MailboxMemoryDeathTest, AQueuedSelfSendPastTheCapacityFailsFast) {
+  MailboxOptions o;
+  o.ring_bytes = 4096;
+  o.ring_budget_bytes = 0;
+  Mailboxes mb(2, o);
+  EXPECT_DEATH(
+      {
+        for (int i = 0; i < 128; ++i) mb.send(1, 1, pattern(static_cast<std::uint64_t>(i), 24));
+      },
+      "rank 1 sends itself a message of 24 bytes that does not fit its ring to itself \\(4096 bytes, 4064 of them "
+      "undelivered\\)");
+}
+
+long resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+// The p^2 slots and queued-pair entries (24 bytes a pair: 384 MiB at p = 4096) cost memory only
+// for the pages the talking pairs touch.
+TEST(MailboxMemory, ConstructionTouchesNoPerPairMemory) {
+#ifdef POSTBOX_TSAN
+  GTEST_SKIP() << "ThreadSanitizer's allocator may write what it hands out";
+#else
+  const long before = resident_bytes();
+  Mailboxes mb(4096);
+  EXPECT_LT(resident_bytes() - before, 32L << 20) << "a 4096-rank mailbox set touched its per-pair arrays";
+  mb.send(4095, 0, pattern(1, 8));
+  EXPECT_EQ(mb.recv(0, 4095), pattern(1, 8));
+  EXPECT_LT(resident_bytes() - before, 32L << 20);
+#endif
+}
+
 // Abort: each row is one way of being blocked; the blocked call must throw Aborted.
 struct AbortRow {
   const char* file;
@@ -246,6 +386,7 @@ TEST_P(MailboxAbort, WakesTheBlockedCallWithAborted) {
   MailboxOptions opt;
   opt.ring_bytes = 4096;
   opt.wait = row.wait;
+  opt.ring_budget_bytes = 4096 + kRingLines;  // one ring: fill_queued_then_block
   Mailboxes mb(3, opt);
   std::atomic<int> outcome{0};  // 1 = threw Aborted, 2 = returned
   std::jthread victim([&] {
@@ -284,6 +425,13 @@ void fill_then_block(Mailboxes& mb) {
   mb.send(0, 1, pattern(2, 4000));  // needs 1 KiB more than is free: blocks
 }
 
+// Pair (0, 1) past a budget another pair used up: it stays on the queue, which holds four
+// 1008-byte records (4032 + 8 <= 4096 bytes) and not a fifth.
+void fill_queued_then_block(Mailboxes& mb) {
+  mb.send(2, 1, pattern(1, 2000));  // makes the one ring the budget allows (MailboxAbort's options)
+  for (int i = 0; i < 5; ++i) mb.send(0, 1, pattern(2, 1000));
+}
+
 const WaitPolicy kBlockAtOnce{0, 0};
 const WaitPolicy kSpinOnly{1'000'000'000'000, 0};
 const WaitPolicy kYieldOnly{0, 1'000'000'000'000};
@@ -304,7 +452,9 @@ INSTANTIATE_TEST_SUITE_P(
                  [](Mailboxes& mb) { mb.send(0, 1, pattern(4, 9000)); }},  // 2x the ring, no receiver
         AbortRow{__FILE__, __LINE__, "send_full_ring", kBlockAtOnce, fill_then_block},
         AbortRow{__FILE__, __LINE__, "send_full_ring", kSpinOnly, fill_then_block},
-        AbortRow{__FILE__, __LINE__, "send_full_ring", kYieldOnly, fill_then_block}));
+        AbortRow{__FILE__, __LINE__, "send_full_ring", kYieldOnly, fill_then_block},
+        AbortRow{__FILE__, __LINE__, "send_full_queued_pair", kBlockAtOnce, fill_queued_then_block},
+        AbortRow{__FILE__, __LINE__, "send_full_queued_pair", kSpinOnly, fill_queued_then_block}));
 
 TEST(Mailbox, BadConstructionIsInputError) {
   EXPECT_THROW(Mailboxes(0), InputError);

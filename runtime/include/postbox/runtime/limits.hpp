@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "postbox/runtime/mailbox.hpp"
 #include "postbox/runtime/plan.hpp"
 
 namespace postbox {
@@ -28,9 +29,12 @@ void require_memory(std::uint64_t bytes, const std::string& what);
 void require_threads(std::uint64_t threads, const std::string& what);
 
 // The memory a Team of plan.p threads needs to run `plan` with mailbox rings of ring_bytes
-// (rounded up as the mailboxes do): a ring per ordered pair that talks (rings are made on first
-// use), the p·p inbox slots, every user buffer and scratch area, and a thread's resident stack.
-std::uint64_t plan_run_memory(const Plan& plan, std::uint64_t ring_bytes);
+// (rounded up as the mailboxes do): a ring per ordered pair that talks, within the mailboxes'
+// ring_budget_bytes; the queued messages of every talking pair (its messages in the plan, each
+// with its node, up to about one ring); the p·p per-pair slots and entries; every user buffer
+// and scratch area; and a thread's resident stack.
+std::uint64_t plan_run_memory(const Plan& plan, std::uint64_t ring_bytes,
+                              std::uint64_t ring_budget_bytes = kDefaultRingBudgetBytes);
 
 // "1.5 GiB", "12 MiB", "512 bytes".
 std::string memory_text(std::uint64_t bytes);
