@@ -157,7 +157,7 @@ void* zero_arrays(int p, std::size_t stride, std::byte*& first) {
 }
 
 [[gnu::always_inline]] inline Ring* as_ring(std::uintptr_t v) noexcept {
-  return is_ring(v) ? reinterpret_cast<Ring*>(v) : nullptr;
+  return is_ring(v) ? internal::ring_of(v) : nullptr;
 }
 
 }  // namespace
@@ -268,7 +268,7 @@ Ring* Mailboxes::make_ring(int src, int dst, std::uintptr_t v) {
   // Program order puts the pair's queued pushes before it (so the receiver's take of the queue
   // after that load finds them) and the record's header and the wake-up handshake after it, so
   // a receiver that raised its flag and found no ring is woken (see mailbox.hpp).
-  slot_ref(inboxes_[dst].from[src]).store(reinterpret_cast<std::uintptr_t>(r), std::memory_order_release);
+  slot_ref(inboxes_[dst].from[src]).store(internal::ring_slot(r), std::memory_order_release);
   return r;
 }
 
@@ -379,7 +379,7 @@ void Mailboxes::send(int src, int dst, std::span<const std::byte> message) {
     send_unringed(src, dst, message, v);
     return;
   }
-  send_ring(*reinterpret_cast<Ring*>(v), src, dst, message);
+  send_ring(*internal::ring_of(v), src, dst, message);
 }
 
 [[gnu::always_inline]] inline void Mailboxes::send_ring(Ring& r, int src, int dst, std::span<const std::byte> message) {

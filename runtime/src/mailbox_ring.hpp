@@ -115,18 +115,22 @@ struct Queued {
 // 16 bytes: an 8-byte message takes a 32-byte block of glibc's allocator (limits.cpp counts it).
 static_assert(sizeof(Queued) == 16, "Queued: a 16-byte header, the payload 8-aligned after it");
 
-// A pair's slot (Inbox::from[src]), written by the sender only: 0 before the first message, a
-// Ring* (64-aligned, so even) once the pair has a ring, else a queue tag: bit 0 set, bits 1..7
-// the messages queued so far (saturating at 127), bits 8.. the record bytes queued so far.
+// A pair's slot (Inbox::from[src]), written by the sender only: the address of the pair's ring
+// plus 1 (rings are 64-aligned) once it has one, else its queue tag with bit 0 clear: bits 1..7
+// the messages queued so far (saturating at 127), bits 8.. the record bytes queued so far (0:
+// nothing sent yet). Bit 0 alone tells a ring, and the +1 folds into the displacement of every
+// field access, so the fast path pays one test for the two kinds of slot.
 // Plain words in a calloc'ed array (untouched pages cost no memory), accessed through
 // std::atomic_ref.
 using Slot = std::uintptr_t;
 inline std::atomic_ref<Slot> slot_ref(Slot& s) noexcept { return std::atomic_ref<Slot>(s); }
-constexpr bool is_ring(std::uintptr_t v) noexcept { return (v & 1) == 0 && v != 0; }
+constexpr bool is_ring(std::uintptr_t v) noexcept { return (v & 1) != 0; }
+inline Ring* ring_of(std::uintptr_t v) noexcept { return reinterpret_cast<Ring*>(v - 1); }
+inline std::uintptr_t ring_slot(Ring* r) noexcept { return reinterpret_cast<std::uintptr_t>(r) + 1; }
 constexpr std::uint64_t tag_count(std::uintptr_t v) noexcept { return (v >> 1) & 127; }
 constexpr std::uint64_t tag_bytes(std::uintptr_t v) noexcept { return v >> 8; }
 constexpr std::uintptr_t make_tag(std::uint64_t count, std::uint64_t bytes) noexcept {
-  return (bytes << 8) | ((count < 127 ? count : 127) << 1) | 1;
+  return (bytes << 8) | ((count < 127 ? count : 127) << 1);
 }
 
 // The receiver's side of a pair without a ring (Inbox::queued[src]).
