@@ -465,6 +465,13 @@ TEST(Mailbox, BadConstructionIsInputError) {
   MailboxOptions neg;
   neg.wait.spin_ns = -1;
   EXPECT_THROW(Mailboxes(2, neg), InputError);
+  MailboxOptions queued;
+  queued.queued_messages = -1;
+  EXPECT_THROW(Mailboxes(2, queued), InputError);
+  queued.queued_messages = 128;  // the slot's tag counts 7 bits
+  EXPECT_THROW(Mailboxes(2, queued), InputError);
+  queued.queued_messages = 127;
+  EXPECT_NO_THROW(Mailboxes(2, queued));
 }
 
 TEST(MailboxDeathTest, RankOutsideTheTeamFailsFast) {
