@@ -97,6 +97,7 @@ void run_sim(const SimArgs& a) {
     j["time_ticks"] = r.time_ticks;  // exact: 10^-6 of the model's unit (docs/emulator.md)
     j["messages"] = r.messages;
     j["events"] = r.events;
+    j["inline_steps"] = r.inline_steps;  // mesh steps handled inside the event before them
     j["events_per_s"] = eps;  // the only field that depends on the host's speed
     j["per_rank_us"] = nullptr;
     // per_rank_us is written here, not through nlohmann::json: 10^7 ranks would take GiBs there.
@@ -117,9 +118,10 @@ void run_sim(const SimArgs& a) {
   std::printf("machine %s, %s/%s, p = %d, %llu bytes\n", machine.c_str(), schedule.op.c_str(), schedule.algo.c_str(),
               schedule.p, static_cast<unsigned long long>(schedule.bytes));
   std::printf("time     %.3f %s\n", r.time_us, m.kind == sim::ModelKind::postal ? "(units of one send)" : "us");
-  std::printf("messages %llu, packets %llu, events %llu (%.3g events/s)\n",
-              static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.packets),
-              static_cast<unsigned long long>(r.events), eps);
+  std::printf("messages %llu, packets %llu, events %llu (%.3g events/s)", static_cast<unsigned long long>(r.messages),
+              static_cast<unsigned long long>(r.packets), static_cast<unsigned long long>(r.events), eps);
+  if (r.inline_steps > 0) std::printf(", mesh steps inline %llu", static_cast<unsigned long long>(r.inline_steps));
+  std::printf("\n");
   std::printf("wall     %.2f s building the schedule, %.2f s simulating\n", build_s, wall);
 }
 
@@ -138,7 +140,8 @@ void register_sim(CLI::App& app) {
                   "Run a schedule in LogGOPSim's GOAL language instead of a plan (calc values in the machine's unit; "
                   "with --machine, --mesh, --placement and --seed only)");
   sub->add_flag("--json", args->json,
-                "Print JSON: machine, op, algo, p, bytes, time_us, time_ticks, messages, events, events_per_s, per_rank_us");
+                "Print JSON: machine, op, algo, p, bytes, time_us, time_ticks, messages, events, inline_steps, events_per_s,\n"
+                "per_rank_us");
   sub->add_option("--trace", args->trace, "Write a Chrome trace-event JSON file (open in Perfetto)");
   sub->callback([args] { run_sim(*args); });
 }

@@ -344,7 +344,8 @@ PlanRequest plan_request(const char* op, const char* algo, int p, std::int64_t b
 }
 
 // Every built-in plan, the C3 all-to-all and an s-to-p plan: the per-rank queues reproduce the
-// put-back loop of the first landing exactly (same finishing tick of every rank, same events);
+// put-back loop of the first landing exactly (same finishing tick of every rank, same events
+// counting the mesh steps handled inline);
 // and the work is one event per op start and per message (ops + messages, plus the network's
 // steps on a mesh), however many events wait at once.
 TEST(Disciplines, PerRankQueuesEqualThePutBackLoop) {
@@ -367,7 +368,7 @@ TEST(Disciplines, PerRankQueuesEqualThePutBackLoop) {
       const SimResult a = simulate(sched, m);
       const SimResult b = simulate(sched, m, ref);
       EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
-      EXPECT_EQ(a.events, b.events);
+      EXPECT_EQ(a.events + a.inline_steps, b.events);  // the put-back loop takes every mesh step as an event
       EXPECT_EQ(a.postponed, 0U);
       if (m.kind != ModelKind::mesh) {
         EXPECT_EQ(a.events, sched.ops() + a.messages);
@@ -395,9 +396,11 @@ TEST(Disciplines, EventsGrowLinearlyWithMessages) {
   }
 }
 
-// The mesh models: per packet one event for each channel its header takes (injection, every
+// The mesh models: per packet one step for each channel its header takes (injection, every
 // link, ejection) and one when it is done, plus two per message, whatever the contention; so
-// events grow with messages × packets × hops, never with the ranks waiting (issue 14).
+// the work grows with messages × packets × hops, never with the ranks waiting (issue 14). The
+// per-hop discipline makes each step a queue event; by default a step due before every other
+// event is handled inside the one before it, with the same result.
 TEST(Disciplines, MeshEventsArePerPacketPerHop) {
   for (const char* profile : {"delta", "paragon"}) {
     Machine m = load_machine(profile);
@@ -421,13 +424,132 @@ TEST(Disciplines, MeshEventsArePerPacketPerHop) {
             ++messages;
           }
           SCOPED_TRACE(std::string(profile) + " " + op + " p=" + std::to_string(p) + " bytes=" + std::to_string(bytes));
-          const SimResult r = simulate(sched, m);
+          SimOptions per_hop;
+          per_hop.per_hop_mesh = true;
+          const SimResult r = simulate(sched, m, per_hop);
           EXPECT_EQ(r.messages, messages);
           EXPECT_EQ(r.events, expected);
+          EXPECT_EQ(r.inline_steps, 0U);
+          const SimResult d = simulate(sched, m);
+          EXPECT_EQ(d.per_rank_ticks, r.per_rank_ticks);
+          EXPECT_EQ(d.events + d.inline_steps, expected);
         }
       }
     }
   }
+}
+
+// A message alone on a wormhole mesh: its send, the injection, per packet one event that takes
+// the whole path and one when the worm is done, its acceptance and its receive: 2k + 4 events
+// for k packets over any number of hops (the per-hop discipline: k(h + 3) + 4).
+TEST(Disciplines, LoneWormholeMessageIsTwoEventsPerPacket) {
+  Machine m = load_machine("delta");
+  m.mesh.dims = {16, 16};
+  for (const std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{5000}, std::uint64_t{70000}}) {
+    Hand h = empty_plan(256, bytes);
+    h.ranks[0].ops.push_back(op(OpCode::send, 255, bytes));
+    h.ranks[255].ops.push_back(op(OpCode::recv, 0, bytes));
+    const Plan plan = h.plan();
+    const std::uint64_t k = (bytes + 511) / 512, hops = 30;
+    SimOptions per_hop;
+    per_hop.per_hop_mesh = true;
+    const SimResult a = simulate(plan, m), b = simulate(plan, m, per_hop);
+    SCOPED_TRACE(bytes);
+    EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
+    EXPECT_EQ(a.events, 2 * k + 4);
+    EXPECT_EQ(b.events, k * (hops + 3) + 4);
+  }
+}
+
+// Random traffic (rounds of random sends with random sizes, some any-source receives, local work,
+// equal start times so that worms meet and tie) on mesh variants chosen to make steps coincide
+// (no router delay, one packet per message, torus, store-and-forward, non-blocking sends): the
+// default discipline gives the per-hop one's ticks on every rank, and the same total steps.
+TEST(Disciplines, MeshStepsInlineMatchPerHopOnRandomTraffic) {
+  std::vector<Machine> ms;
+  Machine d = small_delta();
+  ms.push_back(d);
+  Machine v = d;
+  v.mesh.router_delay_us = 0;
+  ms.push_back(v);
+  v = d;
+  v.mesh.packet_bytes = 0;
+  ms.push_back(v);
+  v = d;
+  v.mesh.wrap = true;
+  ms.push_back(v);
+  v = d;
+  v.mesh.switching = Switching::store_and_forward;
+  ms.push_back(v);
+  v = d;
+  v.send_mode = SendMode::nonblocking;
+  v.mesh.router_delay_us = 0.5;
+  ms.push_back(v);
+  std::uint64_t state = 12345;
+  auto rnd = [&](std::uint64_t n) {  // splitmix64: fixed by this code, not by the library
+    state += 0x9E3779B97F4A7C15ULL;
+    std::uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return (z ^ (z >> 31)) % n;
+  };
+  std::uint64_t inlined = 0;
+  int ran = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    const int p = 6 + static_cast<int>(rnd(11));
+    std::vector<std::vector<std::string>> prog(static_cast<std::size_t>(p));
+    std::vector<std::vector<std::string>> deps(static_cast<std::size_t>(p));
+    std::vector<std::vector<int>> last(static_cast<std::size_t>(p));  // labels of the previous round
+    int tag = 0;
+    for (int round = 0; round < 4; ++round) {
+      std::vector<std::vector<int>> now(static_cast<std::size_t>(p));
+      auto add = [&](int r, const std::string& text) {
+        auto& pr = prog[static_cast<std::size_t>(r)];
+        const int label = static_cast<int>(pr.size()) + 1;
+        pr.push_back("l" + std::to_string(label) + ": " + text);
+        for (int x : last[static_cast<std::size_t>(r)])
+          if (rnd(3) != 0) deps[static_cast<std::size_t>(r)].push_back("l" + std::to_string(label) + " requires l" + std::to_string(x));
+        now[static_cast<std::size_t>(r)].push_back(label);
+      };
+      const int sends = 1 + static_cast<int>(rnd(static_cast<std::uint64_t>(2 * p)));
+      for (int i = 0; i < sends; ++i) {
+        const int a = static_cast<int>(rnd(static_cast<std::uint64_t>(p)));
+        int b = static_cast<int>(rnd(static_cast<std::uint64_t>(p - 1)));
+        if (b >= a) ++b;
+        static const int sizes[] = {8, 8, 500, 1500, 4000};
+        const int bytes = sizes[rnd(5)];
+        add(a, "send " + std::to_string(bytes) + "b to " + std::to_string(b) + " tag " + std::to_string(tag));
+        add(b, rnd(4) == 0 ? "recv 4000b from -1 tag " + std::to_string(tag)
+                           : "recv " + std::to_string(bytes) + "b from " + std::to_string(a) + " tag " + std::to_string(tag));
+        ++tag;
+        if (rnd(4) == 0) add(a, "calc " + std::to_string(rnd(3) * 20));
+      }
+      for (int r = 0; r < p; ++r)
+        if (!now[static_cast<std::size_t>(r)].empty()) last[static_cast<std::size_t>(r)] = now[static_cast<std::size_t>(r)];
+    }
+    std::string text = "num_ranks " + std::to_string(p) + "\n";
+    for (int r = 0; r < p; ++r) {
+      text += "rank " + std::to_string(r) + " {\n";
+      for (const auto& line : prog[static_cast<std::size_t>(r)]) text += line + "\n";
+      for (const auto& line : deps[static_cast<std::size_t>(r)]) text += line + "\n";
+      text += "}\n";
+    }
+    const Schedule sched = schedule_of_goal(parse_goal(text));
+    for (const Machine& m : ms) {
+      SCOPED_TRACE("trial " + std::to_string(trial) + " p=" + std::to_string(p) + "\n" + text);
+      SimOptions per_hop;
+      per_hop.per_hop_mesh = true;
+      SimResult a, b;
+      b = simulate(sched, m, per_hop);
+      a = simulate(sched, m);
+      EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
+      EXPECT_EQ(a.events + a.inline_steps, b.events);
+      inlined += a.inline_steps;
+      ++ran;
+    }
+  }
+  EXPECT_EQ(ran, 24 * 6);
+  EXPECT_GT(inlined, 0U);  // the fast path ran
 }
 
 // ---- exact time (issue 14) ----

@@ -577,6 +577,7 @@ class Engine {
       q_.push(Event{t, seq, a, kind});
       return;
     }
+    horizon_ = std::min(horizon_, t);  // its effective key is (max(t, need), seq) >= t
     const int r = rank_of_event(kind, a);
     RankState& h = ranks_[static_cast<std::size_t>(r)];
     const Class c = class_of(kind, a);
@@ -587,6 +588,7 @@ class Engine {
   }
   void push_net(Ticks t, std::uint32_t a, EvKind kind) {
     checked(t);
+    horizon_ = std::min(horizon_, t);
     (opt_.reference_queue ? q_ : net_).push(Event{t, seq_++, a, kind});
   }
 
@@ -607,7 +609,14 @@ class Engine {
         net_.pop();
         ++res_.events;
         now_ = e.t;
+        horizon_ = -1;
+        if (e.kind == kHop && !opt_.per_hop_mesh) {
+          horizon_ = kMaxTicks + 1;
+          if (!net_.empty()) horizon_ = net_.top().t;
+          if (!heap_.empty()) horizon_ = std::min(horizon_, heap_.top().t);  // valid (cleaned above) or lower
+        }
         dispatch_net(e);
+        horizon_ = -1;
         continue;
       }
       const Slot top = heap_.top();
@@ -913,7 +922,7 @@ class Engine {
   void dispatch_net(const Event& e) {
     switch (e.kind) {
       case kInject: on_inject(e); break;
-      case kHop: on_hop(e); break;
+      case kHop: on_hop(e.a, e.t); break;
       case kWormDone: on_worm_done(e); break;
       default: break;
     }
@@ -1007,23 +1016,29 @@ class Engine {
       acquire(msgs_[e.a].first_packet + k, inject_link(node_of_[static_cast<std::size_t>(msgs_[e.a].src)]), e.t);
   }
 
-  void acquire(std::uint32_t pi, std::int64_t link, Ticks t) {
+  // Packet pi's header asks for `link` at t. Granted: its next step is due at the returned
+  // time, which is before horizon_, so the caller handles it now; or the step was queued as an
+  // event, or the packet waits for the link (-1).
+  Ticks acquire(std::uint32_t pi, std::int64_t link, Ticks t) {
     Packet& pk = packets_[pi];
     pk.link = link;
     const auto l = static_cast<std::size_t>(link);
+    auto step = [&](Ticks due) -> Ticks {
+      if (due < horizon_) return checked(due);
+      push_net(due, pi, kHop);
+      return -1;
+    };
     if (m_.mesh.switching == Switching::store_and_forward) {
       const Ticks start = std::max(t, free_at_[l]);
       const Ticks end = start + header(link) + body(pk);
       free_at_[l] = end;
       span_link(link, start, end, pk);
-      push_net(end, pi, kHop);
-      return;
+      return step(end);
     }
     if (owner_[l] == kNil) {
       owner_[l] = static_cast<std::int32_t>(pi);
       since_[l] = t;
-      push_net(t + header(link), pi, kHop);
-      return;
+      return step(t + header(link));
     }
     // FIFO wait; the worm keeps every link it already holds.
     pk.next_waiter = kNil;
@@ -1033,6 +1048,7 @@ class Engine {
       packets_[static_cast<std::size_t>(wait_tail_[l])].next_waiter = static_cast<std::int32_t>(pi);
     }
     wait_tail_[l] = static_cast<std::int32_t>(pi);
+    return -1;
   }
 
   void release_link(std::int64_t link, Ticks t) {
@@ -1050,23 +1066,31 @@ class Engine {
     push_net(t + header(link), static_cast<std::uint32_t>(w), kHop);
   }
 
-  void on_hop(const Event& e) {
-    Packet& pk = packets_[e.a];
-    const Msg& msg = msgs_[pk.msg];
-    const std::int64_t src = node_of_[static_cast<std::size_t>(msg.src)], dst = node_of_[static_cast<std::size_t>(msg.dst)];
-    const std::int64_t link = pk.link;
+  // Packet pi finished its current link at t (wormhole: its header is through). Steps due
+  // before horizon_ follow in this loop: the queue would pop each of them next (a new event
+  // loses ties to every older one, hence the strict <), so the order is the per-hop one.
+  void on_hop(std::uint32_t pi, Ticks t) {
     const bool saf = m_.mesh.switching == Switching::store_and_forward;
-    if (is_eject(link)) {
-      if (saf) {
-        packet_delivered(pk.msg, e.t);
-      } else {
-        push_net(e.t + body(pk), e.a, kWormDone);
+    for (;;) {
+      Packet& pk = packets_[pi];
+      const Msg& msg = msgs_[pk.msg];
+      const std::int64_t src = node_of_[static_cast<std::size_t>(msg.src)], dst = node_of_[static_cast<std::size_t>(msg.dst)];
+      const std::int64_t link = pk.link;
+      if (is_eject(link)) {
+        if (saf) {
+          packet_delivered(pk.msg, t);
+        } else {
+          push_net(t + body(pk), pi, kWormDone);
+        }
+        return;
       }
-      return;
+      if (saf && is_inject(link)) packet_injected(pk.msg, t);
+      const std::int64_t here = is_inject(link) ? src : link_to_node(link);
+      const Ticks next = acquire(pi, next_hop(here, src, dst).first, t);
+      if (next < 0) return;
+      ++res_.inline_steps;
+      now_ = t = next;
     }
-    if (saf && is_inject(link)) packet_injected(pk.msg, e.t);
-    const std::int64_t here = is_inject(link) ? src : link_to_node(link);
-    acquire(e.a, next_hop(here, src, dst).first, e.t);
   }
 
   void on_worm_done(const Event& e) {
@@ -1103,6 +1127,7 @@ class Engine {
     RankState& rs = ranks_[static_cast<std::size_t>(r)];
     rs.cpu = t;
     unblocked_[static_cast<std::size_t>(r)] = t;
+    horizon_ = std::min(horizon_, t);  // its waiting events run from t on
     if (opt_.reference_queue) {
       auto evs = std::move(parked_[static_cast<std::size_t>(r)]);
       parked_[static_cast<std::size_t>(r)].clear();
@@ -1187,6 +1212,10 @@ class Engine {
   Matcher matcher_;
   bool pacing_ = false;
   Ticks t0_ = 0, lat_ = 0;
+  // Mesh: while a hop event is handled, the key time of the earliest other event. A step of
+  // the same packet due strictly before it is the next event the loop would pop, so it is
+  // handled at once instead of through the queue (-1: never, as in the per-hop discipline).
+  Ticks horizon_ = -1;
 
   // default discipline
   std::vector<Node> nodes_;

@@ -39,6 +39,11 @@ struct SimOptions {
   // put back at the time the rank frees (LogGOPSim's loop). Same results, more events handled;
   // kept to check the default against and to measure it (bench/bench_emulator.cpp).
   bool reference_queue = false;
+  // Mesh models: every step of a packet (a channel taken, a store-and-forward link crossed) as
+  // its own queue event, as before issue 14's second round. By default a step due before any
+  // other event is handled inside the event before it (same results, fewer events); kept to
+  // check the default against. reference_queue implies it.
+  bool per_hop_mesh = false;
 };
 
 struct Span {
@@ -55,8 +60,9 @@ struct SimResult {
   double time_us = 0;                 // the same in the model's unit (postal: units of one send)
   std::vector<Ticks> per_rank_ticks;  // when each rank finished its last operation
   std::vector<double> per_rank_us;
-  std::uint64_t events = 0;      // operation starts, message acceptances, mesh network steps
+  std::uint64_t events = 0;      // operation starts, message acceptances, mesh network steps (queue events)
   std::uint64_t postponed = 0;   // reference_queue: events put back because their rank was busy
+  std::uint64_t inline_steps = 0;  // mesh steps handled inside the event before them (not in events)
   std::uint64_t messages = 0;
   std::uint64_t packets = 0;
   std::vector<Span> rank_spans;       // when traced
