@@ -1,4 +1,5 @@
 // postbox sweep: the emulator over a grid of parameters, in parallel (oneTBB).
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <unistd.h>
 
@@ -109,37 +110,56 @@ void run_sweep(const SweepArgs& a) {
     total *= p.values.size();
   }
   if (dry_run()) return;
-  // Configuration i: mixed radix over params, the last varying fastest. Every configuration is
-  // selected (validated) up front, so bad input fails before any work (exit 2).
-  std::vector<std::vector<std::string>> vals(total);
-  std::vector<EmulatedRun> runs;
-  runs.reserve(total);
-  for (std::size_t i = 0; i < total; ++i) {
-    std::size_t rest = i;
-    vals[i].resize(params.size());
+  // Configuration i: mixed radix over params, the last varying fastest. Nothing is kept per
+  // configuration but its time and events (16 bytes), so memory does not grow with the grid (it
+  // held every configuration's selection, ~600 bytes each, before). Two passes: every
+  // configuration is selected (validated) first, so bad input fails before any simulation
+  // (the first bad one in grid order is reported), then selected again and simulated in its task.
+  auto value = [&](std::size_t i, std::size_t k) -> const std::string& {
+    for (std::size_t j = params.size(); --j > k;) i /= params[j].values.size();
+    return params[k].values[i % params[k].values.size()];
+  };
+  auto select = [&](std::size_t i) {
     auto given = base;
-    for (std::size_t k = params.size(); k-- > 0;) {
-      vals[i][k] = params[k].values[rest % params[k].values.size()];
-      rest /= params[k].values.size();
-      given[params[k].name] = vals[i][k];
-    }
-    runs.push_back(select_emulated_run(given));
-  }
+    for (std::size_t k = 0; k < params.size(); ++k) given[params[k].name] = value(i, k);
+    return select_emulated_run(given);
+  };
+  // Runs body(i) for every i in parallel; an InputError stops the remaining work and the one of
+  // the lowest configuration is rethrown (the lowest bad i is always met: only work above a
+  // known bad one is skipped).
+  auto for_all = [&](auto&& body) {
+    std::atomic<std::size_t> first_bad{total};
+    std::mutex m;
+    std::string message;
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, total), [&](const tbb::blocked_range<std::size_t>& range) {
+      for (std::size_t i = range.begin(); i != range.end(); ++i) {
+        // relaxed: only prunes work above a known bad configuration; the lock orders the rest.
+        if (i > first_bad.load(std::memory_order_relaxed)) return;
+        try {
+          body(i);
+        } catch (const InputError& e) {
+          std::lock_guard<std::mutex> lock(m);
+          if (i < first_bad.load(std::memory_order_relaxed)) {
+            first_bad.store(i, std::memory_order_relaxed);
+            message = e.what();
+          }
+          return;
+        }
+      }
+    });
+    if (first_bad.load(std::memory_order_relaxed) < total) throw InputError(message);
+  };
+  for_all([&](std::size_t i) { (void)select(i); });
   std::vector<double> time(total, 0.0);
   std::vector<std::uint64_t> events(total, 0);
-  std::vector<std::string> error(total);
   const bool tty = isatty(2) != 0;
   std::atomic<std::size_t> finished{0};
   std::mutex bar;
-  tbb::parallel_for(std::size_t{0}, total, [&](std::size_t i) {
-    try {
-      const Plan plan = build_plan(runs[i].request);
-      const sim::SimResult r = sim::simulate(plan, runs[i].machine);
-      time[i] = r.time_us;
-      events[i] = r.events;
-    } catch (const InputError& e) {
-      error[i] = e.what();
-    }
+  for_all([&](std::size_t i) {
+    const EmulatedRun run = select(i);
+    const sim::SimResult r = sim::simulate(build_plan(run.request), run.machine);
+    time[i] = r.time_us;
+    events[i] = r.events;
     // relaxed: the counter only feeds the progress bar; results are read after parallel_for joins.
     const std::size_t done = finished.fetch_add(1, std::memory_order_relaxed) + 1;
     if (tty) {
@@ -151,20 +171,18 @@ void run_sweep(const SweepArgs& a) {
       if (done == total) std::fprintf(stderr, "\n");
     }
   });
-  for (std::size_t i = 0; i < total; ++i)
-    if (!error[i].empty()) throw InputError(error[i]);
+  const PlanRequest first = select(0).request;
 
   if (a.json) {
     nlohmann::json rows = nlohmann::json::array();
     for (std::size_t i = 0; i < total; ++i) {
       nlohmann::json row;
-      for (std::size_t k = 0; k < params.size(); ++k) row[params[k].name] = nlohmann::json::parse(vals[i][k]);
+      for (std::size_t k = 0; k < params.size(); ++k) row[params[k].name] = nlohmann::json::parse(value(i, k));
       row["time_us"] = time[i];
       row["events"] = events[i];
       rows.push_back(row);
     }
     nlohmann::json j;
-    const PlanRequest& first = runs.front().request;
     j["machine"] = base.at("machine");
     j["op"] = first.op;
     j["algo"] = base.count("algo") != 0 ? base.at("algo") : emulated_run_defaults().at("algo");
@@ -177,20 +195,21 @@ void run_sweep(const SweepArgs& a) {
     for (const auto& p : params) std::printf("%s%s", p.name.c_str(), sep);
     std::printf("time_us%sevents\n", sep);
     for (std::size_t i = 0; i < total; ++i) {
-      for (const auto& v : vals[i]) std::printf("%s%s", v.c_str(), sep);
+      for (std::size_t k = 0; k < params.size(); ++k) std::printf("%s%s", value(i, k).c_str(), sep);
       std::printf("%.6f%s%llu\n", time[i], sep, static_cast<unsigned long long>(events[i]));
     }
   }
   if (!a.plot.empty()) {
     svg::Plot plot;
-    plot.title = runs.front().request.op + "/" + (base.count("algo") != 0 ? base.at("algo") : "binomial") + " on " +
+    plot.title = first.op + "/" + (base.count("algo") != 0 ? base.at("algo") : "binomial") + " on " +
                  base.at("machine");
     plot.x_label = params[0].name;
     plot.y_label = "time (us)";
     // One series per combination of the other parameters.
     std::map<std::vector<std::string>, std::size_t> series_of;
     for (std::size_t i = 0; i < total; ++i) {
-      std::vector<std::string> key(vals[i].begin() + 1, vals[i].end());
+      std::vector<std::string> key;
+      for (std::size_t k = 1; k < params.size(); ++k) key.push_back(value(i, k));
       auto [it, fresh] = series_of.emplace(key, plot.series.size());
       if (fresh) {
         svg::Series s;
@@ -199,7 +218,7 @@ void run_sweep(const SweepArgs& a) {
           s.label += (k > 1 ? ", " : "") + params[k].name + "=" + key[k - 1];
         plot.series.push_back(s);
       }
-      plot.series[it->second].x.push_back(std::stod(vals[i][0]));
+      plot.series[it->second].x.push_back(std::stod(value(i, 0)));
       plot.series[it->second].y.push_back(time[i]);
     }
     plot.legend = params.size() > 1;
