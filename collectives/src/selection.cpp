@@ -5,8 +5,12 @@
 #include <cmath>
 #include <limits>
 #include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include "postbox/collectives/c3.hpp"
 #include "postbox/collectives/rational.hpp"
@@ -15,6 +19,7 @@
 #include "postbox/runtime/limits.hpp"
 #include "postbox/runtime/parse.hpp"
 #include "postbox/runtime/sim/calibrate.hpp"
+#include "postbox/runtime/topology.hpp"
 
 namespace postbox {
 namespace {
@@ -245,7 +250,26 @@ sim::Machine emulated_machine(const std::map<std::string, std::string>& given, i
   if (is_mesh && m.mesh.nodes() < p) {
     throw InputError("the mesh has " + std::to_string(m.mesh.nodes()) + " nodes, fewer than --p " + std::to_string(p));
   }
+  if (m.kind == sim::ModelKind::cluster &&
+      static_cast<std::int64_t>(m.cluster.nodes) * m.cluster.cores_per_node < p) {
+    throw InputError("the cluster has " + std::to_string(m.cluster.nodes) + " nodes x " +
+                     std::to_string(m.cluster.cores_per_node) + " cores, fewer than --p " + std::to_string(p));
+  }
   return m;
+}
+
+// The topology hier plans see on a cluster machine: one package per node, a core (one PU) per
+// rank, so that rank r (compact placement: PU r) is on package r / cores, the emulator's node.
+// Kept for the process's life: plans are cached by the topology's address.
+const Topology* cluster_topology(const sim::ClusterSpec& c) {
+  static std::mutex m;
+  static std::map<std::pair<int, int>, std::unique_ptr<const Topology>> made;
+  std::lock_guard<std::mutex> lock(m);
+  auto& t = made[{c.nodes, c.cores_per_node}];
+  if (!t)
+    t = std::make_unique<const Topology>(
+        Topology::synthetic("pack:" + std::to_string(c.nodes) + " core:" + std::to_string(c.cores_per_node) + " pu:1"));
+  return t.get();
 }
 
 }  // namespace
@@ -266,6 +290,16 @@ EmulatedRun select_emulated_run(const std::map<std::string, std::string>& given)
   if (op_takes_mesh(req.op)) ranks_mesh = s2p_request_mesh(req);  // near square unless --mesh: the plan's mesh
   run.machine = emulated_machine(given, req.p, ranks_mesh);
   const sim::Machine& m = run.machine;
+  if (m.kind == sim::ModelKind::cluster) {
+    if (static_cast<std::uint64_t>(m.cluster.nodes) * static_cast<std::uint64_t>(m.cluster.cores_per_node) >
+        Topology::kMaxSyntheticPus) {
+      if (req.algo.rfind("hier", 0) == 0)
+        throw InputError("algo " + req.algo + " on a cluster needs at most " + std::to_string(Topology::kMaxSyntheticPus) +
+                         " cores in all (the topology it is built on)");
+    } else {
+      run.request.topology = cluster_topology(m.cluster);
+    }
+  }
   const bool is_mesh = m.kind == sim::ModelKind::mesh;
   if (!req.lambda && !req.model) {
     const auto b = static_cast<std::uint64_t>(req.bytes);

@@ -154,9 +154,11 @@ nlohmann::json emulated_run_json(const SimRequest& request, const SimSetup& setu
 
   nlohmann::json j;
   j["machine"] = request.machine;
-  j["model"] = m.kind == sim::ModelKind::mesh ? "mesh" : m.kind == sim::ModelKind::postal ? "postal"
-               : m.kind == sim::ModelKind::send_recv                                        ? "sr"
-                                                                                            : "logp";
+  j["model"] = m.kind == sim::ModelKind::mesh        ? "mesh"
+               : m.kind == sim::ModelKind::postal    ? "postal"
+               : m.kind == sim::ModelKind::send_recv ? "sr"
+               : m.kind == sim::ModelKind::cluster   ? "cluster"
+                                                     : "logp";
   j["op"] = plan.op;
   j["algo"] = plan.algo;
   j["p"] = plan.p;

@@ -24,6 +24,7 @@ const char* kind_name(sim::ModelKind k) {
     case sim::ModelKind::send_recv: return "sr";
     case sim::ModelKind::loggp: return "logp";
     case sim::ModelKind::mesh: return "mesh";
+    case sim::ModelKind::cluster: return "cluster";
   }
   return "?";
 }

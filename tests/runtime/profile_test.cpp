@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/sim/machine.hpp"
@@ -106,7 +107,7 @@ TEST(Profile, ModelStrings) {
 }
 
 TEST(Profile, ShippedProfilesLoadByName) {
-  for (const char* name : {"delta", "paragon", "t3d", "manna"}) {
+  for (const char* name : {"delta", "paragon", "t3d", "manna", "cluster-example"}) {
     const Machine m = load_machine(name);
     EXPECT_EQ(m.name, name);
   }
@@ -157,6 +158,94 @@ TEST(Profile, NumbersAndDimsAreBounded) {
   EXPECT_THROW((void)load_machine("logp:1:1:1:1e300"), InputError);
   EXPECT_THROW((void)load_machine("postal:nan"), InputError);
   EXPECT_THROW((void)load_machine("/"), InputError);
+}
+
+// ---- the cluster machine (issue 11) ----
+
+const char* kGoodCluster = R"(
+name = "c"
+description = "two levels"
+[model]
+kind = "cluster"
+[cluster]
+nodes = 4
+cores_per_node = 8
+[intra]
+kind = "sr"
+send_us = 0.2
+recv_us = 0.5
+[inter]
+kind = "logp"
+L_us = 1.5
+o_us = 0.5
+g_us = 0.8
+G_us_per_byte = 0.0001
+[host]
+reduce_us_per_byte = 0.001
+[calibration]
+anything = "free-form"
+)";
+
+TEST(Cluster, ParsesBothLevels) {
+  const Machine m = parse_profile(kGoodCluster, "c.toml");
+  EXPECT_EQ(m.kind, ModelKind::cluster);
+  EXPECT_EQ(m.cluster.nodes, 4);
+  EXPECT_EQ(m.cluster.cores_per_node, 8);
+  ASSERT_EQ(m.levels.size(), 2U);
+  EXPECT_EQ(m.levels[0].kind, ModelKind::send_recv);
+  EXPECT_EQ(m.levels[0].send_us, 0.2);
+  EXPECT_EQ(m.levels[0].recv_us, 0.5);
+  EXPECT_EQ(m.levels[1].kind, ModelKind::loggp);
+  EXPECT_EQ(m.levels[1].L, 1.5);
+  EXPECT_EQ(m.levels[1].G, 0.0001);
+  EXPECT_EQ(m.reduce_us_per_byte, 0.001);
+  EXPECT_EQ(m.cluster.node_of(7), 0);  // rank r on node r / cores_per_node
+  EXPECT_EQ(m.cluster.node_of(8), 1);
+}
+
+TEST(Cluster, BadFieldsNameTheField) {
+  const std::pair<std::pair<const char*, const char*>, const char*> cases[] = {
+      {{"kind = \"sr\"", "kind = \"mesh\""}, "field 'intra.kind' must be postal, sr, crossbar or logp"},
+      {{"nodes = 4", "nodes = 0"}, "table 'cluster' must have at least 1 node"},
+      {{"cores_per_node = 8\n", ""}, "missing field 'cluster.cores_per_node'"},
+      {{"send_us = 0.2", "send_us = 0"}, "'intra.send_us' must be positive"},
+      {{"L_us = 1.5", "L_us = -1"}, "'inter.L_us' must not be negative"},
+      {{"g_us = 0.8", "g_us = 0.8\nh_us = 1"}, "unknown field 'inter.h_us'"},
+      {{"[inter]", "[outer]"}, "unknown field 'outer'"},
+      {{"kind = \"cluster\"", "kind = \"sr\"\nsend_us = 1\nrecv_us = 1"}, "table 'cluster' is only for model.kind = \"cluster\""},
+  };
+  for (const auto& [edit, expect] : cases) {
+    std::string text = kGoodCluster;
+    const auto pos = text.find(edit.first);
+    ASSERT_NE(pos, std::string::npos) << edit.first;
+    text.replace(pos, std::string(edit.first).size(), edit.second);
+    try {
+      (void)parse_profile(text, "c.toml");
+      ADD_FAILURE() << "accepted: " << expect;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+    }
+  }
+}
+
+TEST(Cluster, MachineStringScalesTheProfile) {
+  const Machine example = load_machine("cluster-example");
+  EXPECT_EQ(example.kind, ModelKind::cluster);
+  const Machine m = load_machine("cluster:64x16");
+  EXPECT_EQ(m.cluster.nodes, 64);
+  EXPECT_EQ(m.cluster.cores_per_node, 16);
+  EXPECT_EQ(m.levels[1].L, example.levels[1].L);
+  EXPECT_EQ(load_machine("cluster:3x5:cluster-example").cluster.nodes, 3);
+  for (const char* bad : {"cluster", "cluster:", "cluster:64", "cluster:64x", "cluster:0x4", "cluster:4x0", "cluster:4x4x4",
+                          "cluster:-1x4", "cluster:65536x65536", "cluster:4x4:delta", "cluster:4x4:", "cluster:4x4:nosuch"}) {
+    try {
+      (void)load_machine(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << bad;
+    }
+  }
 }
 
 }  // namespace

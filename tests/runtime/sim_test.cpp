@@ -16,6 +16,7 @@
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/postal.hpp"
 #include "postbox/collectives/rational.hpp"
+#include "postbox/collectives/selection.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/goal_parse.hpp"
 #include "postbox/runtime/plan_export.hpp"
@@ -683,6 +684,88 @@ TEST(Goal, ExportedPlansRunAsThePlan) {
         EXPECT_EQ(from_goal.per_rank_ticks, from_plan.per_rank_ticks);
       }
     }
+  }
+}
+
+// ---- the cluster machine (issue 11) ----
+
+Machine two_level(int nodes, int cores) {
+  return parse_profile("name = \"c\"\n[model]\nkind = \"cluster\"\n[cluster]\nnodes = " + std::to_string(nodes) +
+                           "\ncores_per_node = " + std::to_string(cores) +
+                           "\n[intra]\nkind = \"sr\"\nsend_us = 2\nrecv_us = 3\n"
+                           "[inter]\nkind = \"logp\"\nL_us = 5\no_us = 2\ng_us = 3\nG_us_per_byte = 0.5\n",
+                       "c.toml");
+}
+
+// A message between two ranks of one node costs the intra-node model's time, between nodes the
+// inter-node model's, tick for tick: the same exchange on the level's own machine gives the
+// same finishing ticks.
+TEST(Cluster, EachMessagePaysItsLevel) {
+  const Machine m = two_level(2, 2);  // ranks 0, 1 on node 0; 2, 3 on node 1
+  for (const auto& [peer, alone] : {std::pair{1, "sr:2:3"}, std::pair{2, "logp:5:2:3:0.5"}, std::pair{3, "logp:5:2:3:0.5"}}) {
+    Hand h = empty_plan(4, 64);
+    h.ranks[0].ops.push_back(op(OpCode::send, peer, 64));
+    h.ranks[static_cast<std::size_t>(peer)].ops.push_back(op(OpCode::recv, 0, 64));
+    const SimResult r = simulate(h.plan(), m);
+    Hand two = empty_plan(2, 64);
+    two.ranks[0].ops.push_back(op(OpCode::send, 1, 64));
+    two.ranks[1].ops.push_back(op(OpCode::recv, 0, 64));
+    const SimResult ref = simulate(two.plan(), load_machine(alone));
+    SCOPED_TRACE(peer);
+    EXPECT_EQ(r.per_rank_ticks[0], ref.per_rank_ticks[0]);
+    EXPECT_EQ(r.per_rank_ticks[static_cast<std::size_t>(peer)], ref.per_rank_ticks[1]);
+  }
+  // sr: s + r = 5 µs inside; LogGP: o + L + o + 63 G = 40.5 µs across.
+  Hand h = empty_plan(4, 64);
+  h.ranks[0].ops.push_back(op(OpCode::send, 1, 64));
+  h.ranks[0].ops.push_back(op(OpCode::send, 2, 64, {0}));
+  h.ranks[1].ops.push_back(op(OpCode::recv, 0, 64));
+  h.ranks[2].ops.push_back(op(OpCode::recv, 0, 64));
+  const SimResult r = simulate(h.plan(), m);
+  EXPECT_EQ(r.per_rank_ticks[1], 5'000'000);
+  EXPECT_EQ(r.per_rank_ticks[2], 2'000'000 + 40'500'000);  // the second send starts when the first's s = 2 ends
+  EXPECT_THROW((void)simulate(h.plan(), two_level(1, 3)), InputError);  // 3 cores, p = 4
+}
+
+// Every built-in plan simulates on a cluster machine (3 nodes of 3 cores, p = 7 and 9), the
+// per-rank queues and the put-back loop agree, and with one node it is the intra model alone.
+TEST(Cluster, PlansSimulate) {
+  const Machine m = two_level(3, 3);
+  const Machine one = two_level(1, 16);
+  for (const auto& a : testing_support::kAlgos) {
+    for (int p : {7, 9}) {
+      const Plan plan = build_plan(plan_request(a.op, a.algo, p, 64));
+      SCOPED_TRACE(std::string(a.op) + "/" + a.algo + " p=" + std::to_string(p));
+      SimOptions ref;
+      ref.reference_queue = true;
+      const SimResult r = simulate(plan, m);
+      EXPECT_EQ(r.per_rank_ticks, simulate(plan, m, ref).per_rank_ticks);
+      EXPECT_GT(r.time_ticks, 0);
+      EXPECT_EQ(simulate(plan, one).per_rank_ticks, simulate(plan, load_machine("sr:2:3")).per_rank_ticks);
+    }
+  }
+}
+
+// hier on a cluster machine is built on the cluster's topology (a package per node): its tree
+// crosses nodes once per node (the leaders), where the host's topology would not know nodes.
+TEST(Cluster, HierPlacesItsLevelsByNode) {
+  for (const auto& [nodes, cores] : {std::pair{4, 4}, std::pair{3, 5}, std::pair{8, 2}}) {
+    const std::string machine = "cluster:" + std::to_string(nodes) + "x" + std::to_string(cores);
+    const int p = nodes * cores;
+    const EmulatedRun run = select_emulated_run(
+        {{"machine", machine}, {"op", "bcast"}, {"algo", "hier"}, {"p", std::to_string(p)}, {"bytes", "8"}});
+    ASSERT_NE(run.request.topology, nullptr);
+    const Schedule sched = schedule_of(build_plan(run.request));
+    int across = 0, messages = 0;
+    for (std::uint32_t g = 0; g < sched.ops(); ++g) {
+      if (sched.items[g].kind != Work::send) continue;
+      ++messages;
+      if (sched.rank_of(g) / cores != sched.items[g].peer / cores) ++across;
+    }
+    SCOPED_TRACE(machine);
+    EXPECT_EQ(messages, p - 1);
+    EXPECT_EQ(across, nodes - 1);
+    EXPECT_GT(simulate(sched, run.machine).time_ticks, 0);
   }
 }
 

@@ -69,7 +69,7 @@ class Reader {
   Reader(const toml::table& t, std::string prefix, std::string_view origin)
       : t_(t), prefix_(std::move(prefix)), origin_(origin) {}
 
-  void allow(std::initializer_list<std::string_view> keys) {
+  void allow(std::initializer_list<std::string_view> keys) const {
     for (const auto& [k, v] : t_) {
       (void)v;
       if (std::find(keys.begin(), keys.end(), k.str()) == keys.end())
@@ -275,6 +275,44 @@ std::vector<std::int64_t> place_ranks(const MeshSpec& mesh, const Placement& pl,
   return node;
 }
 
+namespace {
+
+// A [model]-like table of a complete-graph model (postal, sr / crossbar, logp) into m; false if
+// its kind is none of these (the caller decides what else it may be).
+bool read_flat_model(const Reader& model, const std::string& kind, Machine& m) {
+  const std::string_view origin = model.origin();
+  if (kind == "postal") {
+    model.allow({"kind", "lambda"});
+    m.kind = ModelKind::postal;
+    m.lambda = model.number("lambda");
+    if (m.lambda < 1) bad(origin, "field '" + model.field("lambda") + "' must be at least 1");
+  } else if (kind == "sr" || kind == "crossbar") {
+    model.allow({"kind", "send_us", "recv_us"});
+    m.kind = ModelKind::send_recv;
+    m.send_us = model.number("send_us");
+    m.recv_us = model.number("recv_us");
+    if (m.send_us <= 0) bad(origin, "field '" + model.field("send_us") + "' must be positive");
+  } else if (kind == "logp") {
+    model.allow({"kind", "L_us", "o_us", "g_us", "G_us_per_byte"});
+    m.kind = ModelKind::loggp;
+    m.L = model.number("L_us");
+    m.o = model.number("o_us");
+    m.g = model.number("g_us");
+    m.G = model.number("G_us_per_byte");
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void check_cluster(const ClusterSpec& c, const std::string& what) {
+  if (c.nodes < 1 || c.cores_per_node < 1 || c.nodes > kMaxClusterRanks / c.cores_per_node)
+    throw InputError(what + " must have at least 1 node and 1 core per node, at most " +
+                     std::to_string(kMaxClusterRanks) + " ranks in all");
+}
+
+}  // namespace
+
 Machine parse_profile(std::string_view toml_text, std::string_view origin) {
   toml::table root;
   try {
@@ -284,35 +322,41 @@ Machine parse_profile(std::string_view toml_text, std::string_view origin) {
     bad(origin, "TOML syntax error at line " + std::to_string(src.begin.line) + ": " + std::string(e.description()));
   }
   Reader top(root, "", origin);
-  top.allow({"name", "description", "model", "mesh", "host", "placement", "calibration"});
+  top.allow({"name", "description", "model", "mesh", "host", "placement", "calibration", "cluster", "intra", "inter"});
   Machine m;
   m.name = top.string("name");
   if (top.has("description")) (void)top.string("description");
   Reader model = top.table("model");
   const std::string kind = model.string("kind");
-  if (kind == "postal") {
-    model.allow({"kind", "lambda"});
-    m.kind = ModelKind::postal;
-    m.lambda = model.number("lambda");
-    if (m.lambda < 1) bad(origin, "field 'model.lambda' must be at least 1");
-  } else if (kind == "sr" || kind == "crossbar") {
-    model.allow({"kind", "send_us", "recv_us"});
-    m.kind = ModelKind::send_recv;
-    m.send_us = model.number("send_us");
-    m.recv_us = model.number("recv_us");
-    if (m.send_us <= 0) bad(origin, "field 'model.send_us' must be positive");
-  } else if (kind == "logp") {
-    model.allow({"kind", "L_us", "o_us", "g_us", "G_us_per_byte"});
-    m.kind = ModelKind::loggp;
-    m.L = model.number("L_us");
-    m.o = model.number("o_us");
-    m.g = model.number("g_us");
-    m.G = model.number("G_us_per_byte");
+  if (read_flat_model(model, kind, m)) {
   } else if (kind == "mesh") {
     model.allow({"kind"});
     m.kind = ModelKind::mesh;
+  } else if (kind == "cluster") {
+    model.allow({"kind"});
+    m.kind = ModelKind::cluster;
   } else {
-    bad(origin, "field 'model.kind' must be postal, sr, crossbar, logp or mesh, got '" + kind + "'");
+    bad(origin, "field 'model.kind' must be postal, sr, crossbar, logp, mesh or cluster, got '" + kind + "'");
+  }
+  if (m.kind == ModelKind::cluster) {
+    if (top.has("placement")) bad(origin, "table 'placement' does not apply to a cluster (rank r is on node r / cores_per_node)");
+    Reader cl = top.table("cluster");
+    cl.allow({"nodes", "cores_per_node"});
+    m.cluster.nodes = static_cast<int>(std::max<std::int64_t>(cl.integer("nodes"), 0));
+    m.cluster.cores_per_node = static_cast<int>(std::max<std::int64_t>(cl.integer("cores_per_node"), 0));
+    check_cluster(m.cluster, "profile " + std::string(origin) + ": table 'cluster'");
+    for (const char* level : {"intra", "inter"}) {
+      Reader t = top.table(level);
+      Machine lm;
+      lm.name = m.name + "." + level;
+      const std::string k = t.string("kind");
+      if (!read_flat_model(t, k, lm))
+        bad(origin, "field '" + t.field("kind") + "' must be postal, sr, crossbar or logp, got '" + k + "'");
+      m.levels.push_back(std::move(lm));
+    }
+  } else {
+    for (const char* t : {"cluster", "intra", "inter"})
+      if (top.has(t)) bad(origin, "table '" + std::string(t) + "' is only for model.kind = \"cluster\"");
   }
   if (m.kind == ModelKind::mesh) {
     Reader mesh = top.table("mesh");
@@ -419,6 +463,32 @@ Machine load_machine(std::string_view spec) {
     m.G = parse_number(parts[4], "logp G");
     return m;
   }
+  if (parts[0] == "cluster") {
+    // cluster:NODESxCORES[:PROFILE]: a cluster profile (default cluster-example) rescaled. A
+    // profile path may hold ':' itself, so everything after the second ':' is the profile.
+    const std::string usage = "machine 'cluster:NODESxCORES[:PROFILE]'";
+    if (parts.size() < 2) throw InputError(usage + " needs NODESxCORES, got '" + s + "'");
+    const auto nc = split(parts[1], 'x');
+    const auto digits = [](std::string_view t) {
+      return !t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos;
+    };
+    if (nc.size() != 2 || !digits(nc[0]) || !digits(nc[1]))
+      throw InputError(usage + ": NODESxCORES must look like 64x16, got '" + std::string(parts[1]) + "'");
+    ClusterSpec c;
+    c.nodes = static_cast<int>(parse_int(nc[0], "cluster nodes", 1, kMaxClusterRanks));
+    c.cores_per_node = static_cast<int>(parse_int(nc[1], "cluster cores per node", 1, kMaxClusterRanks));
+    check_cluster(c, "cluster " + std::string(parts[1]));
+    const std::size_t rest = parts[0].size() + 1 + parts[1].size();
+    const std::string_view profile = rest < spec.size() ? spec.substr(rest + 1) : std::string_view("cluster-example");
+    if (profile.empty() || profile.starts_with("cluster:"))
+      throw InputError(usage + ": PROFILE must name a cluster profile, got '" + s + "'");
+    Machine m = load_machine(profile);
+    if (m.kind != ModelKind::cluster)
+      throw InputError(usage + ": profile '" + std::string(profile) + "' is not a cluster (model.kind = \"cluster\")");
+    m.cluster = c;
+    m.name = s;
+    return m;
+  }
   std::filesystem::path path;
   if (looks_like_name(spec)) {
     for (const auto& dir : profile_dirs()) {
@@ -430,7 +500,7 @@ Machine load_machine(std::string_view spec) {
       }
     }
     if (path.empty())
-      throw InputError("unknown machine '" + s + "': not a model string (postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C]) nor a profile in the profile directories");
+      throw InputError("unknown machine '" + s + "': not a model string (postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C], cluster:NxC[:PROFILE]) nor a profile in the profile directories");
   } else {
     path = s;
     std::error_code ec;
@@ -450,6 +520,9 @@ double nominal_lambda(const Machine& m, std::uint64_t bytes) {
       return t0 > 0 ? (2 * m.o + m.L + b1 * m.G) / t0 : 0.0;
     }
     case ModelKind::mesh: return 0;
+    case ModelKind::cluster:
+      if (m.levels.size() != 2) return 0;
+      return nominal_lambda(m.levels[m.cluster.nodes > 1 ? 1 : 0], bytes);
   }
   return 0;
 }

@@ -226,6 +226,13 @@ Costs costs_of(const Machine& m) {
       c.g = to_ticks(m.g, "logp g");
       c.G = to_per_byte(m.G, "logp G");
       break;
+    case ModelKind::cluster: {
+      if (m.levels.size() != 2) throw InputError("cluster machine '" + m.name + "' needs an intra-node and an inter-node model");
+      for (const Machine& l : m.levels)
+        if (l.kind == ModelKind::mesh || l.kind == ModelKind::cluster)
+          throw InputError("cluster machine '" + m.name + "': a level must be postal, sr or logp");
+      break;
+    }
     case ModelKind::mesh: {
       const Cost& so = m.send_mode == SendMode::blocking ? m.send_overhead : m.isend_overhead;
       c.send_base = to_ticks(so.base_us, "send overhead");
@@ -243,11 +250,19 @@ Costs costs_of(const Machine& m) {
   return c;
 }
 
+// The costs of each level of a cluster (intra-node, inter-node); empty for other models.
+std::vector<Costs> level_costs(const Machine& m) {
+  std::vector<Costs> out;
+  if (m.kind == ModelKind::cluster)
+    for (const Machine& l : m.levels) out.push_back(costs_of(l));
+  return out;
+}
+
 class Engine {
  public:
   Engine(const Schedule& s, const Machine& m, const SimOptions& opt)
-      : s_(s), m_(m), opt_(opt), c_(costs_of(m)), dynamic_(s.partner.empty()), mesh_(m.kind == ModelKind::mesh),
-        msg_records_(dynamic_ || mesh_) {}
+      : s_(s), m_(m), opt_(opt), c_(costs_of(m)), levels_(level_costs(m)), dynamic_(s.partner.empty()),
+        mesh_(m.kind == ModelKind::mesh), msg_records_(dynamic_ || mesh_) {}
 
   SimResult run() {
     build();
@@ -283,6 +298,10 @@ class Engine {
     const std::uint32_t n = s_.ops();
     if (s_.p < 1 || s_.first.size() != static_cast<std::size_t>(s_.p) + 1 || s_.first.back() != n)
       throw InputError("schedule: p = " + std::to_string(s_.p) + " does not match its rank programs");
+    if (m_.kind == ModelKind::cluster &&
+        static_cast<std::int64_t>(m_.cluster.nodes) * m_.cluster.cores_per_node < s_.p)
+      throw InputError("cluster has " + std::to_string(m_.cluster.nodes) + " nodes x " +
+                       std::to_string(m_.cluster.cores_per_node) + " cores, fewer than p = " + std::to_string(s_.p));
     const std::uint64_t per_op = sizeof(OpState) + 4 + (opt_.reference_queue ? 0 : sizeof(Node) / 2);
     const std::uint64_t per_rank = sizeof(RankState) + 8 + 8 + 24;
     require_memory(per_op * n + per_rank * static_cast<std::uint64_t>(s_.p) + 4ULL * s_.deps.size(),
@@ -330,7 +349,8 @@ class Engine {
       }
     }
     // Pacing (plan.hpp): rounds σ long, σ = t0 or t0·λ/L, on the complete-graph models.
-    pacing_ = s_.pacing != Pacing::none && !s_.round.empty() && !mesh_ && s_.pacing_latency >= 1;
+    pacing_ = s_.pacing != Pacing::none && !s_.round.empty() && !mesh_ && m_.kind != ModelKind::cluster &&
+              s_.pacing_latency >= 1;
     if (pacing_) {
       const std::uint64_t b = s_.bytes;
       switch (m_.kind) {
@@ -342,7 +362,8 @@ class Engine {
           lat_ = 2 * c_.o + c_.L + gb;
           break;
         }
-        case ModelKind::mesh: break;
+        case ModelKind::mesh:
+        case ModelKind::cluster: break;
       }
     }
   }
@@ -716,51 +737,62 @@ class Engine {
     if (!mesh_ || m_.mesh.packet_bytes == 0) return 1;
     return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (bytes + m_.mesh.packet_bytes - 1) / m_.mesh.packet_bytes));
   }
-  [[nodiscard]] Ticks minus_one_G(std::uint64_t b) const { return b > 0 ? c_.G.at(b - 1) : 0; }
-  [[nodiscard]] Ticks send_overhead(std::uint64_t b) const {
-    switch (c_.kind) {
+  [[nodiscard]] static Ticks minus_one_G(const Costs& c, std::uint64_t b) { return b > 0 ? c.G.at(b - 1) : 0; }
+  [[nodiscard]] Ticks send_overhead(const Costs& c, std::uint64_t b) const {
+    switch (c.kind) {
+      case ModelKind::cluster: break;  // the level's costs are passed
       case ModelKind::postal: return kTicksPerUnit;
-      case ModelKind::send_recv: return c_.send;
-      case ModelKind::loggp: return c_.o;
-      case ModelKind::mesh: return c_.send_base + c_.send_byte.at(b) + c_.send_packet * packets_of(b);
+      case ModelKind::send_recv: return c.send;
+      case ModelKind::loggp: return c.o;
+      case ModelKind::mesh: return c.send_base + c.send_byte.at(b) + c.send_packet * packets_of(b);
     }
     return 0;
   }
-  [[nodiscard]] Ticks send_gap(std::uint64_t b) const {
-    switch (c_.kind) {
+  [[nodiscard]] Ticks send_gap(const Costs& c, std::uint64_t b) const {
+    switch (c.kind) {
+      case ModelKind::cluster: break;  // the level's costs are passed
       case ModelKind::postal: return kTicksPerUnit;
-      case ModelKind::send_recv: return c_.send;
-      case ModelKind::loggp: return c_.g + minus_one_G(b);
+      case ModelKind::send_recv: return c.send;
+      case ModelKind::loggp: return c.g + minus_one_G(c, b);
       case ModelKind::mesh: return 0;
     }
     return 0;
   }
-  [[nodiscard]] Ticks wire_latency() const {  // from the send's start to its arrival
-    switch (c_.kind) {
-      case ModelKind::postal: return c_.lambda;
-      case ModelKind::send_recv: return c_.send;
-      case ModelKind::loggp: return c_.o + c_.L;
+  [[nodiscard]] static Ticks wire_latency(const Costs& c) {  // from the send's start to its arrival
+    switch (c.kind) {
+      case ModelKind::cluster: break;  // the level's costs are passed
+      case ModelKind::postal: return c.lambda;
+      case ModelKind::send_recv: return c.send;
+      case ModelKind::loggp: return c.o + c.L;
       case ModelKind::mesh: return 0;
     }
     return 0;
   }
-  [[nodiscard]] Ticks recv_overhead(std::uint64_t b) const {
-    switch (c_.kind) {
+  [[nodiscard]] Ticks recv_overhead(const Costs& c, std::uint64_t b) const {
+    switch (c.kind) {
+      case ModelKind::cluster: break;  // the level's costs are passed
       case ModelKind::postal: return 0;
-      case ModelKind::send_recv: return c_.recv;
-      case ModelKind::loggp: return c_.o + minus_one_G(b);  // LogGOPSim: o + max((s−1)O, (s−1)G), O = 0
-      case ModelKind::mesh: return c_.recv_base + c_.recv_byte.at(b) + c_.recv_packet * packets_of(b);
+      case ModelKind::send_recv: return c.recv;
+      case ModelKind::loggp: return c.o + minus_one_G(c, b);  // LogGOPSim: o + max((s−1)O, (s−1)G), O = 0
+      case ModelKind::mesh: return c.recv_base + c.recv_byte.at(b) + c.recv_packet * packets_of(b);
     }
     return 0;
   }
-  [[nodiscard]] Ticks recv_gap(std::uint64_t b) const {
-    switch (c_.kind) {
+  [[nodiscard]] Ticks recv_gap(const Costs& c, std::uint64_t b) const {
+    switch (c.kind) {
+      case ModelKind::cluster: break;  // the level's costs are passed
       case ModelKind::postal: return kTicksPerUnit;
       case ModelKind::send_recv: return 0;
-      case ModelKind::loggp: return c_.g + minus_one_G(b);
+      case ModelKind::loggp: return c.g + minus_one_G(c, b);
       case ModelKind::mesh: return 0;
     }
     return 0;
+  }
+
+  // The costs a message between ranks a and b pays: its cluster level, else the machine's.
+  [[nodiscard]] const Costs& costs(int a, int b) const {
+    if (levels_.empty()) return c_;
+    return levels_[m_.cluster.node_of(a) == m_.cluster.node_of(b) ? 0 : 1];
   }
 
   // ---- operations ----
@@ -772,13 +804,14 @@ class Engine {
     switch (it.kind) {
       case Work::send: {
         const std::uint64_t b = it.size;
-        const Ticks os = send_overhead(b);
+        const Costs& k = costs(r, it.peer);
+        const Ticks os = send_overhead(k, b);
         rs.cpu = checked(t + os);
-        rs.sgap = checked(t + send_gap(b));
+        rs.sgap = checked(t + send_gap(k, b));
         span_rank(r, t, t + os, 0, it.peer);
         ++res_.messages;
         if (!msg_records_) {
-          push_rank_event(t + wire_latency(), s_.partner[g], kArrive);
+          push_rank_event(t + wire_latency(k), s_.partner[g], kArrive);
           complete(g, t + os);
           return;
         }
@@ -794,7 +827,7 @@ class Engine {
         msg.packets = packets_of(b);
         msg.overhead_end = t + os;
         if (!mesh_) {
-          push_rank_event(t + wire_latency(), mi, kArrive);
+          push_rank_event(t + wire_latency(k), mi, kArrive);
           complete(g, t + os);
           return;
         }
@@ -864,9 +897,10 @@ class Engine {
       src = s_.items[g].peer;
     }
     RankState& rs = ranks_[static_cast<std::size_t>(d)];
-    const Ticks orv = recv_overhead(bytes);
+    const Costs& k = costs(src, d);
+    const Ticks orv = recv_overhead(k, bytes);
     rs.cpu = checked(t + orv);
-    rs.rgap = checked(t + recv_gap(bytes));
+    rs.rgap = checked(t + recv_gap(k, bytes));
     rs.finish = std::max(rs.finish, rs.cpu);
     span_rank(d, t, t + orv, 1, src);
     if (dynamic_) {
@@ -1194,6 +1228,7 @@ class Engine {
   const Machine& m_;
   const SimOptions& opt_;
   const Costs c_;
+  const std::vector<Costs> levels_;  // cluster: intra-node, inter-node
   const bool dynamic_;      // GOAL: match receives while running
   const bool mesh_;
   const bool msg_records_;  // messages need records (mesh, or dynamic matching)

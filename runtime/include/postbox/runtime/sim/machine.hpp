@@ -31,6 +31,7 @@ enum class ModelKind {
   send_recv,  // Cordsen et al.: sender busy s, receiver busy r; a crossbar (no contention)
   loggp,      // LogGOPSim's LogGP backend (L, o, g, G), eager messages
   mesh,       // mesh or torus: links, dimension-order routing, packets, contention
+  cluster,    // nodes × cores: one model between ranks of a node, another between nodes
 };
 
 enum class Switching { wormhole, store_and_forward };
@@ -55,6 +56,14 @@ struct Placement {
   std::vector<int> nodes;  // kind == list: rank i on node nodes[i]
 };
 
+// A cluster of `nodes` nodes with `cores_per_node` ranks each: rank r lives on node
+// r / cores_per_node (ranks fill the nodes in order).
+struct ClusterSpec {
+  int nodes = 1;
+  int cores_per_node = 1;
+  [[nodiscard]] int node_of(int rank) const { return rank / cores_per_node; }
+};
+
 struct Machine {
   std::string name;  // profile name or model string
   ModelKind kind = ModelKind::postal;
@@ -72,6 +81,11 @@ struct Machine {
   Cost isend_overhead;  // CPU time of a non-blocking send
   Cost recv_overhead;   // CPU time to accept a message that has arrived
   Placement placement;
+  // cluster: levels[0] is the intra-node model, levels[1] the inter-node one (each postal,
+  // send_recv or loggp, their numbers in µs: a postal level's send takes 1 µs); a message uses
+  // the level of its two ranks' nodes, the ranks' CPU and ports are shared by both.
+  ClusterSpec cluster;
+  std::vector<Machine> levels;
   // any model: local computation
   double reduce_us_per_byte = 0;
   double copy_us_per_byte = 0;
@@ -82,13 +96,18 @@ struct Machine {
 std::vector<std::string> profile_dirs();
 
 // "postal:L[:C]", "sr:S:R[:C]", "logp:L:o:g:G[:C]" (C: reduce and copy time per byte, sets
-// reduce_us_per_byte and copy_us_per_byte; default 0), a profile name, or a path to a .toml file.
+// reduce_us_per_byte and copy_us_per_byte; default 0), a profile name, or a path to a .toml file;
+// "cluster:NODESxCORES" (the built-in profile cluster-example) or "cluster:NODESxCORES:PROFILE"
+// (a cluster profile by name or path) with its nodes and cores per node replaced.
 // Every number (model strings and profile fields) is finite, non-negative and at most 1e9.
 // Unknown machine, malformed string, bad profile → InputError naming the field.
 Machine load_machine(std::string_view spec);
 
 // Parses profile text (TOML). `origin` names the file in error messages.
 Machine parse_profile(std::string_view toml_text, std::string_view origin);
+
+// Most ranks of a cluster machine (nodes × cores per node).
+inline constexpr std::int64_t kMaxClusterRanks = std::int64_t{1} << 30;
 
 // Largest mesh: the product of dims (the emulator keeps a few words per link and node).
 inline constexpr std::int64_t kMaxMeshNodes = std::int64_t{1} << 30;
@@ -105,7 +124,8 @@ Placement parse_placement(std::string_view text, std::uint64_t seed);
 std::vector<std::int64_t> place_ranks(const MeshSpec& mesh, const Placement& placement, int p);
 
 // The machine's receive-side λ view for messages of `bytes` on the complete-graph models
-// (postal: λ; sr: 1 + r/s; loggp: (2o + L + (b−1)G)/max(o, g + (b−1)G)); 0 for mesh.
+// (postal: λ; sr: 1 + r/s; loggp: (2o + L + (b−1)G)/max(o, g + (b−1)G)); 0 for mesh; a
+// cluster's inter-node level when it has more than one node, else its intra-node level.
 double nominal_lambda(const Machine& m, std::uint64_t bytes);
 
 }  // namespace postbox::sim

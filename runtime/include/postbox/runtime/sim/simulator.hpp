@@ -72,6 +72,7 @@ struct SimResult {
 
 // Runs the schedule. What the run trips over (a send never received, a receive never matched,
 // a message larger than its receive, a deadlock or dependency cycle, a mesh smaller than p,
+// a cluster with fewer than p cores,
 // virtual time past kMaxTicks, a schedule too large for the memory) → InputError.
 SimResult simulate(const Schedule& schedule, const Machine& machine, const SimOptions& options = {});
 // simulate(schedule_of(plan), ...).
