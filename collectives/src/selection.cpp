@@ -311,7 +311,14 @@ EmulatedRun select_emulated_run(const std::map<std::string, std::string>& given)
       sim::Machine row = m;
       row.placement = sim::Placement{};
       const int k_max = static_cast<int>(std::min<std::int64_t>(12, row.mesh.nodes() - 1));
-      if (k_max >= 3) lambda = std::max(1.0, sim::measure_lambda(row, b, 2, k_max).lambda_exp1);
+      if (k_max >= 3) {
+        try {
+          lambda = std::max(1.0, sim::measure_lambda(row, b, 2, k_max).lambda_exp1);
+        } catch (const InputError& e) {
+          throw InputError("measuring lambda on '" + machine + "' at " + std::to_string(b) + " bytes (Bruck's experiment 1): " +
+                           e.what() + "; give --lambda");
+        }
+      }
     }
     char text[64];
     std::snprintf(text, sizeof text, "%.6g", lambda);

@@ -687,6 +687,26 @@ TEST(Goal, ExportedPlansRunAsThePlan) {
   }
 }
 
+// ---- bounded mesh work (issue 16: delta at 1 GiB ran for minutes) ----
+
+// More than kMaxMeshPackets packets in one run, or in the λ experiments, is refused before any
+// event runs (these calls return at once).
+TEST(Mesh, PacketsAreBoundedUpFront) {
+  const std::uint64_t gib = std::uint64_t{1} << 30;  // 2^21 packets of 512 bytes on the Delta
+  Hand h = empty_plan(2, gib);
+  for (int i = 0; i < 9; ++i) {  // 9 · 2^21 > 2^24
+    h.ranks[0].ops.push_back(op(OpCode::send, 1, gib));
+    h.ranks[1].ops.push_back(op(OpCode::recv, 0, gib));
+  }
+  try {
+    (void)simulate(h.plan(), load_machine("delta"));
+    FAIL() << "ran";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the run sends 18874368 packets through the mesh"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)measure_lambda(load_machine("delta"), gib), InputError);
+}
+
 // ---- the cluster machine (issue 11) ----
 
 Machine two_level(int nodes, int cores) {

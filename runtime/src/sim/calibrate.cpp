@@ -1,5 +1,7 @@
 #include "postbox/runtime/sim/calibrate.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -60,6 +62,16 @@ Plan bruck_experiment_plan(int experiment, int k, std::uint64_t bytes) {
 
 LambdaFit measure_lambda(const Machine& machine, std::uint64_t bytes, int k_min, int k_max) {
   if (k_min < 1 || k_max < k_min + 1) throw InputError("measure_lambda needs 1 <= k_min < k_max");
+  if (machine.kind == ModelKind::mesh) {
+    // Bounded before any run: experiments 1 and 2 for k send 3k + 1 messages in all.
+    const std::uint64_t pb = machine.mesh.packet_bytes;
+    const std::uint64_t per_message = pb == 0 ? 1 : std::max<std::uint64_t>(1, bytes / pb + (bytes % pb != 0));
+    std::uint64_t messages = 0;
+    for (int k = k_min; k <= k_max; ++k) messages += 3 * static_cast<std::uint64_t>(k) + 1;
+    if (per_message > kMaxMeshPackets / messages)
+      throw InputError("the experiments send " + std::to_string(messages) + " messages of " + std::to_string(per_message) +
+                       " packets, more than " + std::to_string(kMaxMeshPackets) + " packets in all (minutes of emulation)");
+  }
   LambdaFit out;
   out.bytes = bytes;
   std::vector<double> ks, t1, t2;

@@ -969,6 +969,15 @@ class Engine {
     if (nodes_count_ < s_.p)
       throw InputError("mesh has " + std::to_string(nodes_count_) + " nodes, fewer than p = " + std::to_string(s_.p));
     nvc_ = ms.wrap ? 2 : 1;
+    // The work is per packet (at least two events each), so a run's packets are bounded up
+    // front: delta at 1 GiB made 2^21 packets per message and ran for minutes (issue 16).
+    std::uint64_t packets = 0;
+    for (const Schedule::Item& it : s_.items)
+      if (it.kind == Work::send) packets += packets_of(it.size);
+    if (packets > kMaxMeshPackets)
+      throw InputError("the run sends " + std::to_string(packets) + " packets through the mesh, more than " +
+                       std::to_string(kMaxMeshPackets) + " (minutes of emulation): use fewer bytes or ranks");
+    require_memory(packets * sizeof(Packet), "the run's " + std::to_string(packets) + " packets");
     node_of_ = place_ranks(ms, m_.placement, s_.p);
     net_links_ = nodes_count_ * nd_ * 2 * nvc_;
     const std::int64_t total = net_links_ + 2 * nodes_count_;

@@ -24,7 +24,8 @@ struct LambdaFit {
 Plan bruck_experiment_plan(int experiment, int k, std::uint64_t bytes);
 
 // Runs both experiments for k = k_min..k_max on `machine` and fits them. k_min < 1 or
-// k_max < k_min + 1 → InputError.
+// k_max < k_min + 1, or on a mesh more than kMaxMeshPackets packets in all the experiments'
+// messages (checked before any run) → InputError.
 LambdaFit measure_lambda(const Machine& machine, std::uint64_t bytes, int k_min = 2, int k_max = 12);
 
 }  // namespace postbox::sim
