@@ -133,8 +133,9 @@ void register_sim(CLI::App& app) {
       "sim",
       "Run a collective on an emulated machine in virtual time (deterministic discrete-event simulation).\n"
       "MACHINE is postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C] (microseconds; G and C per byte, C the CPU\n"
-      "time of reduce and copy, default 0), a profile name (delta, paragon, t3d, manna, local) or a profile\n"
-      "file. The schedule is a plan (--op/--algo/--p/--bytes) or a GOAL file (--goal). See docs/emulator.md.");
+      "time of reduce and copy, default 0), cluster:NODESxCORES[:PROFILE] (rank r on node r / CORES), a\n"
+      "profile name (delta, paragon, t3d, manna, cluster-example, local) or a profile file. The schedule\n"
+      "is a plan (--op/--algo/--p/--bytes) or a GOAL file (--goal). See docs/emulator.md.");
   args->options = std::make_shared<TextOptions>(sub, emulated_run_options(), emulated_run_defaults());
   sub->add_option("--goal", args->goal,
                   "Run a schedule in LogGOPSim's GOAL language instead of a plan (calc values in the machine's unit; "

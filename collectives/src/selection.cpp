@@ -196,8 +196,9 @@ const std::vector<SelectionOption>& emulated_run_options() {
   static const std::vector<SelectionOption> options = [] {
     std::vector<SelectionOption> out{{"machine", "M",
                                       "Machine: postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C] (microseconds; G and C per byte, C "
-                                      "the CPU time of reduce and copy), a profile name (delta, paragon, t3d, manna, "
-                                      "local) or a profile file (required)"}};
+                                      "the CPU time of reduce and copy), cluster:NODESxCORES[:PROFILE] (a cluster profile, "
+                                      "default cluster-example, rescaled), a profile name (delta, paragon, t3d, manna, "
+                                      "cluster-example, local) or a profile file (required)"}};
     for (SelectionOption o : plan_selection_options()) {
       if (o.name == "mesh") {
         o.value = "RxC|AxBxC";
