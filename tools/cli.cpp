@@ -67,24 +67,52 @@ int print_help(const CLI::App& app, const CLI::Error& e) {
   return app.exit(e);
 }
 
-// CLI11 says "A subcommand is required" for `postbox nosuch`; name the word instead.
-std::optional<std::string> unknown_command(const CLI::App& app, int argc, char** argv) {
-  const CLI::App* at = &app;
+// How far the leading words of argv go down the command tree: the deepest command they name,
+// its path ("postbox plan"), and the first word that names no command where one is needed.
+struct Walk {
+  const CLI::App* at;
   std::string path = "postbox";
-  for (int i = 1; i < argc && at->get_require_subcommand_min() > 0; ++i) {
+  std::optional<std::string> unknown;
+};
+
+std::string subcommand_names(const CLI::App& app) {
+  std::string known;
+  for (const CLI::App* sub : app.get_subcommands({})) known += (known.empty() ? "" : ", ") + sub->get_name();
+  return known;
+}
+
+// CLI11 says "A subcommand is required" for `postbox nosuch`; name the word instead.
+Walk walk_commands(const CLI::App& app, int argc, char** argv) {
+  Walk w{&app, "postbox", std::nullopt};
+  for (int i = 1; i < argc && w.at->get_require_subcommand_min() > 0; ++i) {
     const std::string word = argv[i];
-    if (word.empty() || word[0] == '-') return std::nullopt;
+    if (word.empty() || word[0] == '-') break;
     const CLI::App* next = nullptr;
-    std::string known;
-    for (const CLI::App* sub : at->get_subcommands({})) {
-      known += (known.empty() ? "" : ", ") + sub->get_name();
+    for (const CLI::App* sub : w.at->get_subcommands({}))
       if (sub->get_name() == word) next = sub;
+    if (next == nullptr) {
+      w.unknown = "unknown command '" + word + "' for '" + w.path + "' (known: " + subcommand_names(*w.at) + ")";
+      break;
     }
-    if (next == nullptr) return "unknown command '" + word + "' for '" + path + "' (known: " + known + ")";
-    path += " " + word;
-    at = next;
+    w.path += " " + word;
+    w.at = next;
   }
-  return std::nullopt;
+  return w;
+}
+
+// CLI11's parse errors, reworded where they would name nothing the user typed: a command
+// without its subcommand, and unexpected words (CLI11 joins them with spaces, so an empty word
+// vanished from the message: each is quoted here).
+std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e, const Walk& w) {
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && w.at->get_require_subcommand_min() > 0 &&
+      std::string(e.what()).rfind("A subcommand is required", 0) == 0)
+    return "'" + w.path + "' needs a subcommand: " + subcommand_names(*w.at) + " (see --help)";
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    std::string words;
+    for (const std::string& x : app.remaining(true)) words += (words.empty() ? "'" : " '") + x + "'";
+    if (!words.empty()) return "unexpected argument " + words + " (see --help)";
+  }
+  return std::string(e.what()) + " (see --help)";
 }
 
 // Output that could not be written is an error, not a silent exit 0 (a full disk, /dev/full).
@@ -170,7 +198,8 @@ int run_main(int argc, char** argv, std::FILE* err) {
 int run_parsed(int argc, char** argv) {
   const std::unique_ptr<CLI::App> owned = make_app();
   CLI::App& app = *owned;
-  if (const auto unknown = unknown_command(app, argc, argv)) return fail(*unknown);
+  const Walk walk = walk_commands(app, argc, argv);
+  if (walk.unknown) return fail(*walk.unknown);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -180,7 +209,7 @@ int run_parsed(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return check_stdout(print_help(app, e));
   } catch (const CLI::ParseError& e) {
-    return fail(std::string(e.what()) + " (see --help)");
+    return fail(parse_error_message(app, e, walk));
   } catch (const InputError& e) {
     return fail(e.what());
   } catch (const std::bad_alloc&) {

@@ -143,7 +143,8 @@ void run_fibo(const FiboArgs& a) {
     exact = fibo_time(s, r, p);
     steps = exact.ceil();
     if (steps > kMaxFiboT) {
-      throw InputError("--p " + *a.p + " is reached at t = " + std::to_string(steps) + " (exactly " + exact.str() +
+      throw InputError("--p " + *a.p + " with --s " + a.s + " --r " + a.r + " is reached at t = " + std::to_string(steps) +
+                       " (exactly " + exact.str() +
                        "), beyond the " + std::to_string(kMaxFiboT) + " steps the table lists; give a smaller --p");
     }
     t_max = steps;

@@ -1,8 +1,6 @@
 // postbox plan export | check: a plan as GOAL (LogGOPSim), JSON or DOT, or its first problem.
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "cli.hpp"
@@ -62,11 +60,7 @@ void do_check(const CheckArgs& a) {
     if (const auto given = a.sel->given(); !given.empty()) {
       throw InputError("--" + given.begin()->first + " does not apply with --file (the file holds the whole plan)");
     }
-    std::ifstream in(a.file);
-    if (!in) throw InputError("cannot read --file " + a.file);
-    std::ostringstream text;
-    text << in.rdbuf();
-    plan = plan_from_json(text.str());
+    plan = plan_from_json_file(a.file, "--file '" + a.file + "'");
   } else {
     const PlanRequest req = select_plan(a.sel->given(), kRunDefaults);
     if (dry_run()) return;

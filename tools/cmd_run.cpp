@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -65,11 +64,7 @@ std::pair<std::shared_ptr<const Plan>, PlanRequest> plan_from_file(const RunArgs
       throw InputError("--" + name + " does not apply with --file (the plan names its op, p, bytes and root)");
     }
   }
-  std::ifstream in(args.file);
-  if (!in) throw InputError("cannot read --file " + args.file);
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto plan = std::make_shared<const Plan>(plan_from_json(text.str()));
+  auto plan = std::make_shared<const Plan>(plan_from_json_file(args.file, "--file '" + args.file + "'"));
   if (const auto problem = validate(*plan)) throw InputError("--file " + args.file + ": " + *problem);
   given["op"] = plan->op;
   given["algo"] = plan->algo;

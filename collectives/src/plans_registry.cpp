@@ -114,7 +114,7 @@ void check_plan_known(const std::string& op, const std::string& algo) {
     for (const auto& o : ops) known += (known.empty() ? "" : ", ") + o;
     throw InputError("unknown op '" + op + "' (known: " + known + ")");
   }
-  throw InputError("unknown algorithm '" + algo + "' for " + op + " (known: " + algos + ")");
+  throw InputError("unknown --algo '" + algo + "' for --op " + op + " (known: " + algos + ")");
 }
 
 Plan build_plan(const PlanRequest& req) {

@@ -562,7 +562,10 @@ std::vector<int> s2p_request_sources(const PlanRequest& req, const Mesh& mesh) {
     std::vector<int> sources = parse_source_list(*list);
     std::vector<char> seen(static_cast<std::size_t>(p), 0);
     for (int r : sources) {
-      if (r >= p) throw InputError("source rank " + std::to_string(r) + " is outside 0.." + std::to_string(p - 1));
+      if (r >= p) {
+        throw InputError("--source-list '" + *list + "' names source rank " + std::to_string(r) + ", outside 0.." +
+                         std::to_string(p - 1));
+      }
       if (seen[static_cast<std::size_t>(r)]) throw InputError("--source-list gives source " + std::to_string(r) + " twice");
       seen[static_cast<std::size_t>(r)] = 1;
     }

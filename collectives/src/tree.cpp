@@ -75,7 +75,12 @@ ShapeSpec ShapeSpec::parse(std::string_view text) {
         const std::size_t comma = arg.find(',', pos);
         const std::string_view part = arg.substr(pos, comma == std::string_view::npos ? arg.npos : comma - pos);
         if (part.empty()) throw InputError("empty level in shape '" + std::string(text) + "'");
-        ShapeSpec inner = ShapeSpec::parse(part);
+        ShapeSpec inner;
+        try {
+          inner = ShapeSpec::parse(part);
+        } catch (const InputError& e) {
+          throw InputError("level '" + std::string(part) + "' of shape '" + std::string(text) + "': " + e.what());
+        }
         if (inner.kind == Kind::hier) throw InputError("hier levels cannot themselves be hier: '" + std::string(text) + "'");
         spec.levels.push_back(std::move(inner));
         if (comma == std::string_view::npos) break;

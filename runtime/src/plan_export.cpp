@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <sstream>
 #include <type_traits>
@@ -110,6 +112,21 @@ std::string plan_to_json(const Plan& plan) {
          {"scratch_bytes", plan.scratch_bytes},
          {"ranks", std::move(ranks)}};
   return j.dump(1);
+}
+
+Plan plan_from_json_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw InputError(what + (std::filesystem::exists(path, ec) ? " is not a regular file" : ": no such file"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (!in || !(text << in.rdbuf())) throw InputError("cannot read " + what);
+  try {
+    return plan_from_json(text.str());
+  } catch (const InputError& e) {
+    throw InputError(what + ": " + e.what());
+  }
 }
 
 Plan plan_from_json(std::string_view text) {

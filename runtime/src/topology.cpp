@@ -238,7 +238,9 @@ Placement Placement::parse(std::string_view text) {
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
-  return list(std::move(pus));
+  Placement placement = list(std::move(pus));
+  placement.text = text;
+  return placement;
 }
 
 std::string Placement::to_string() const {
@@ -531,7 +533,8 @@ std::vector<int> Topology::place(const Placement& placement, int p) const {
       if (l.empty()) throw InputError("placement list is empty");
       for (int v : l) {
         if (v < 0 || v >= pus()) {
-          throw InputError("placement list names PU " + std::to_string(v) + " but the topology has PUs 0.." +
+          throw InputError("placement list '" + (placement.text.empty() ? placement.to_string() : placement.text) +
+                           "' names PU " + std::to_string(v) + " but the topology has PUs 0.." +
                            std::to_string(pus() - 1));
         }
       }

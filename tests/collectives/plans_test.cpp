@@ -317,7 +317,7 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, PlanRequestBad,
     testing::Values(BadRequest{"unknown_op", req_of("scan", "binomial", 4, 8, 0), "unknown op 'scan'"},
                     BadRequest{"unknown_algo", req_of("bcast", "spiral", 4, 8, 0), "spiral"},
-                    BadRequest{"unknown_allreduce", req_of("allreduce", "ring", 4, 8, 0), "unknown algorithm 'ring'"},
+                    BadRequest{"unknown_allreduce", req_of("allreduce", "ring", 4, 8, 0), "unknown --algo 'ring'"},
                     BadRequest{"p_zero", req_of("bcast", "binomial", 0, 8, 0), "p must be at least 1"},
                     BadRequest{"root_high", req_of("bcast", "binomial", 4, 8, 4), "root 4 is outside 0..3"},
                     BadRequest{"root_negative", req_of("reduce", "binomial", 4, 8, -1), "outside"},

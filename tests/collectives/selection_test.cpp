@@ -69,7 +69,7 @@ TEST(Selection, DefaultsApplyOnlyWhenNotGiven) {
 
 TEST(Selection, UnknownOpAndAlgoUseTheRegistryMessage) {
   EXPECT_NE(error_of(with(kBcast, "op", "scan")).find("unknown op 'scan'"), std::string::npos);
-  EXPECT_NE(error_of(with(kBcast, "algo", "ring")).find("unknown algorithm 'ring' for bcast"), std::string::npos);
+  EXPECT_NE(error_of(with(kBcast, "algo", "ring")).find("unknown --algo 'ring' for --op bcast"), std::string::npos);
 }
 
 TEST(Selection, RootOnlyWhereTheOpHasOne) {
@@ -123,12 +123,20 @@ TEST(Selection, S2PSourcesAreResolvedOnce) {
   EXPECT_EQ(s2p_request_sources(r, s2p_request_mesh(r)), source_distribution("diag-right", Mesh{4, 4}, 4));
 }
 
+// A plan too large for memory is refused by the selection itself, before the s2p source list
+// (p bytes) is made: at p = 2^31 - 1 that list took 29 s before `run` refused p (issue 16).
+TEST(Selection, PlanMemoryIsCheckedFirst) {
+  const Given s2p{{"op", "s2p"}, {"algo", "br-lin"}, {"p", "2147483647"}, {"bytes", "8"}, {"sources", "2"}};
+  EXPECT_NE(error_of(s2p).find("over 2147483647 ranks"), std::string::npos) << error_of(s2p);
+  EXPECT_NE(error_of(s2p).find("of memory, more than"), std::string::npos) << error_of(s2p);
+}
+
 TEST(Selection, S2PErrorsNameTheOption) {
   const Given s2p{{"op", "s2p"}, {"algo", "xor"}, {"p", "16"}, {"bytes", "8"}};
   EXPECT_EQ(error_of(with(s2p, "mesh", "3x5")), "--mesh 3x5 has 15 ranks, but --p is 16");
   EXPECT_EQ(error_of(with(s2p, "sources", "17")), "--sources 17 is outside 1..16");
   EXPECT_EQ(error_of(with(s2p, "source-list", "1,5,9,5")), "--source-list gives source 5 twice");
-  EXPECT_EQ(error_of(with(s2p, "source-list", "1,16")), "source rank 16 is outside 0..15");
+  EXPECT_EQ(error_of(with(s2p, "source-list", "1,16")), "--source-list '1,16' names source rank 16, outside 0..15");
   EXPECT_NE(error_of(with(s2p, "source-list", "1,,2")).find("has an empty element"), std::string::npos);
   EXPECT_EQ(error_of(with(with(s2p, "dist", "row"), "seed", "3")), "--seed applies to --dist random only");
   EXPECT_EQ(error_of(with(with(s2p, "dist", "random"), "seed", "-1")), "--seed must not be negative, got -1");

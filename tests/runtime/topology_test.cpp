@@ -177,6 +177,13 @@ TEST(Topology, PlaceRejectsBadRequests) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("99"), std::string::npos) << e.what();
   }
+  // The error quotes the list as typed (issue 16: `topo --places 0-3` on 2 PUs named neither).
+  try {
+    (void)t.place(Placement::parse("0-16"), 1);
+    FAIL() << "PU 16 accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'0-16'"), std::string::npos) << e.what();
+  }
 }
 
 // ---- parsing -----------------------------------------------------------------------------

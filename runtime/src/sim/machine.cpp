@@ -419,8 +419,9 @@ Machine parse_profile(std::string_view toml_text, std::string_view origin) {
   return m;
 }
 
-Machine load_machine(std::string_view spec) {
-  if (spec.empty()) throw InputError("--machine is empty");
+namespace {
+// A model string ("postal:2", "sr:1:3", "logp:5:1:2:0.01"), or nullopt when spec is none.
+std::optional<Machine> model_string(std::string_view spec) {
   const auto parts = split(spec, ':');
   const std::string s(spec);
   // Model strings: the model's numbers, then optionally C, the CPU time per byte of reduce
@@ -488,6 +489,21 @@ Machine load_machine(std::string_view spec) {
     m.cluster = c;
     m.name = s;
     return m;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+Machine load_machine(std::string_view spec) {
+  if (spec.empty()) throw InputError("--machine is empty");
+  const std::string s(spec);
+  try {
+    if (auto m = model_string(spec)) return *m;
+  } catch (const InputError& e) {
+    // Name the whole string, as typed ("postal:nan" rather than λ's 'nan' alone).
+    const std::string what = e.what();
+    if (what.find("'" + s + "'") != std::string::npos) throw;
+    throw InputError("machine '" + s + "': " + what);
   }
   std::filesystem::path path;
   if (looks_like_name(spec)) {

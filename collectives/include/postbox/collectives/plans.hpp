@@ -76,7 +76,7 @@ void register_plan_builder(const std::string& op, const std::string& algo, const
 // Every registered builder, sorted by (op, algo).
 std::vector<PlanBuilderInfo> list_plan_builders();
 
-// InputError "unknown op 'X' (known: ...)" or "unknown algorithm 'Y' for X (known: ...)" unless
+// InputError "unknown op 'X' (known: ...)" or "unknown --algo 'Y' for --op X (known: ...)" unless
 // a builder is registered for (op, algo); build_plan() checks this first.
 void check_plan_known(const std::string& op, const std::string& algo);
 

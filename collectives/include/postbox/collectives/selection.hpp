@@ -50,7 +50,8 @@ struct SelectionContext {
   std::set<std::string> shared;
 };
 
-// Parses and validates a selection; InputError naming the first problem. A name that is not a
+// Parses and validates a selection; InputError naming the first problem, a plan too large for
+// memory (check_plan_memory) included, before any work that grows with p. A name that is not a
 // selection option is a programming error (PB_CHECK).
 PlanRequest select_plan(const std::map<std::string, std::string>& given, const SelectionContext& context = {});
 

@@ -48,10 +48,11 @@ struct Placement {
   enum class Policy { compact, scatter, list };
   Policy policy = Policy::compact;
   std::vector<int> pus;  // only for Policy::list
+  std::string text;      // as parse() was given it, quoted by Topology::place()'s errors
 
   static Placement compact() { return {}; }
-  static Placement scatter() { return Placement{Policy::scatter, {}}; }
-  static Placement list(std::vector<int> pu_list) { return Placement{Policy::list, std::move(pu_list)}; }
+  static Placement scatter() { return Placement{Policy::scatter, {}, {}}; }
+  static Placement list(std::vector<int> pu_list) { return Placement{Policy::list, std::move(pu_list), {}}; }
 
   // Bounds of parse(): PU indices 0..kMaxPu (a synthetic topology holds at most 65536 PUs) and
   // at most kMaxPlaces places once ranges are expanded.
