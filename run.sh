@@ -8,7 +8,8 @@
 #   ./run.sh stress  build the delay-injection tree and run the adversarial suites with 2000 seeds
 #   ./run.sh explorer-shots  build, then screenshot each view of the explorer (postbox serve)
 #                    into build/explorer-shots/ with headless Chromium
-#   ./run.sh fuzz [SECONDS]  build, then fuzz the CLI's option parsing (default 60 s, fresh seed)
+#   ./run.sh fuzz [SECONDS]  build, then fuzz the CLI's option parsing and, built with clang into
+#                    build-fuzz/, each file parser's libFuzzer target (SECONDS each, default 60)
 #   ./run.sh help    this text
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")"
@@ -17,6 +18,7 @@ ROOT=$PWD
 BUILD=$ROOT/build
 TSAN_BUILD=$ROOT/build-tsan
 INJECT_BUILD=$ROOT/build-inject
+FUZZ_BUILD=$ROOT/build-fuzz
 JOBS=$(nproc 2>/dev/null || echo 2)
 WERROR=OFF
 [ "${CI:-}" = "true" ] && WERROR=ON
@@ -24,7 +26,7 @@ WERROR=OFF
 PACKAGES=(g++ cmake make pkg-config libhwloc-dev libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev libboost-dev libomp-dev graphviz util-linux
   libcpp-httplib-dev chromium chromium-driver python3-selenium fonts-dejavu-core spin
-  openmpi-bin libopenmpi-dev libboost-context-dev)
+  openmpi-bin libopenmpi-dev libboost-context-dev clang libclang-rt-dev)
 
 say() { printf '==> %s\n' "$*"; }
 
@@ -67,6 +69,15 @@ build_inject() {
   cmake -S "$ROOT" -B "$INJECT_BUILD" -DCMAKE_BUILD_TYPE=Release -DPOSTBOX_INJECT_DELAYS=ON \
     -DPOSTBOX_BUILD_BENCH=OFF -DPOSTBOX_BUILD_TOOLS=OFF -DPOSTBOX_WERROR=$WERROR >/dev/null
   cmake --build "$INJECT_BUILD" -j "$JOBS" --target postbox_adversarial_tests
+}
+
+# clang with ASan, UBSan and libFuzzer coverage: the parsers' fuzz targets only (tests/fuzz).
+build_fuzz() {
+  say "building the parsers' libFuzzer targets (clang, ASan + UBSan) into build-fuzz/"
+  cmake -S "$ROOT" -B "$FUZZ_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DPOSTBOX_SANITIZE=address,undefined -DPOSTBOX_LIBFUZZER=ON -DPOSTBOX_BUILD_BENCH=OFF -DPOSTBOX_BUILD_TOOLS=OFF \
+    -DPOSTBOX_WERROR=$WERROR >/dev/null
+  cmake --build "$FUZZ_BUILD" -j "$JOBS" --target postbox_fuzz_parsers
 }
 
 cmd="${1:-help}"
@@ -124,15 +135,23 @@ case "$cmd" in
     ;;
   fuzz)
     install_packages
+    seconds="${2:-60}"
+    case "$seconds" in ''|*[!0-9]*) echo "run.sh: fuzz SECONDS must be a whole number, got '$seconds'" >&2; exit 2 ;; esac
     configure_main
     say "building the CLI fuzz target (tests/fuzz)"
     cmake --build "$BUILD" -j "$JOBS" --target postbox_fuzz_cli
-    seconds="${2:-60}"
-    case "$seconds" in ''|*[!0-9]*) echo "run.sh: fuzz SECONDS must be a whole number, got '$seconds'" >&2; exit 2 ;; esac
-    exec "$BUILD/bin/postbox_fuzz_cli" --seconds "$seconds" --seed "$(date +%s)"
+    build_fuzz
+    "$BUILD/bin/postbox_fuzz_cli" --seconds "$seconds" --seed "$(date +%s)"
+    for t in plan_json goal calibration profile topology_xml; do
+      say "libFuzzer: $t for $seconds s (new inputs into build-fuzz/corpus/$t; a crash leaves crash-* in build-fuzz/)"
+      mkdir -p "$FUZZ_BUILD/corpus/$t"
+      (cd "$FUZZ_BUILD" && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$FUZZ_BUILD/bin/postbox_fuzz_$t" \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        "corpus/$t" "$ROOT/tests/fuzz/corpus/$t" 2>&1 | grep -v '^#[0-9]')
+    done
     ;;
   help|-h|--help)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
     ;;
   *)
     echo "run.sh: unknown command '$cmd' (try: demo, test, build, bench, repro, stress, explorer-shots, fuzz)" >&2

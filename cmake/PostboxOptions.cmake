@@ -18,7 +18,17 @@ if(POSTBOX_SANITIZE)
   target_link_options(postbox_sanitize INTERFACE -fsanitize=${POSTBOX_SANITIZE})
   if(POSTBOX_SANITIZE STREQUAL "thread")
     target_compile_definitions(postbox_sanitize INTERFACE POSTBOX_TSAN=1)
+  else()
+    # Undefined behaviour stops the test (or the fuzzer) instead of printing and going on.
+    target_compile_options(postbox_sanitize INTERFACE -fno-sanitize-recover=all)
   endif()
+endif()
+if(POSTBOX_LIBFUZZER)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "POSTBOX_LIBFUZZER needs clang (CMAKE_CXX_COMPILER=clang++), not ${CMAKE_CXX_COMPILER_ID}")
+  endif()
+  # Coverage for libFuzzer in every postbox target; the fuzz targets link -fsanitize=fuzzer.
+  target_compile_options(postbox_sanitize INTERFACE -fsanitize=fuzzer-no-link)
 endif()
 
 add_library(postbox_options INTERFACE)

@@ -286,8 +286,17 @@ LatencyFigures figures_from_json(const nlohmann::json& j, const std::string& whe
   c.r_spread_ns = number("r_spread_ns", false, 0);
   c.lambda_exp1_spread = number("lambda_exp1_spread", false, 0);
   c.lambda_exp2_spread = number("lambda_exp2_spread", false, 0);
-  c.k_max = static_cast<int>(number("k_max", false, 0));
-  c.trials = static_cast<int>(number("trials", false, 0));
+  // Counts: integers in range, never truncated reals (k_max 1.5 was read as 1; 1e300 undefined).
+  const auto count = [&](const char* field, std::int64_t hi) -> int {
+    if (!j.contains(field)) return 0;
+    const auto& v = j.at(field);
+    const bool ok = (v.is_number_unsigned() && v.get<std::uint64_t>() <= static_cast<std::uint64_t>(hi)) ||
+                    (v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() <= hi);
+    if (!ok) throw InputError(where + ": field '" + prefix + field + "' must be an integer from 0 to " + std::to_string(hi));
+    return static_cast<int>(v.get<std::int64_t>());
+  };
+  c.k_max = count("k_max", 1'000'000);
+  c.trials = count("trials", 1'000'000'000);
   c.elapsed_ms = number("elapsed_ms", false, 0);
   if (j.contains("lambdas_agree")) {
     if (!j.at("lambdas_agree").is_boolean())
@@ -484,11 +493,17 @@ std::optional<Calibration> load_calibration(const std::filesystem::path& file) {
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) return std::nullopt;
   const std::string where = "calibration file " + file.string();
-  std::ifstream in(file);
-  if (!in) throw InputError("cannot read " + where);
+  if (!std::filesystem::is_regular_file(file, ec)) throw InputError(where + " is not a regular file");
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  if (!in || !(text << in.rdbuf())) throw InputError("cannot read " + where);
+  return parse_calibration(text.str(), where);
+}
+
+Calibration parse_calibration(std::string_view text, const std::string& where) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::exception& e) {
     throw InputError(where + " is not valid JSON (" + std::string(e.what()) + ")");
   }

@@ -262,6 +262,11 @@ INSTANTIATE_TEST_SUITE_P(
                    "'runs'"},
         BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": 1, "lambda": 0.5, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1})",
                    "'lambda' must be at least 1"},
+        // Counts were truncated reals (k_max 1.5 read as 1; 1e300 undefined): found by fuzz_calibration.
+        BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1, "k_max": 1.5})",
+                   "'k_max' must be an integer"},
+        BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1, "trials": 1e300})",
+                   "'trials' must be an integer"},
         // The optional "inter" object (calibrate --mpi): the same checks, fields named inter.*.
         BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1, "inter": 3})",
                    "'inter' must be a JSON object"},

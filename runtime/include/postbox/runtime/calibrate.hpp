@@ -163,6 +163,9 @@ std::optional<std::filesystem::path> calibration_profile_dir();
 // range (s_ns <= 0, r_ns < 0, ...) → InputError naming the file and the field (inside the
 // optional "inter" object: 'inter.s_ns', ...; "inter" also needs processes >= 2, threads >= 1).
 std::optional<Calibration> load_calibration(const std::filesystem::path& file);
+// The same checks on a file's text; `where` names it in every error. Counts (runs, k_max,
+// trials) are integers, never truncated reals.
+Calibration parse_calibration(std::string_view text, const std::string& where);
 // The cache file; nullopt when there is none (or no cache directory).
 std::optional<Calibration> load_calibration();
 // Writes JSON (creating directories). Failure → InputError naming the file.

@@ -1,0 +1,15 @@
+// libFuzzer target: GOAL schedules (goal_parse.hpp: parse_goal), what `sim --goal` reads.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/goal_parse.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  try {
+    (void)postbox::parse_goal(std::string_view(reinterpret_cast<const char*>(data), size));
+  } catch (const postbox::InputError&) {
+  }
+  return 0;
+}
