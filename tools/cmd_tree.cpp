@@ -257,7 +257,7 @@ void register_tree(CLI::App& app) {
       "Shapes:\n"
       "  flat        the root sends to every other rank in turn (sequential)\n"
       "  binary      heap layout: rank i sends to 2i+1, then 2i+2\n"
-      "  kary:K      heap layout: rank i sends to K*i+1 .. K*i+K in order (K in 1..1024)\n"
+      "  kary:K      heap layout: rank i sends to K*i+1 .. K*i+K in order (K in 1.." + std::to_string(kMaxKaryDegree) + ")\n"
       "  binomial    recursive doubling, largest subtree first\n"
       "  lambda[:A]  Bruck's recursive alpha-split: the source keeps n' = min(round(alpha*n), n-1)\n"
       "              ranks (at least 1) and first sends to the leader of the other n - n';\n"

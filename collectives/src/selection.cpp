@@ -15,6 +15,7 @@
 #include "postbox/collectives/c3.hpp"
 #include "postbox/collectives/rational.hpp"
 #include "postbox/collectives/s2p.hpp"
+#include "postbox/collectives/tree.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/limits.hpp"
 #include "postbox/runtime/parse.hpp"
@@ -62,7 +63,8 @@ const std::vector<SelectionOption>& plan_selection_options() {
          "Operation: bcast, reduce, gather, allreduce, s2p, one-to-all, all-to-one, all-to-all, barrier (every "
          "registered op; see run --list)"},
         {"algo", "ALGO",
-         "Algorithm: bcast takes a tree shape (flat, binary, kary:K with K in 1..1024, binomial, lambda[:ALPHA], greedy, "
+         "Algorithm: bcast takes a tree shape (flat, binary, kary:K with K in 1.." + std::to_string(kMaxKaryDegree) +
+             ", binomial, lambda[:ALPHA], greedy, "
          "fibo, hier); reduce and gather binomial; allreduce postal, postal-delay-recv, postal-delay-send, "
          "recursive-doubling, reduce-bcast; s2p " +
              joined(s2p_algorithm_names()) + "; " + c3_algos + "; barrier central, dissemination, combine, mcs, tournament, fibo, hier"},

@@ -19,7 +19,7 @@ SendRecv SendRecv::from_lambda(const Rational& lambda) {
 
 namespace {
 
-constexpr int kMaxK = 1'000'000;
+constexpr int kMaxK = kMaxKaryDegree;
 constexpr int kMaxP = 1 << 26;
 
 int parse_k(std::string_view text, std::string_view whole) {

@@ -28,6 +28,9 @@ struct SendRecv {
   static SendRecv from_lambda(const Rational& lambda);
 };
 
+// The largest degree K of kary:K (kary:1 is a chain); --help quotes it.
+inline constexpr int kMaxKaryDegree = 1'000'000;
+
 // A parsed shape name: flat, binary, kary:K, binomial, lambda (alpha fixed or auto), greedy,
 // fibo, hier (inner shape per topology level).
 struct ShapeSpec {
