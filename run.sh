@@ -26,7 +26,9 @@ WERROR=OFF
 PACKAGES=(g++ cmake make pkg-config libhwloc-dev libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev libboost-dev libomp-dev graphviz util-linux
   libcpp-httplib-dev chromium chromium-driver python3-selenium fonts-dejavu-core spin
-  openmpi-bin libopenmpi-dev libboost-context-dev clang libclang-rt-dev)
+  openmpi-bin libopenmpi-dev libboost-context-dev)
+# Only `./run.sh fuzz` builds with clang (libFuzzer, ASan, UBSan): the rest never needs it.
+FUZZ_PACKAGES=(clang libclang-rt-dev)
 
 say() { printf '==> %s\n' "$*"; }
 
@@ -134,6 +136,7 @@ case "$cmd" in
     exec /usr/bin/python3 "$ROOT/tests/explorer/browser_test.py" "$BUILD/bin/postbox" --shots "$BUILD/explorer-shots"
     ;;
   fuzz)
+    PACKAGES+=("${FUZZ_PACKAGES[@]}")
     install_packages
     seconds="${2:-60}"
     case "$seconds" in ''|*[!0-9]*) echo "run.sh: fuzz SECONDS must be a whole number, got '$seconds'" >&2; exit 2 ;; esac
