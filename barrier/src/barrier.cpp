@@ -127,6 +127,11 @@ Prepared prepare(BarrierAlgorithm algorithm, int p, BarrierOptions o, std::strin
                                                    : "";
   if (over && o.oversubscribed_wait) o.wait = *o.oversubscribed_wait;
   const WaitPolicy& w = o.wait;
+  if (o.fibers) {
+    wait = "ranks are fibers: a waiting rank switches to the next ready rank of its worker";
+    wait += o.debug_timeout.count() > 0 ? ", polling (debug mode)" : "";
+    return Prepared{algorithm, std::move(o), std::move(reason) + "; waiting: " + wait};
+  }
   wait += w.spin_ns > 0 ? "spin up to " + us_text(w.spin_ns) + " (adaptive)" : "no spin";
   wait += w.yield_ns > 0 ? ", yield up to " + us_text(w.yield_ns) : ", no yield";
   wait += o.debug_timeout.count() > 0 ? ", then poll (debug mode)" : ", then block in a futex";
@@ -168,6 +173,13 @@ Prepared choose(int p, BarrierOptions o) {
   if (p < 1) throw InputError("barrier: p must be at least 1, got " + std::to_string(p));
   const unsigned cpus = cpus_of(o);
   if (p == 1) return prepare(BarrierAlgorithm::central, p, std::move(o), "central: p = 1, nothing to wait for");
+  if (o.fibers) {
+    return prepare(BarrierAlgorithm::central, p, std::move(o),
+                   "central: the " + std::to_string(p) +
+                       " ranks are fibers: each waiting rank costs one switch out and one back, while a tree or "
+                       "round wake-up among the fibers of one worker is a sequence of switches per level, so one "
+                       "counter and one release word");
+  }
   if (static_cast<unsigned>(p) > cpus) {
     return prepare(BarrierAlgorithm::central, p, std::move(o),
                    "central: " + std::to_string(p) + " threads on " + std::to_string(cpus) +

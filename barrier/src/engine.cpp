@@ -34,11 +34,32 @@ void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen) noexcept {
 }
 void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
   (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+  // Ranks that are fibers wait on their worker's poll, and a worker whose ranks all wait sleeps
+  // on the epoch word (wait.hpp).
+  postbox::internal::notify_blocked_workers();
 }
 #else
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen) noexcept { word.wait(seen, std::memory_order_seq_cst); }
-void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept { word.notify_all(); }
+void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
+  word.notify_all();
+  postbox::internal::notify_blocked_workers();
+}
 #endif
+
+// On a fiber (a rank of a Team with fibers): wait_until() switches to the worker's next ready
+// rank; the worker polls `stop` and, before it blocks, counts this rank among w's sleepers, so
+// that signal() bumps seq and so wakes the worker (futex_wake_all above).
+template <class Stop>
+void fiber_block(Word& w, const WaitPolicy& policy, Stop&& stop) {
+  bool announced = false;
+  (void)wait_until(policy, w.seq, stop, [&] {
+    // seq_cst: the waiter's half of signal()'s Dekker (sleepers, then v).
+    w.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    announced = true;
+  });
+  // relaxed: a count; a late decrement costs a signaller one needless wake at most.
+  if (announced) w.sleepers.fetch_sub(1, std::memory_order_relaxed);
+}
 
 BarrierShape::Family family_of(BarrierAlgorithm a) {
   switch (a) {
@@ -753,7 +774,9 @@ void Engine::block(int rank, RankSlot& me, Word& w, Done&& done) {
         me.printed = true;
         report_missing(rank, me.phase, std::chrono::duration_cast<std::chrono::nanoseconds>(waited));
       }
-      if (i < 256) {
+      if (postbox::internal::current_fiber_worker() != nullptr) {
+        postbox::internal::fiber_yield();  // a sleep would stop the worker's other ranks
+      } else if (i < 256) {
         cpu_relax();
       } else {
         std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -768,6 +791,11 @@ void Engine::block(int rank, RankSlot& me, Word& w, Done&& done) {
 template <class Done>
 void Engine::block_policy(RankSlot& me, Word& w, Done&& ok) const {
   auto stop = [&] { return ok() || aborted_.load(std::memory_order_relaxed); };
+  if (postbox::internal::current_fiber_worker() != nullptr) {
+    // A fiber never spins or yields the core: the switch costs less than a poll loop.
+    fiber_block(w, policy_, stop);
+    return;
+  }
   // Adaptive spin budget per rank, at most policy_.spin_ns: a wait that ends while spinning
   // grows it by half, a spin that times out halves it, and below 1 µs it is 0 (no spin)
   // except for a 2 µs probe every 64th wait. A partner that shares this core, or that another
@@ -849,6 +877,7 @@ void Engine::leave_aborted(RankSlot& me) {
       return completing_.v.load(std::memory_order_seq_cst) == e &&
              !reached(completed_.v.load(std::memory_order_seq_cst), e);
     };
+    if (postbox::internal::current_fiber_worker() != nullptr) fiber_block(completed_, policy_, [&] { return !folding(); });
     while (folding()) {
       completed_.sleepers.fetch_add(1, std::memory_order_seq_cst);
       const std::uint32_t seen = completed_.seq.load(std::memory_order_seq_cst);

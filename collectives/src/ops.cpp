@@ -55,7 +55,8 @@ std::shared_ptr<PlanExecutor> executor_for(const Key& k) {
 }
 
 // Hot path: a per-thread memo of the last few executors, compared field by field (no
-// allocation, no lock). Each rank is its own thread, so each rank has its own memo.
+// allocation, no lock). With threads each rank has its own memo; with fibers the ranks of a
+// worker share their thread's, which is as correct (the key names the team and the request).
 PlanExecutor& lookup(RankContext& ctx, const char* op, const std::string& algo, int root, std::int64_t bytes,
                      std::uint32_t elem_bytes, const std::optional<Rational>& lambda) {
   thread_local std::array<Memo, 4> memo;

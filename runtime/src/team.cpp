@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <utility>
 
+#include "fiber.hpp"
 #include "postbox/runtime/check.hpp"
 
 namespace postbox {
@@ -15,12 +17,23 @@ namespace {
 // block far more often, and membarrier(2) on every block interrupts the CPUs running the other
 // ranks: there it never clearly paid, and cost 1.2-1.4x on blocking round trips
 // (docs/mailboxes.md, "membarrier or not").
-MailboxOptions mailbox_options(MailboxOptions o, int p, int cpus) {
+// With fibers, a blocking worker runs every waiting rank's before_block at once: one
+// membarrier(2) each would cost more than the switches fibers save.
+MailboxOptions mailbox_options(MailboxOptions o, int p, int cpus, bool fibers) {
   if (p > cpus) {
     o.wait.spin_ns = 0;
     o.use_membarrier = false;
   }
+  if (fibers) o.use_membarrier = false;
   return o;
+}
+
+RanksMode resolved_mode(const TeamOptions& o, int p) {
+  if (o.workers < 0) throw InputError("a team needs a non-negative number of fiber workers, got " + std::to_string(o.workers));
+  if (o.fiber_stack_bytes < 16 * 1024) {
+    throw InputError("fiber stacks need at least 16384 bytes, got " + std::to_string(o.fiber_stack_bytes));
+  }
+  return resolve_ranks_mode(o.ranks, p);
 }
 
 int checked_size(int p) {
@@ -33,6 +46,39 @@ std::shared_ptr<const Topology> topology_or_machine(std::shared_ptr<const Topolo
 }
 
 }  // namespace
+
+// ---- RanksMode ---------------------------------------------------------------------------
+
+const char* to_string(RanksMode mode) noexcept {
+  switch (mode) {
+    case RanksMode::threads: return "threads";
+    case RanksMode::fibers: return "fibers";
+    case RanksMode::automatic: return "auto";
+  }
+  return "?";
+}
+
+RanksMode parse_ranks_mode(std::string_view text) {
+  for (RanksMode m : {RanksMode::threads, RanksMode::fibers, RanksMode::automatic}) {
+    if (text == to_string(m)) return m;
+  }
+  throw InputError("ranks must be threads, fibers or auto, got '" + std::string(text) + "'");
+}
+
+RanksMode default_ranks_mode() {
+  const char* v = std::getenv("POSTBOX_RANKS");
+  if (v == nullptr || *v == '\0') return RanksMode::threads;
+  try {
+    return parse_ranks_mode(v);
+  } catch (const InputError&) {
+    throw InputError(std::string("POSTBOX_RANKS must be threads, fibers or auto, got '") + v + "'");
+  }
+}
+
+RanksMode resolve_ranks_mode(RanksMode mode, int p) {
+  if (mode != RanksMode::automatic) return mode;
+  return p > allowed_cpu_count() ? RanksMode::fibers : RanksMode::threads;
+}
 
 // ---- RankContext -------------------------------------------------------------------------
 
@@ -57,30 +103,64 @@ bool RankContext::aborted() const noexcept { return team_->aborted(); }
 Team::Team(int p, TeamOptions options)
     : p_(checked_size(p)),
       topology_(topology_or_machine(std::move(options.topology))),
-      placement_(topology_->place(options.placement, p_)),
       pin_request_(options.pin),
-      wrapped_(topology_->wraps(options.placement, p_)),
       allowed_cpus_(allowed_cpu_count()),
       wait_(options.mailbox.wait),
       park_wait_(wait_),
-      mailboxes_(p_, mailbox_options(options.mailbox, p_, allowed_cpus_)) {
+      mailboxes_(p_, mailbox_options(options.mailbox, p_, allowed_cpus_, resolved_mode(options, p_) == RanksMode::fibers)),
+      fibers_(resolved_mode(options, p_) == RanksMode::fibers) {
+  // With fibers, the kernel threads (the workers) are what is placed and pinned.
+  const int k = fibers_ ? std::min(p_, options.workers > 0 ? options.workers : allowed_cpus_) : p_;
+  worker_places_ = topology_->place(options.placement, k);
+  wrapped_ = topology_->wraps(options.placement, k);
   if (wrapped_) {
     const std::size_t places = options.placement.policy == Placement::Policy::list ? options.placement.pus.size()
                                                                                   : static_cast<std::size_t>(topology_->pus());
-    std::fprintf(stderr, "postbox: team of %d ranks on %zu places (%s placement): wrapping around, several ranks share a PU\n",
-                 p_, places, options.placement.policy == Placement::Policy::list ? "list" : options.placement.to_string().c_str());
+    std::fprintf(stderr, "postbox: team of %d %s on %zu places (%s placement): wrapping around, several share a PU\n", k,
+                 fibers_ ? "fiber workers" : "ranks", places,
+                 options.placement.policy == Placement::Policy::list ? "list" : options.placement.to_string().c_str());
   }
-  if (p_ + 1 > allowed_cpus_) park_wait_.spin_ns = 0;
-  threads_.reserve(static_cast<std::size_t>(p_));
+  if (k + 1 > allowed_cpus_) park_wait_.spin_ns = 0;
+  if (fibers_) {
+    for (int w = 0; w <= k; ++w) {
+      first_rank_.push_back(static_cast<int>(static_cast<std::int64_t>(w) * p_ / k));
+    }
+    placement_.resize(static_cast<std::size_t>(p_));
+    for (int w = 0; w < k; ++w) {
+      auto fw = std::make_unique<internal::FiberWorker>(options.fiber_stack_bytes);
+      for (int r = first_rank_[static_cast<std::size_t>(w)]; r < first_rank_[static_cast<std::size_t>(w) + 1]; ++r) {
+        placement_[static_cast<std::size_t>(r)] = worker_places_[static_cast<std::size_t>(w)];
+        fw->add(r, [this, r] { rank_loop(r); });
+      }
+      fiber_workers_.push_back(std::move(fw));
+    }
+  } else {
+    placement_ = worker_places_;
+  }
+  threads_.reserve(static_cast<std::size_t>(k));
   try {
-    for (int r = 0; r < p_; ++r) threads_.emplace_back([this, r] { worker(r); });
+    for (int w = 0; w < k; ++w) {
+      if (fibers_) {
+        threads_.emplace_back([this, w] { fiber_worker(w); });
+      } else {
+        threads_.emplace_back([this, w] { worker(w); });
+      }
+    }
   } catch (...) {
     stop_workers();
     throw;
   }
   // Wait until every worker has tried to pin itself, so that pinned() is final.
-  wait_until(wait_, done_word_, [&] { return started_.load(std::memory_order_acquire) == p_; });
+  wait_until(wait_, done_word_, [&] { return started_.load(std::memory_order_acquire) == k; });
   pinned_ = unpinned_.load(std::memory_order_relaxed) == 0;
+}
+
+int Team::worker_of(int rank) const {
+  PB_CHECK(rank >= 0 && rank < p_, "worker_of: rank " + std::to_string(rank) + " outside 0.." + std::to_string(p_ - 1));
+  if (!fibers_) return rank;
+  // The last w with first_rank_[w] <= rank.
+  const auto it = std::upper_bound(first_rank_.begin(), first_rank_.end(), rank);
+  return static_cast<int>(it - first_rank_.begin()) - 1;
 }
 
 Team::~Team() {
@@ -97,16 +177,37 @@ void Team::stop_workers() noexcept {
     if (t.joinable()) t.join();
   }
   threads_.clear();
+  fiber_workers_.clear();
 }
 
+namespace {
+bool pin_self(bool request, const Topology& topology, int pu) {
+  return request && topology.can_bind() && topology.bind_thread(pu);
+}
+}  // namespace
+
 void Team::worker(int rank) {
-  bool bound = false;
-  if (pin_request_ && topology_->can_bind()) bound = topology_->bind_thread(placement_[static_cast<std::size_t>(rank)]);
-  if (!bound) unpinned_.fetch_add(1, std::memory_order_relaxed);
+  if (!pin_self(pin_request_, *topology_, worker_places_[static_cast<std::size_t>(rank)])) {
+    unpinned_.fetch_add(1, std::memory_order_relaxed);
+  }
   // release: the unpinned_ count above is read by the constructor after it acquires started_.
   started_.fetch_add(1, std::memory_order_release);
   wake(done_word_);
+  rank_loop(rank);
+}
 
+void Team::fiber_worker(int w) {
+  if (!pin_self(pin_request_, *topology_, worker_places_[static_cast<std::size_t>(w)])) {
+    unpinned_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // release: as in worker().
+  started_.fetch_add(1, std::memory_order_release);
+  wake(done_word_);
+  // Every rank parks in rank_loop() between runs and returns once stopping_ is seen.
+  fiber_workers_[static_cast<std::size_t>(w)]->run(park_wait_);
+}
+
+void Team::rank_loop(int rank) {
   std::uint32_t seen = 0;
   for (;;) {
     // acquire: pairs with the release bump in run() / stop_workers(); job_, remaining_,
@@ -117,6 +218,8 @@ void Team::worker(int rank) {
     seen = generation_.load(std::memory_order_relaxed);
     if (stopping_.load(std::memory_order_relaxed)) return;
     RankContext ctx(*this, rank);
+    internal::FiberWorker* const fiber = internal::current_fiber_worker();
+    if (fiber != nullptr) fiber->set_in_run(true);  // the watchdog's report names it while it waits
     try {
       (*job_)(ctx);
     } catch (const Aborted&) {
@@ -124,6 +227,7 @@ void Team::worker(int rank) {
     } catch (...) {
       record_failure(std::current_exception(), false);
     }
+    if (fiber != nullptr) fiber->set_in_run(false);
     // acq_rel: release publishes this rank's writes; acquire chains the earlier ranks' releases
     // so that the caller, acquiring the final 0, sees every rank's writes.
     if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) wake(done_word_);

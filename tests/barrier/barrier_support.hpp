@@ -12,15 +12,31 @@
 #include <vector>
 
 #include "postbox/barrier/barrier.hpp"
+#include "postbox/runtime/team.hpp"
 #include "postbox/runtime/topology.hpp"
 #include "stuck.hpp"
 
 namespace postbox::test {
 
-// Runs fn(rank) on p std::threads; returns each rank's exception (null when it returned).
+// Runs fn(rank) on p std::threads, or on p fibers of a Team when POSTBOX_RANKS says fibers
+// (the "fibers" ctest runs); returns each rank's exception (null when it returned).
 template <class Fn>
 std::vector<std::exception_ptr> run_ranks(int p, Fn fn) {
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(p));
+  if (p >= 1 && resolve_ranks_mode(default_ranks_mode(), p) == RanksMode::fibers) {
+    TeamOptions o;
+    o.ranks = RanksMode::fibers;
+    o.pin = false;
+    Team team(p, o);
+    team.run([&](RankContext& ctx) {
+      try {
+        fn(ctx.rank());
+      } catch (...) {
+        errors[static_cast<std::size_t>(ctx.rank())] = std::current_exception();
+      }
+    });
+    return errors;
+  }
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(p));
   for (int r = 0; r < p; ++r) {
@@ -34,6 +50,16 @@ std::vector<std::exception_ptr> run_ranks(int p, Fn fn) {
   }
   for (auto& t : threads) t.join();
   return errors;
+}
+
+// Gives the CPU to someone else while a rank polls a test's own flag: the worker's other ranks
+// when the rank is a fiber (a thread yield would never let them run), the OS otherwise.
+inline void yield_rank() {
+  if (internal::current_fiber_worker() != nullptr) {
+    internal::fiber_yield();
+  } else {
+    std::this_thread::yield();
+  }
 }
 
 inline void expect_no_errors(const std::vector<std::exception_ptr>& errors) {

@@ -505,6 +505,48 @@ TEST(BarrierChoice, TwoPackagesPickHier) {
   EXPECT_NE(b.reason().find("2 L3/package groups"), std::string::npos) << b.reason();
 }
 
+TEST(BarrierChoice, FibersPickCentralAndSaySo) {
+  BarrierOptions o;
+  o.cpus = 8;
+  o.topology = std::make_shared<const Topology>(Topology::synthetic("pack:2 core:4 pu:1"));  // hier on threads
+  o.fibers = true;
+  Barrier b(8, o);
+  EXPECT_STREQ(b.algorithm(), "central");
+  EXPECT_EQ(b.reason().rfind("central: the 8 ranks are fibers", 0), 0U) << b.reason();
+  EXPECT_NE(b.reason().find("waiting: ranks are fibers: a waiting rank switches"), std::string::npos) << b.reason();
+  Barrier one(1, o);
+  EXPECT_EQ(one.reason().rfind("central: p = 1", 0), 0U) << one.reason();
+  o.debug_timeout = std::chrono::milliseconds(5);
+  FiboBarrier f(8, o);
+  EXPECT_NE(f.reason().find("switches to the next ready rank of its worker, polling (debug mode)"), std::string::npos)
+      << f.reason();
+}
+
+TEST(BarrierDebug, OnFibersPollsBySwitchingAndNamesTheMissingRank) {
+  // One worker: were the poll a sleep, rank 2 could still run between sleeps, so this checks
+  // the report; TeamFibers covers the switching itself.
+  TeamOptions t;
+  t.ranks = RanksMode::fibers;
+  t.workers = 1;
+  t.pin = false;
+  Team team(3, t);
+  BarrierOptions o;
+  o.debug_timeout = std::chrono::milliseconds(1);
+  o.fibers = true;
+  CentralBarrier b(3, o);
+  testing::internal::CaptureStderr();
+  team.run([&](RankContext& ctx) {
+    if (ctx.rank() == 2) {
+      // Late by 20 ms of other ranks' polls (not a timing assertion: only an order).
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+      while (std::chrono::steady_clock::now() < until) test::yield_rank();
+    }
+    b.arrive_and_wait(ctx.rank());
+  });
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("ranks not arrived: 2\n"), std::string::npos) << err;
+}
+
 TEST(BarrierChoice, ReasonIsOneLine) {
   Barrier b(2);
   EXPECT_FALSE(b.reason().empty());

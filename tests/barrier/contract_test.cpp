@@ -51,7 +51,7 @@ class Contract : public testing::TestWithParam<Config> {
 };
 
 void spin_until(const std::atomic<int>& x, int value) {
-  while (x.load() < value) std::this_thread::yield();
+  while (x.load() < value) test::yield_rank();
 }
 
 // G2, G3 (issue 10's program): in each phase rank s = k mod p calls arrive(s), then waits for a

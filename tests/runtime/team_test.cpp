@@ -4,6 +4,8 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -80,7 +82,7 @@ TEST(Team, SingleRankRunsOnItsOwnThreadPinned) {
 TEST(Team, WritesBeforeRunReachRanksAndRankWritesReachTheCaller) {
   constexpr int p = 256;  // far more ranks than this box's cores
   Team team(p);
-  EXPECT_EQ(team.wrapped(), p > team.topology().pus());
+  EXPECT_EQ(team.wrapped(), team.workers() > team.topology().pus());
   std::vector<std::uint64_t> input(p);
   std::vector<std::uint64_t> output(p, 0);
   std::vector<int> ranks(p, -1);
@@ -100,6 +102,7 @@ TEST(Team, WritesBeforeRunReachRanksAndRankWritesReachTheCaller) {
 
 TEST(Team, PlacementFollowsTheOptionsAndSyntheticTopologiesAreNotPinned) {
   TeamOptions o;
+  o.ranks = RanksMode::threads;
   o.topology = synthetic("pack:2 core:4 pu:2");
   o.placement = Placement::scatter();
   Team team(4, o);
@@ -120,15 +123,17 @@ TEST(Team, PinCanBeSwitchedOff) {
 
 TEST(Team, WrappingIsSaidOnceOnStderr) {
   const int pus = Topology::machine().pus();
+  TeamOptions o;
+  o.ranks = RanksMode::threads;
   testing::internal::CaptureStderr();
   {
-    Team team(pus + 1);
+    Team team(pus + 1, o);
     team.run([](RankContext&) {});
     team.run([](RankContext&) {});
   }
   const std::string wrapped = testing::internal::GetCapturedStderr();
   testing::internal::CaptureStderr();
-  { Team team(pus); }
+  { Team team(pus, o); }
   const std::string fits = testing::internal::GetCapturedStderr();
   EXPECT_EQ(std::count(wrapped.begin(), wrapped.end(), '\n'), 1) << wrapped;
   EXPECT_NE(wrapped.find("wrapping"), std::string::npos) << wrapped;
@@ -321,6 +326,7 @@ TEST(Team, ConcurrentAbortsKeepTeamAndMailboxesInAgreement) {
 
 TEST(TeamDeathTest, RanksBeyondTheAllowedCpusSkipTheSpinPhaseAndMembarrier) {
   TeamOptions o;
+  o.ranks = RanksMode::threads;
   o.mailbox.wait = WaitPolicy{5'000, 10'000};
   {
     Team fits(1, o);
@@ -351,12 +357,13 @@ TEST(Team, ThreadsArePersistentAndNeverLeak) {
   constexpr int p = 8;
   {
     Team team(p);
-    EXPECT_EQ(thread_count(), before + p);
+    EXPECT_EQ(team.workers(), team.fibers() ? std::min(p, allowed_cpu_count()) : p);
+    EXPECT_EQ(thread_count(), before + team.workers());
     std::vector<int> count(p, 0);
     for (int i = 0; i < 1000; ++i) {
       team.run([&](RankContext& ctx) { ++count[static_cast<std::size_t>(ctx.rank())]; });
     }
-    EXPECT_EQ(thread_count(), before + p);
+    EXPECT_EQ(thread_count(), before + team.workers());
     for (int r = 0; r < p; ++r) EXPECT_EQ(count[static_cast<std::size_t>(r)], 1000);
   }
   EXPECT_EQ(thread_count(), before);
@@ -466,6 +473,257 @@ TEST(Team, NotifyAndRecvAnyCountEveryRank) {
   });
   EXPECT_EQ(from[0], 0);
   for (int r = 1; r < p; ++r) EXPECT_EQ(from[static_cast<std::size_t>(r)], 1) << r;
+}
+
+
+// ---- fibers (team.hpp, "Fibers") ---------------------------------------------------------
+
+TeamOptions fiber_options(int workers) {
+  TeamOptions o;
+  o.ranks = RanksMode::fibers;
+  o.workers = workers;
+  return o;
+}
+
+// Restores POSTBOX_RANKS (the fiber ctest run sets it) when a test changes it.
+class RanksEnv {
+ public:
+  RanksEnv() {
+    if (const char* v = std::getenv("POSTBOX_RANKS")) saved_ = v, had_ = true;
+  }
+  ~RanksEnv() {
+    if (had_) ::setenv("POSTBOX_RANKS", saved_.c_str(), 1);
+    else ::unsetenv("POSTBOX_RANKS");
+  }
+
+ private:
+  std::string saved_;
+  bool had_ = false;
+};
+
+TEST(TeamFibers, ModesParsePrintAndComeFromTheEnvironment) {
+  for (RanksMode m : {RanksMode::threads, RanksMode::fibers, RanksMode::automatic}) {
+    EXPECT_EQ(parse_ranks_mode(to_string(m)), m);
+  }
+  EXPECT_STREQ(to_string(RanksMode::automatic), "auto");
+  EXPECT_THROW(parse_ranks_mode("fiber"), InputError);
+  EXPECT_THROW(parse_ranks_mode(""), InputError);
+  RanksEnv keep;
+  ::unsetenv("POSTBOX_RANKS");
+  EXPECT_EQ(default_ranks_mode(), RanksMode::threads);
+  EXPECT_EQ(TeamOptions{}.ranks, RanksMode::threads);
+  ::setenv("POSTBOX_RANKS", "fibers", 1);
+  EXPECT_EQ(TeamOptions{}.ranks, RanksMode::fibers);
+  ::setenv("POSTBOX_RANKS", "green", 1);
+  try {
+    (void)default_ranks_mode();
+    ADD_FAILURE() << "POSTBOX_RANKS=green accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("POSTBOX_RANKS"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TeamFibers, AutomaticMeansFibersExactlyWhenRanksExceedTheAllowedCpus) {
+  const int cpus = allowed_cpu_count();
+  EXPECT_EQ(resolve_ranks_mode(RanksMode::automatic, cpus), RanksMode::threads);
+  EXPECT_EQ(resolve_ranks_mode(RanksMode::automatic, cpus + 1), RanksMode::fibers);
+  EXPECT_EQ(resolve_ranks_mode(RanksMode::threads, cpus + 1), RanksMode::threads);
+  EXPECT_EQ(resolve_ranks_mode(RanksMode::fibers, 1), RanksMode::fibers);
+  TeamOptions o;
+  o.ranks = RanksMode::automatic;
+  EXPECT_TRUE(Team(cpus + 1, o).fibers());
+  EXPECT_FALSE(Team(1, o).fibers());
+}
+
+TEST(TeamFibers, BadWorkerCountOrStackIsAnInputError) {
+  EXPECT_THROW(Team(4, fiber_options(-1)), InputError);
+  TeamOptions o = fiber_options(0);
+  o.fiber_stack_bytes = 8 * 1024;
+  EXPECT_THROW(Team(4, o), InputError);
+}
+
+TEST(TeamFibers, MailboxesOfAFiberTeamNeverUseMembarrier) {
+  TeamOptions threads;
+  threads.ranks = RanksMode::threads;
+  const bool thread_default = Team(1, threads).mailboxes().options().use_membarrier;
+  EXPECT_TRUE(thread_default);  // one rank fits: the thread team keeps the asymmetric handshake
+  EXPECT_FALSE(Team(1, fiber_options(1)).mailboxes().options().use_membarrier);
+}
+
+TEST(TeamFibers, WorkersDefaultToTheAllowedCpusAtMostPAndOwnConsecutiveBlocks) {
+  EXPECT_EQ(Team(64, fiber_options(0)).workers(), std::min(64, allowed_cpu_count()));
+  EXPECT_EQ(Team(2, fiber_options(8)).workers(), 2);
+  const int before = thread_count();
+  Team team(10, fiber_options(3));
+  EXPECT_TRUE(team.fibers());
+  EXPECT_EQ(team.workers(), 3);
+  EXPECT_EQ(thread_count(), before + 3);
+  // worker w: ranks w*p/k .. (w+1)*p/k - 1 = {0,1,2}, {3,4,5}, {6,7,8,9}
+  const std::vector<int> want{0, 0, 0, 1, 1, 1, 2, 2, 2, 2};
+  for (int r = 0; r < 10; ++r) EXPECT_EQ(team.worker_of(r), want[static_cast<std::size_t>(r)]) << "rank " << r;
+  EXPECT_DEATH((void)team.worker_of(10), "worker_of");
+}
+
+TEST(TeamFibers, RanksNeverMigrateAndShareTheirWorkersThread) {
+  constexpr int p = 12;
+  Team team(p, fiber_options(3));
+  std::vector<std::thread::id> first(p);
+  std::vector<std::thread::id> now(p);
+  for (int round = 0; round < 20; ++round) {
+    team.run([&](RankContext& ctx) {
+      const auto r = static_cast<std::size_t>(ctx.rank());
+      // A wait in the middle switches ranks; the rank comes back on the same thread.
+      if (ctx.rank() % 2 == 0) ctx.notify(ctx.rank() + 1);
+      else (void)ctx.recv(ctx.rank() - 1);
+      now[r] = std::this_thread::get_id();
+    });
+    if (round == 0) first = now;
+    ASSERT_EQ(now, first) << "round " << round;
+  }
+  for (int a = 0; a < p; ++a) {
+    for (int b = 0; b < p; ++b) {
+      EXPECT_EQ(first[static_cast<std::size_t>(a)] == first[static_cast<std::size_t>(b)],
+                team.worker_of(a) == team.worker_of(b))
+          << a << " " << b;
+    }
+  }
+}
+
+TEST(TeamFibers, PlacementAndPinningApplyToTheWorkers) {
+  TeamOptions o = fiber_options(4);
+  o.topology = synthetic("pack:2 core:4 pu:2");
+  o.placement = Placement::scatter();
+  Team team(8, o);
+  // Four workers placed as a team of four threads would be: 0, 8, 2, 10; two ranks each.
+  EXPECT_EQ(team.placement(), (std::vector<int>{0, 0, 8, 8, 2, 2, 10, 10}));
+  EXPECT_FALSE(team.pinned());
+  EXPECT_FALSE(team.wrapped());
+  TeamOptions small = fiber_options(3);
+  small.topology = synthetic("core:2 pu:1");
+  testing::internal::CaptureStderr();
+  {
+    Team wraps(6, small);
+    EXPECT_TRUE(wraps.wrapped());
+  }
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
+  EXPECT_NE(said.find("fiber workers"), std::string::npos) << said;
+  if (Topology::machine().can_bind()) {
+    EXPECT_TRUE(Team(4, fiber_options(1)).pinned());
+  }
+}
+
+TEST(TeamFibers, OneRankOfAWorkerRunsAtATimeAndAWaitSwitchesToTheNext) {
+  // One worker: rank 0 receives before rank 1 sends. Were the wait not a switch, the worker
+  // would block in rank 0 and nobody would run rank 1.
+  constexpr int p = 16;
+  Team team(p, fiber_options(1));
+  int inside = 0;  // plain int: one rank at a time (TSan checks the switches synchronize)
+  int most = 0;
+  team.run([&](RankContext& ctx) {
+    ++inside;
+    most = std::max(most, inside);
+    --inside;
+    if (ctx.rank() + 1 < p) (void)ctx.recv(ctx.rank() + 1);  // wait for the next rank
+    ++inside;
+    most = std::max(most, inside);
+    --inside;
+    if (ctx.rank() > 0) ctx.notify(ctx.rank() - 1);
+  });
+  EXPECT_EQ(most, 1);
+}
+
+TEST(TeamFibers, ABlockingCallStopsTheOtherRanksOfItsWorker) {
+  // The documented caveat: a rank that blocks its kernel thread (here in a sleep) is not
+  // switched out; no other rank of its worker runs meanwhile.
+  Team team(2, fiber_options(1));
+  std::atomic<int> phase{0};
+  bool overlapped = false;
+  team.run([&](RankContext& ctx) {
+    if (phase.fetch_add(1, std::memory_order_relaxed) == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      phase.fetch_add(10, std::memory_order_relaxed);
+    } else {
+      // The first rank either had not started (no: it incremented phase first) or finished.
+      overlapped = phase.load(std::memory_order_relaxed) == 1;
+    }
+    (void)ctx;
+  });
+  EXPECT_FALSE(overlapped);
+}
+
+TEST(TeamFibersDeathTest, StackOverflowFaultsOnTheGuardPage) {
+  TeamOptions o = fiber_options(1);
+  o.fiber_stack_bytes = 16 * 1024;
+  EXPECT_DEATH(
+      {
+        Team team(2, o);
+        std::function<int(int)> deep = [&](int n) -> int {
+          volatile char pad[1024];
+          pad[0] = static_cast<char>(n);
+          return n == 0 ? pad[0] : deep(n - 1) + pad[0];
+        };
+        team.run([&](RankContext&) { (void)deep(1 << 20); });
+      },
+      "");
+}
+
+TEST(TeamFibers, ThousandsOfRanksOnFewWorkersPassATokenAroundTheRing) {
+  constexpr int p = 4096;
+  TeamOptions o = fiber_options(0);
+  o.mailbox.ring_bytes = 4096;
+  Team team(p, o);
+  for (int round = 0; round < 2; ++round) {
+    std::vector<std::uint64_t> got(p, 0);
+    team.run([&](RankContext& ctx) {
+      const int r = ctx.rank();
+      std::uint64_t token = 0;
+      if (r != 0) (void)ctx.recv(r - 1, std::as_writable_bytes(std::span(&token, 1)));
+      token += static_cast<std::uint64_t>(r) + 1;
+      got[static_cast<std::size_t>(r)] = token;
+      if (r + 1 < p) ctx.send(r + 1, std::as_bytes(std::span(&token, 1)));
+    });
+    EXPECT_EQ(got[p - 1], std::uint64_t{p} * (p + 1) / 2);
+  }
+  // A failure among thousands of fibers aborts the others, which are blocked in recv.
+  EXPECT_THROW(team.run([&](RankContext& ctx) {
+                 if (ctx.rank() == p / 2) throw std::runtime_error("rank failed");
+                 (void)ctx.recv((ctx.rank() + 1) % p);
+               }),
+               std::runtime_error);
+}
+
+TEST(TeamFibers, TheWaitingReportNamesTheRanksSuspendedInAWait) {
+  Team team(4, fiber_options(1));
+  std::atomic<std::uint32_t> word{0};
+  std::atomic<bool> go{false};
+  std::string seen;
+  std::thread watcher([&] {
+    // Ranks 1 and 3 wait; 0 and 2 return. The report converges to exactly those two.
+    for (;;) {
+      seen = internal::fiber_waiting_report();
+      if (seen.find("rank 1, rank 3") != std::string::npos) break;
+      std::this_thread::yield();
+    }
+    go.store(true, std::memory_order_release);
+    wake(word);
+  });
+  team.run([&](RankContext& ctx) {
+    if (ctx.rank() % 2 == 1) wait_until(word, [&] { return go.load(std::memory_order_acquire); });
+  });
+  watcher.join();
+  EXPECT_EQ(seen, "fiber worker 0: waiting: rank 1, rank 3\n");
+  EXPECT_EQ(internal::fiber_waiting_report(), "");
+}
+
+// Run only by the ctest entry watchdog.names_waiting_fibers (tests/runtime/CMakeLists.txt), with
+// a 2 s watchdog: a lost wake-up must end in a report naming rank 2.
+TEST(TeamFibers, DISABLED_LostWakeupHangsUntilTheWatchdogNamesTheRank) {
+  Team team(3, fiber_options(1));
+  std::atomic<std::uint32_t> word{0};
+  team.run([&](RankContext& ctx) {
+    if (ctx.rank() == 2) wait_until(word, [] { return false; });
+  });
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/team.hpp"
 
 namespace postbox {
 namespace {
@@ -301,6 +302,102 @@ TEST(WaitPolicyDefault, SetDefaultIsReadBack) {
 
 TEST(WaitPolicyDeathTest, NegativeDefaultFailsFast) {
   EXPECT_DEATH(set_default_wait_policy(WaitPolicy{-1, 0}), "wait budgets must be non-negative");
+}
+
+
+// ---- on fibers (wait.hpp: "On a fiber ...") -----------------------------------------------
+
+TeamOptions one_worker() {
+  TeamOptions o;
+  o.ranks = RanksMode::fibers;
+  o.workers = 1;
+  o.pin = false;
+  return o;
+}
+
+TEST(WaitOnFibers, AFalseConditionSwitchesToTheNextRankOfTheWorker) {
+  // One worker: rank 0 waits for a flag that only rank 1, on the same thread, raises. A wait
+  // that spun or blocked the thread would never return.
+  Team team(2, one_worker());
+  std::atomic<std::uint32_t> word{0};
+  std::atomic<bool> flag{false};
+  int phase = -1;
+  int before_block_calls = 0;
+  team.run([&](RankContext& ctx) {
+    if (ctx.rank() == 0) {
+      phase = wait_until(WaitPolicy{kForever, kForever}, word, [&] { return flag.load(std::memory_order_acquire); },
+                         [&] { ++before_block_calls; });
+    } else {
+      flag.store(true, std::memory_order_release);  // no wake(): the worker polls the predicate
+    }
+  });
+  EXPECT_EQ(phase, 1);
+  EXPECT_EQ(before_block_calls, 0);
+  EXPECT_EQ(wait_until(word, [] { return true; }), 0);  // off fibers: as before
+}
+
+TEST(WaitOnFibers, ABlockedWorkerRunsBeforeBlockOnceAndIsWokenByWake) {
+  // Every rank of the worker waits for a thread outside the team, which changes the condition
+  // only once the worker counts itself blocked: wake() must find it through the epoch.
+  TeamOptions o = one_worker();
+  o.mailbox.wait = WaitPolicy{0, 0};  // the worker blocks at once
+  Team team(3, o);
+  std::atomic<std::uint32_t> word{0};
+  std::atomic<int> flag{0};
+  std::atomic<int> entered{0};
+  std::vector<int> phase(3, -1);
+  std::vector<int> before_block_calls(3, 0);
+  std::vector<bool> flag_at_before_block(3, true);
+  std::thread outside([&] {
+    // acquire: the worker left its park before the ranks entered, so a count seen after all
+    // three entered is this wait's.
+    while (entered.load(std::memory_order_acquire) < 3) std::this_thread::yield();
+    while (internal::blocked_workers.load(std::memory_order_acquire) == 0) std::this_thread::yield();
+    flag.store(1, std::memory_order_release);
+    wake(word);
+  });
+  team.run([&](RankContext& ctx) {
+    const auto r = static_cast<std::size_t>(ctx.rank());
+    entered.fetch_add(1, std::memory_order_release);
+    phase[r] = wait_until(WaitPolicy{0, 0}, word, [&] { return flag.load(std::memory_order_acquire) != 0; },
+                          [&] {
+                            ++before_block_calls[r];
+                            flag_at_before_block[r] = flag.load(std::memory_order_acquire) != 0;
+                          });
+  });
+  outside.join();
+  for (std::size_t r = 0; r < 3; ++r) {
+    EXPECT_EQ(phase[r], 2) << "rank " << r;
+    EXPECT_EQ(before_block_calls[r], 1) << "rank " << r;
+    EXPECT_FALSE(flag_at_before_block[r]) << "rank " << r;
+  }
+}
+
+TEST(WaitOnFibers, NoLostWakeupWhenWorkersBlockAndWakersRace) {
+  // Two workers, no spin or yield: ranks 0, 1 run on worker 0 and 2, 3 on worker 1, and rank r
+  // plays ping-pong with rank r ^ 2, so every hand-off that finds the other worker blocked goes
+  // through the epoch. A lost wake-up hangs (the watchdog reports it).
+  TeamOptions o = one_worker();
+  o.workers = 2;
+  o.mailbox.wait = WaitPolicy{0, 0};
+  Team team(4, o);
+  constexpr std::uint32_t kPingPongs = 2000;
+  std::vector<std::atomic<std::uint32_t>> words(2);
+  std::vector<std::atomic<std::uint32_t>> ball(2);
+  std::vector<std::uint32_t> hits(4, 0);
+  team.run([&](RankContext& ctx) {
+    const auto r = static_cast<std::size_t>(ctx.rank());
+    const std::size_t pair = r & 1U;
+    const std::uint32_t side = r < 2 ? 0 : 1;
+    for (std::uint32_t i = 0; i < kPingPongs; ++i) {
+      (void)wait_until(WaitPolicy{0, 0}, words[pair],
+                       [&] { return ball[pair].load(std::memory_order_acquire) == 2 * i + side; });
+      ++hits[r];
+      ball[pair].store(2 * i + side + 1, std::memory_order_release);
+      wake(words[pair]);
+    }
+  });
+  EXPECT_EQ(hits, (std::vector<std::uint32_t>(4, kPingPongs)));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <map>
 #include <thread>
 
+#include "postbox/runtime/wait.hpp"
 #include "stuck.hpp"
 
 namespace postbox::test {
@@ -75,6 +76,9 @@ class Watchdog : public testing::EmptyTestEventListener {
                      static_cast<long long>(limit_.count()));
         const std::string doing = postbox::test::doing_report();
         if (!doing.empty()) std::fprintf(stderr, "watchdog: what each thread was doing:\n%s", doing.c_str());
+        // Ranks that are fibers: which of them are suspended in a wait (a lost wake-up).
+        const std::string fibers = postbox::internal::fiber_waiting_report();
+        if (!fibers.empty()) std::fprintf(stderr, "watchdog: fiber ranks still waiting:\n%s", fibers.c_str());
         std::fflush(stderr);
         std::abort();
       }

@@ -107,7 +107,8 @@ struct BarrierOptions {
   // barriers do not use s and r.
   std::optional<SendRecv> send_recv{};
   // Debug mode when > 0: a waiter that has waited longer prints once, on stderr, the ranks that
-  // have not arrived yet. Waiting then polls (pause, then 50 µs sleeps) instead of blocking.
+  // have not arrived yet. Waiting then polls (pause, then 50 µs sleeps; on a fiber, switching to
+  // the worker's other ranks between polls) instead of blocking.
   std::chrono::nanoseconds debug_timeout{0};
   // HierBarrier and Barrier: the machine (null: Topology::machine()), and the PU each rank
   // runs on (empty: rank r on PU r mod pus(), the compact placement).
@@ -116,6 +117,10 @@ struct BarrierOptions {
   // CPUs available, for Barrier's choice and oversubscribed_wait (0: allowed_cpu_count(), the
   // CPUs this process may run on: its affinity mask, cgroups, taskset, Slurm — not the hardware).
   unsigned cpus = 0;
+  // The ranks are fibers of a Team (RanksMode::fibers) rather than kernel threads: Barrier's
+  // choice then takes central (see barrier.cpp) and reason() says so. Every barrier works on
+  // fibers either way: its waits switch to the worker's next ready rank (wait.hpp).
+  bool fibers = false;
 };
 
 // Returned by arrive(); pass it to wait() of the same rank.

@@ -5,17 +5,37 @@
 // joined by the destructor. The thread calling run() is not a rank: it waits (through the same
 // wait policy) until every rank has returned, so its own CPU affinity is never changed.
 //
+// Fibers (TeamOptions::ranks == RanksMode::fibers, or automatic with p > allowed_cpu_count()):
+// the team owns workers() threads instead (TeamOptions::workers, 0: allowed_cpu_count(), at
+// most p), and each runs its block of consecutive ranks (worker w: ranks w*p/k ..
+// (w+1)*p/k - 1) as Boost.Context fibers; worker_of(rank) says which. A rank is created once,
+// lives until the destructor and never moves to another worker, so it sees one thread in every
+// run (one std::this_thread::get_id() and one set of thread_local objects, both shared with the
+// other ranks of its worker). One rank of a worker
+// runs at a time: a rank runs until fn returns or it waits in postbox::wait_until() (every
+// mailbox, executor and barrier wait), which switches to the next rank of its worker whose wait
+// is over; a worker whose ranks all wait spins, yields and blocks as a thread would. A rank that
+// blocks the kernel thread otherwise (a system call, a std::mutex held by another rank of the
+// same worker, a sleep) stops its worker's other ranks for that long. Each rank has a stack of
+// TeamOptions::fiber_stack_bytes with a guard page below it (overflow faults, it never
+// corrupts). Placement, pinning and wrapping apply to the workers: worker w is placed as rank w
+// would be in a team of workers() threads, and placement()[r] is the PU of rank r's worker.
+// Everything below (failure, abort, listeners, memory ordering, requirements) holds for fibers
+// as written for threads.
+//
 // Placement and pinning: ranks are placed with TeamOptions::placement on TeamOptions::topology
 // (the machine when null). A worker pins itself with Topology::bind_thread when
 // TeamOptions::pin is set and the topology can bind (the real machine; a synthetic or XML
 // topology cannot, so such a team is never pinned). When p exceeds the places, placement wraps
 // (rank r on place r mod n) and the constructor prints one line saying so on stderr.
 //
-// Oversubscription: when p exceeds allowed_cpu_count() (the CPUs this process may run on, not
+// Oversubscription (threads): when p exceeds allowed_cpu_count() (the CPUs this process may run on, not
 // the host's), the mailboxes skip the spin phase (mailboxes().options().wait.spin_ns == 0): a
 // rank spinning in recv would hold the core its sender needs; and they use the portable
 // wake-up handshake (mailboxes().options().use_membarrier == false): waits end in a block far
 // more often, and membarrier(2) on each block would interrupt the CPUs running other ranks.
+// With fibers the mailboxes never use membarrier (a blocking worker announces every waiting
+// rank at once, and one membarrier per rank would cost more than the switches it saves).
 //
 // Failure: when fn throws in some rank, the team aborts: team.aborted() becomes true, every
 // blocked or later mailbox call throws postbox::Aborted, and every abort listener runs. run()
@@ -64,6 +84,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -76,7 +97,21 @@ namespace postbox {
 class Team;
 namespace internal {
 struct TeamTestPeer;  // tests only: reaches Team's test seam
+class FiberWorker;
 }
+
+// How a team runs its ranks: one kernel thread each, fibers on a few threads, or fibers when p
+// exceeds allowed_cpu_count() (automatic; written "auto").
+enum class RanksMode { threads, fibers, automatic };
+// "threads", "fibers", "auto".
+const char* to_string(RanksMode mode) noexcept;
+// Inverse of to_string(); anything else → InputError naming the value and the three choices.
+RanksMode parse_ranks_mode(std::string_view text);
+// POSTBOX_RANKS when set (parsed as above; malformed → InputError naming the variable), else
+// RanksMode::threads. Read at each call.
+RanksMode default_ranks_mode();
+// The mode a team of p ranks uses: automatic resolved against allowed_cpu_count().
+RanksMode resolve_ranks_mode(RanksMode mode, int p);
 
 struct TeamOptions {
   Placement placement = Placement::compact();
@@ -86,6 +121,16 @@ struct TeamOptions {
   MailboxOptions mailbox{};
   // Null: Topology::machine().
   std::shared_ptr<const Topology> topology{};
+  // Threads or fibers (see "Fibers" above).
+  RanksMode ranks = default_ranks_mode();
+  // Fibers: worker threads; 0 means allowed_cpu_count(). At most p are made. Negative →
+  // InputError.
+  int workers = 0;
+  // Fibers: each rank's stack (rounded up to whole pages) plus a guard page. 256 KiB: a plan's
+  // rank frames and an exception's unwinding need a few KiB, sanitizer builds several times
+  // more; 4096 ranks reserve 1 GiB of address space, of which only the touched pages are
+  // resident (docs/fibers.md). Below 16 KiB → InputError.
+  std::size_t fiber_stack_bytes = 256 * 1024;
 };
 
 // What a rank sees inside run(): its rank, the team size, and the team's mailboxes with its
@@ -137,8 +182,15 @@ class Team {
   [[nodiscard]] const std::vector<int>& placement() const noexcept { return placement_; }
   // True when every rank's thread is pinned to its PU.
   [[nodiscard]] bool pinned() const noexcept { return pinned_; }
-  // True when p exceeds the placement's places, so some PU hosts several ranks.
+  // True when p exceeds the placement's places, so some PU hosts several ranks (with fibers:
+  // when workers() exceeds them).
   [[nodiscard]] bool wrapped() const noexcept { return wrapped_; }
+  // True when the ranks run as fibers (RanksMode::fibers, or automatic resolved to it).
+  [[nodiscard]] bool fibers() const noexcept { return fibers_; }
+  // Kernel threads that run the ranks: p with threads, the fiber workers with fibers.
+  [[nodiscard]] int workers() const noexcept { return static_cast<int>(worker_places_.size()); }
+  // The worker thread running `rank` (rank itself with threads). Outside 0..p-1 → PB_CHECK.
+  [[nodiscard]] int worker_of(int rank) const;
 
   // Aborts the current run: mailboxes abort, listeners run. Idempotent; safe from any thread;
   // never waits (see "abort() never waits" above). run() calls it on the first failure.
@@ -149,6 +201,8 @@ class Team {
 
  private:
   void worker(int rank);
+  void fiber_worker(int w);
+  void rank_loop(int rank);
   friend struct internal::TeamTestPeer;
   void record_failure(std::exception_ptr e, bool is_aborted) noexcept;
   // Applies pending abort requests when it can take abort_busy_ (see abort()).
@@ -202,6 +256,12 @@ class Team {
   std::mutex listener_mu_;
   ListenerId next_listener_ = 1;
   std::vector<std::pair<ListenerId, std::function<void()>>> listeners_;
+
+  bool fibers_ = false;
+  // Fibers: worker w runs ranks first_rank_[w] .. first_rank_[w + 1] - 1 on fiber_workers_[w].
+  std::vector<int> first_rank_;
+  std::vector<std::unique_ptr<internal::FiberWorker>> fiber_workers_;
+  std::vector<int> worker_places_;
 
   std::vector<std::thread> threads_;
 };

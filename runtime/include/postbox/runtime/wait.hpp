@@ -16,16 +16,62 @@
 // that happens after the load changes word and unblocks the futex; a wake() that happened
 // before it made pred() true already. Everything the waker wrote before wake() is visible to
 // the waiter after wait_until() returns, provided pred() reads with acquire.
+//
+// On a fiber (a rank of a Team with RanksMode::fibers), a wait whose predicate is false
+// switches to the next ready rank of the same worker thread instead of spinning, yielding or
+// blocking; the worker evaluates the waiting ranks' predicates itself and resumes a rank only
+// once its predicate is true. A worker whose ranks all wait spins, yields and blocks as above,
+// on a process-wide epoch word instead of `word`: it runs every waiting rank's before_block()
+// first, counts itself in blocked_workers (seq_cst), loads the epoch, re-polls every predicate
+// and only then sleeps; wake(word), after changing word, loads blocked_workers (seq_cst) and,
+// when some worker is blocked, bumps the epoch and wakes it. Either the waker sees the count or
+// the worker's re-poll sees the condition (docs/fibers.md, "Blocking").
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <thread>
+#include <type_traits>
 
 #include "postbox/runtime/internal/inject.hpp"
 
 namespace postbox {
+
+namespace internal {
+
+// A fiber's wait, type-erased for the worker that polls it (runtime/src/fiber.cpp).
+struct FiberWait {
+  bool (*pred)(void*);
+  void* pred_obj;
+  void (*before_block)(void*);
+  void* before_block_obj;
+};
+class FiberWorker;
+// The worker whose rank fiber is running on this thread; null outside rank fibers.
+FiberWorker* current_fiber_worker() noexcept;
+// Suspends the running fiber until wait.pred() is true (the caller saw it false). Returns 1
+// when the worker never blocked meanwhile, 2 when it ran wait.before_block() to block.
+int fiber_wait(FiberWorker& worker, const FiberWait& wait);
+// On a fiber: lets every other ready rank of the worker run once, then returns. Elsewhere a
+// no-op. For polling loops (debug modes) that must not stop the worker's other ranks.
+void fiber_yield();
+
+// Workers that are blocked (or about to) with every rank waiting, and the word they sleep on.
+inline std::atomic<std::uint32_t> blocked_workers{0};
+inline std::atomic<std::uint32_t> blocked_epoch{0};
+void wake_blocked_workers() noexcept;
+// One line per live fiber worker naming its ranks suspended in a wait; empty when none. A racy
+// snapshot, for watchdogs (tests/support/watchdog_main.cpp).
+std::string fiber_waiting_report();
+// Called after every change a fiber may wait for; one load when no worker is blocked.
+inline void notify_blocked_workers() noexcept {
+  // seq_cst: Dekker with the worker's increment of blocked_workers then its re-poll.
+  if (blocked_workers.load(std::memory_order_seq_cst) != 0) [[unlikely]] wake_blocked_workers();
+}
+
+}  // namespace internal
 
 struct WaitPolicy {
   // Time to spin re-checking the condition before the first yield.
@@ -52,17 +98,21 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
-// Wakes every thread blocked in wait_until() on `word`. Cheap when nobody is blocked
-// (libstdc++ skips the futex call when it counts no waiters).
+// Wakes every thread blocked in wait_until() on `word`, and every fiber worker blocked with all
+// its ranks waiting. Cheap when nobody is blocked (libstdc++ skips the futex call when it
+// counts no waiters; one load of blocked_workers).
 inline void wake(std::atomic<std::uint32_t>& word) noexcept {
   internal::sync_point();
   // seq_cst: orders the condition's stores before the change of word seen by the futex.
   word.fetch_add(1, std::memory_order_seq_cst);
   word.notify_all();
+  internal::notify_blocked_workers();
 }
 
 // Returns once pred() is true. pred must be cheap and side-effect free; it is called
-// repeatedly. Returns the number of phases used (0 spin, 1 yield, 2 block), for tests.
+// repeatedly (on a fiber, by the worker, from the worker's own stack). Returns the number of
+// phases used (0 spin, 1 yield, 2 block), for tests; on a fiber 0 when pred() held at once, 1
+// when the rank was switched out, 2 when its worker ran before_block() to block meanwhile.
 //
 // The first 64 polls come before the first clock read: most waits that succeed at all end
 // within them, and a clock read costs as much as several polls. The spin budget is counted
@@ -77,6 +127,15 @@ int wait_until(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, Pred&
   // in normal builds.
   internal::sync_point();
   if (pred()) return 0;
+  if (internal::FiberWorker* const worker = internal::current_fiber_worker()) [[unlikely]] {
+    using P = std::remove_reference_t<Pred>;
+    using B = std::remove_reference_t<BeforeBlock>;
+    const internal::FiberWait w{[](void* o) -> bool { return (*static_cast<P*>(o))(); },
+                                const_cast<void*>(static_cast<const volatile void*>(&pred)),
+                                [](void* o) { (*static_cast<B*>(o))(); },
+                                const_cast<void*>(static_cast<const volatile void*>(&before_block))};
+    return internal::fiber_wait(*worker, w);
+  }
   using clock = std::chrono::steady_clock;
   for (int i = 0; i < 64; ++i) {
     cpu_relax();

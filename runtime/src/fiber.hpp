@@ -1,0 +1,65 @@
+// A worker thread that runs several ranks as Boost.Context fibers (fcontext), for Team's
+// RanksMode::fibers. Internal to the runtime; design and measurements: docs/fibers.md.
+//
+// The worker's own stack is the scheduler: it resumes one rank at a time; a rank runs until it
+// returns or waits (wait_until() on a fiber calls fiber_wait(), which records the wait and
+// switches back here). The scheduler polls the waiting ranks' predicates and resumes a rank only
+// once its predicate holds, so a rank is never switched in to find that it still cannot go on.
+// When every rank waits, the worker spins, yields, then blocks on the process-wide epoch word
+// (see wait.hpp). One worker, one thread: its ranks never migrate.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "postbox/runtime/wait.hpp"
+
+namespace postbox::internal {
+
+class FiberWorker {
+ public:
+  // stack_bytes: each fiber's stack, plus one guard page below it.
+  explicit FiberWorker(std::size_t stack_bytes);
+  ~FiberWorker();
+  FiberWorker(const FiberWorker&) = delete;
+  FiberWorker& operator=(const FiberWorker&) = delete;
+
+  // Adds a fiber that runs body() for `rank`; body must not throw (std::terminate otherwise).
+  // Only before run().
+  void add(int rank, std::function<void()> body);
+  // On the worker's thread: runs the fibers until every one has returned. `idle` is how the
+  // worker waits while all of them wait.
+  void run(const WaitPolicy& idle);
+
+  // On a fiber of this worker (wait_until()): see fiber_wait() in wait.hpp.
+  int wait(const FiberWait& w);
+  // On a fiber of this worker: suspends it, ready; the others run first (fiber_yield()).
+  void yield();
+
+  // On a fiber of this worker: marks the running rank as inside a run (Team: around fn) or not;
+  // waiting_ranks() names only ranks inside a run, not those parked between runs.
+  void set_in_run(bool in_run) noexcept;
+  // "rank 3, rank 5" for the ranks now suspended in a wait inside a run; a racy snapshot for
+  // diagnostics.
+  [[nodiscard]] std::string waiting_ranks() const;
+
+ private:
+  struct Slot;
+  void resume(Slot& s);
+  bool poll(std::size_t& next);
+  void idle_wait(const WaitPolicy& idle, std::size_t& next);
+  bool any_ready() const;
+  void block();
+
+  std::size_t stack_bytes_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  Slot* current_ = nullptr;
+  std::size_t live_ = 0;
+  void* tsan_main_ = nullptr;
+};
+
+}  // namespace postbox::internal
