@@ -2,7 +2,10 @@
 // the thread executor, side by side with a naive flat implementation written directly over the
 // same mailboxes (root sends to / receives from every rank in turn), at p = 2 and an
 // oversubscribed p = 8, for 8 B and 64 KiB. Prints medians and the ratio plan / naive (< 1:
-// the plan is faster). Usage: bench_collectives [iters] (default 200).
+// the plan is faster). Then issue 15's fiber rows: bcast (fibo) and allreduce (recursive
+// doubling), 8 B and 4 KiB, p = 8, 64, 1024, the same plan on a team of kernel threads and on a
+// team of fibers (one worker per allowed CPU), run alternately (interleaved), with the ratio
+// fibers / threads. Usage: bench_collectives [iters] (default 200).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -109,6 +112,48 @@ int main(int argc, char** argv) {
         });
         std::printf("%-10s %-20s %3d %7zu %12.2f %12.2f %7.2f\n", info.op.c_str(), req.algo.c_str(), p, bytes, t_plan / 1e3,
                     t_naive / 1e3, t_plan / t_naive);
+        std::fflush(stdout);
+      }
+    }
+  }
+  // Fibers against threads, interleaved: each iteration runs the thread team, then the fiber
+  // team; each side's median over the iterations.
+  std::printf("\n%-10s %-20s %5s %7s %12s %12s %7s\n", "op", "algo", "p", "bytes", "threads_us", "fibers_us", "ratio");
+  for (int p : {8, 64, 1024}) {
+    postbox::TeamOptions to;
+    to.ranks = postbox::RanksMode::threads;
+    to.mailbox.ring_bytes = 16 * 1024;
+    postbox::TeamOptions fo = to;
+    fo.ranks = postbox::RanksMode::fibers;
+    postbox::Team threads(p, to);
+    postbox::Team fibers(p, fo);
+    const int n = p >= 1024 ? std::max(1, iters / 4) : iters;  // 1024 kernel threads cost ms per run
+    for (const char* op : {"bcast", "allreduce"}) {
+      for (std::size_t bytes : {std::size_t{8}, std::size_t{4096}}) {
+        postbox::PlanRequest req;
+        req.op = op;
+        req.algo = req.op == "bcast" ? "fibo" : "recursive-doubling";
+        req.p = p;
+        req.bytes = static_cast<std::int64_t>(bytes);
+        req.elem_bytes = req.op == "allreduce" ? 8 : 1;
+        postbox::PlanExecutor exec(postbox::cached_plan(req));
+        const auto& plan = exec.plan();
+        std::vector<std::vector<std::byte>> bufs(static_cast<std::size_t>(p));
+        for (int r = 0; r < p; ++r) bufs[static_cast<std::size_t>(r)].assign(plan.user_bytes[static_cast<std::size_t>(r)], std::byte{1});
+        const auto fn = [&](RankContext& ctx) { exec.run_rank(ctx, bufs[static_cast<std::size_t>(ctx.rank())], &kSum); };
+        std::vector<double> tn, fn_ns;
+        for (int it = -3; it < n; ++it) {
+          for (int side = 0; side < 2; ++side) {
+            postbox::Team& team = side == 0 ? threads : fibers;
+            const auto t0 = std::chrono::steady_clock::now();
+            team.run(fn);
+            const auto t1 = std::chrono::steady_clock::now();
+            if (it >= 0) (side == 0 ? tn : fn_ns).push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+          }
+        }
+        for (auto* v : {&tn, &fn_ns}) std::sort(v->begin(), v->end());
+        const double t = tn[tn.size() / 2], f = fn_ns[fn_ns.size() / 2];
+        std::printf("%-10s %-20s %5d %7zu %12.2f %12.2f %7.2f\n", op, req.algo.c_str(), p, bytes, t / 1e3, f / 1e3, f / t);
         std::fflush(stdout);
       }
     }

@@ -41,6 +41,21 @@ std::vector<double> run_threads(int p, const syncbench::Params& prm, BarrierFn&&
   return sh.per_barrier_ns;
 }
 
+// The same body with the p ranks as fibers of a Team (one worker per allowed CPU). The team is
+// made here, outside the timed loops (the body times itself).
+template <class BarrierFn>
+std::vector<double> run_fibers(int p, const syncbench::Params& prm, BarrierFn&& barrier) {
+  syncbench::Shared sh;
+  TeamOptions o;
+  o.ranks = RanksMode::fibers;
+  o.mailbox.ring_bytes = 4096;  // the barrier sends no messages: the smallest rings
+  Team team(p, o);
+  team.run([&](RankContext& ctx) { syncbench::body(ctx.rank(), sh, prm, barrier); });
+  return sh.per_barrier_ns;
+}
+
+constexpr const char* kFiberSuffix = "@fibers";
+
 std::filesystem::path helper_path(const std::string& impl, const BarrierBenchOptions& o) {
   std::filesystem::path dir = o.helper_dir;
   if (dir.empty()) {
@@ -195,9 +210,15 @@ BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& o,
   // send_recv left empty: default, fibo and combine take calibrated_latency() themselves, the
   // same figures rounded to whole nanoseconds, and their reason() says where from.
   BarrierOptions bo;
+  BarrierOptions fiber_bo;
+  fiber_bo.fibers = true;
   const auto& lib = barrier_names();
   const auto measure = [&](const std::string& impl, int p, const syncbench::Params& prm) -> std::vector<double> {
     if (auto h = helpers.find(impl); h != helpers.end()) return run_helper(h->second, impl, p, prm, res.notes);
+    if (impl.ends_with(kFiberSuffix)) {
+      auto b = make_barrier(impl.substr(0, impl.size() - std::string_view(kFiberSuffix).size()), p, fiber_bo);
+      return run_fibers(p, prm, [&](int r) { b->arrive_and_wait(r); });
+    }
     if (std::find(lib.begin(), lib.end(), impl) != lib.end()) {
       auto b = make_barrier(impl, p, bo);
       return run_threads(p, prm, [&](int r) { b->arrive_and_wait(r); });
@@ -213,12 +234,24 @@ BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& o,
     return out;
   };
 
-  const std::size_t n = competitors.size();
+  const std::vector<std::string> thread_competitors = competitors;
   for (int p : o.ps) {
+    competitors = thread_competitors;
+    if (resolve_ranks_mode(o.ranks, p) == RanksMode::fibers) {
+      for (const auto& impl : thread_competitors) {
+        if (std::find(lib.begin(), lib.end(), impl) != lib.end()) competitors.push_back(impl + kFiberSuffix);
+      }
+    }
+    const std::size_t n = competitors.size();
     if (std::find(competitors.begin(), competitors.end(), "default") != competitors.end()) {
       auto b = make_barrier("default", p, bo);
       res.default_algorithm.emplace_back(p, b->algorithm());
       res.default_reason.emplace_back(p, b->reason());
+    }
+    if (std::find(competitors.begin(), competitors.end(), std::string("default") + kFiberSuffix) != competitors.end()) {
+      auto b = make_barrier("default", p, fiber_bo);
+      res.fibers_default_algorithm.emplace_back(p, b->algorithm());
+      res.fibers_default_reason.emplace_back(p, b->reason());
     }
     for (const auto& impl : competitors) {
       if (progress) progress("warm-up " + impl + " p=" + std::to_string(p));
@@ -245,9 +278,11 @@ BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& o,
     }
   }
   res.load_after = sample_load();
-  // Rows ordered by p, then by the order of the names.
+  // Rows ordered by p, then by the order of the names, each fiber row after the thread rows.
   auto rank_of = [&](const std::string& impl) {
-    return std::find(known.begin(), known.end(), impl) - known.begin();
+    const bool fiber = impl.ends_with(kFiberSuffix);
+    const std::string base = fiber ? impl.substr(0, impl.size() - std::string_view(kFiberSuffix).size()) : impl;
+    return (std::find(known.begin(), known.end(), base) - known.begin()) + (fiber ? 1000 : 0);
   };
   std::stable_sort(res.rows.begin(), res.rows.end(), [&](const BarrierRow& a, const BarrierRow& b) {
     return a.p != b.p ? a.p < b.p : rank_of(a.impl) < rank_of(b.impl);
@@ -278,6 +313,12 @@ std::vector<BarrierRatio> barrier_ratios(const BarrierBenchResult& res, const st
     } else if (p >= 4) {
       for (const char* other : {"std", "pthread", "omp-gomp", "omp-llvm"})
         out.push_back(BarrierRatio{p, "default", other, def / median_of(p, other), ""});
+    }
+    const std::string fib = std::string("default") + kFiberSuffix;
+    const double f = median_of(p, fib);
+    if (std::isfinite(f)) {
+      for (const char* other : {"default", "std", "omp-gomp", "omp-llvm"})
+        out.push_back(BarrierRatio{p, fib, other, f / median_of(p, other), ""});
     }
   }
   return out;

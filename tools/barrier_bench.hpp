@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "postbox/runtime/calibrate.hpp"
+#include "postbox/runtime/team.hpp"
 #include "syncbench.hpp"
 
 namespace postbox::bench {
@@ -34,6 +35,11 @@ struct BarrierBenchOptions {
   double settle_s = 0;
   // Where the OpenMP helpers live (empty: the directory of this executable).
   std::string helper_dir;
+  // fibers: every postbox barrier among the competitors is measured a second time with its
+  // ranks as fibers of a Team (RanksMode::fibers, BarrierOptions::fibers), row "<name>@fibers",
+  // interleaved with the thread rows; auto: the same at the p that exceed the allowed CPUs;
+  // threads: no fiber rows.
+  RanksMode ranks = RanksMode::threads;
 };
 
 struct BarrierRow {
@@ -56,6 +62,8 @@ struct BarrierBenchResult {
   std::vector<BarrierRow> rows;
   // Per p: the default Barrier's algorithm() and reason().
   std::vector<std::pair<int, std::string>> default_algorithm, default_reason;
+  // The same for the default barrier told that its ranks are fibers (rows "default@fibers").
+  std::vector<std::pair<int, std::string>> fibers_default_algorithm, fibers_default_reason;
   // Things the reader must know (a helper missing, the load did not settle, ...).
   std::vector<std::string> notes;
   Calibration calibration;
@@ -75,7 +83,8 @@ struct BarrierRatio {
 };
 
 // Issue 10's ratios: at p = 2, default / best row; at p >= 4, default / std, pthread,
-// omp-gomp and omp-llvm.
+// omp-gomp and omp-llvm. Issue 15's, where a "default@fibers" row exists: default@fibers /
+// default (the same barrier on kernel threads), std, omp-gomp and omp-llvm.
 std::vector<BarrierRatio> barrier_ratios(const BarrierBenchResult& result, const std::vector<int>& ps);
 
 // default, fibo, combine, central, dissemination, mcs, tournament, hier, std, pthread,

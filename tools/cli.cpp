@@ -33,6 +33,14 @@ void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << '\n'; }
 int parse_positive(const std::string& name, const std::string& text, int hi) {
   return static_cast<int>(parse_int(text, "--" + name, 1, hi));
 }
+
+RanksMode parse_ranks_option(const std::string& text) {
+  try {
+    return parse_ranks_mode(text);
+  } catch (const InputError&) {
+    throw InputError("--ranks must be threads, fibers or auto, got '" + text + "'");
+  }
+}
 }  // namespace postbox::cli
 
 namespace postbox::cli {

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "postbox/collectives/selection.hpp"
+#include "postbox/runtime/team.hpp"
 
 namespace postbox::cli {
 
@@ -53,6 +54,9 @@ bool dry_run();
 
 // Prints j on stdout, pretty (2-space indent), followed by a newline.
 void print_json(const nlohmann::json& j);
+
+// --ranks threads|fibers|auto (team.hpp's RanksMode); anything else → InputError naming --ranks.
+RanksMode parse_ranks_option(const std::string& text);
 
 // Parses an int in 1..hi from an option's text (parse.hpp's grammar); InputError naming --NAME.
 int parse_positive(const std::string& name, const std::string& text, int hi = 1'000'000'000);

@@ -29,6 +29,7 @@ struct BenchBarrierArgs {
   bool json = false;
   bool quick = false;
   std::string outer, rounds, settle;  // text, parsed by parse.hpp's grammar (empty: not given)
+  std::string ranks = "threads";
 };
 
 // Thread counts of the benchmark: every p runs p threads at once.
@@ -62,12 +63,12 @@ void print_table(const bench::BarrierBenchResult& res, const std::vector<int>& p
   print_load("after", res.load_after);
   std::printf("calibration (%s): s = %.1f ns, r = %.1f ns, lambda = %.2f\n", c.source.c_str(), c.s_ns, c.r_ns, c.lambda);
   for (int p : ps) {
-    std::printf("\np = %d\n%-14s %12s %12s %12s %9s %9s\n", p, "impl", "median_ns", "mean_ns", "sd_ns", "vs fibo",
+    std::printf("\np = %d\n%-21s %12s %12s %12s %9s %9s\n", p, "impl", "median_ns", "mean_ns", "sd_ns", "vs fibo",
                 "rounds");
     const double fibo = median_of(res.rows, p, "fibo");
     for (const auto& r : res.rows) {
       if (r.p != p) continue;
-      std::printf("%-14s %12.1f %12.1f %12.1f", r.impl.c_str(), r.median_ns, r.mean_ns, r.sd_ns);
+      std::printf("%-21s %12.1f %12.1f %12.1f", r.impl.c_str(), r.median_ns, r.mean_ns, r.sd_ns);
       if (std::isfinite(fibo) && fibo > 0) std::printf(" %8.2fx", r.median_ns / fibo);
       else std::printf(" %9s", "-");
       // Spread of the round medians: slowest / fastest round.
@@ -79,6 +80,10 @@ void print_table(const bench::BarrierBenchResult& res, const std::vector<int>& p
       if (res.default_algorithm[i].first == p)
         std::printf("default chose '%s': %s\n", res.default_algorithm[i].second.c_str(),
                     res.default_reason[i].second.c_str());
+    for (std::size_t i = 0; i < res.fibers_default_algorithm.size(); ++i)
+      if (res.fibers_default_algorithm[i].first == p)
+        std::printf("default@fibers chose '%s': %s\n", res.fibers_default_algorithm[i].second.c_str(),
+                    res.fibers_default_reason[i].second.c_str());
   }
   std::printf("(rounds: the slowest round's median / the fastest's)\n");
   // The issues' targets, as measured ratios of medians (no pass/fail: the box is shared).
@@ -94,7 +99,8 @@ void print_table(const bench::BarrierBenchResult& res, const std::vector<int>& p
               median_of(res.rows, 2, "default") / best(2), ratio(2, "default", "omp-gomp"), ratio(2, "fibo", "omp-gomp"));
   std::printf("  p=8: default/std %.2f [<= 0.5], default/omp-gomp %.2f [<= 0.3]\n", ratio(8, "default", "std"),
               ratio(8, "default", "omp-gomp"));
-  std::printf("ratios of medians (issue 10's targets: p = 2 default/best <= 1.2; p >= 4 default ahead, < 1):\n");
+  std::printf("ratios of medians (issue 10's targets: p = 2 default/best <= 1.2; p >= 4 default ahead, < 1;\n"
+              "issue 15's: default@fibers/std <= 0.2 at p = 8, default@fibers under 50 us at p = 1024):\n");
   int shown_p = 0;
   for (const auto& r : bench::barrier_ratios(res, ps)) {
     if (r.p != shown_p) std::printf("%s  p=%d:", shown_p == 0 ? "" : "\n", r.p);
@@ -123,6 +129,7 @@ void bench_barrier(const BenchBarrierArgs& a) {
     o.settle_s = parse_real(a.settle, "--settle");
     if (o.settle_s < 0 || o.settle_s > 3600) throw InputError("--settle must be in 0..3600 seconds, got " + a.settle);
   }
+  o.ranks = parse_ranks_option(a.ranks);
   if (dry_run()) return;
   const bool tty = !a.json && ::isatty(2) != 0;
   const auto res = bench::run_barrier_bench(o, [&](const std::string& msg) {
@@ -279,6 +286,12 @@ void register_bench(CLI::App& app) {
                 "Print {\"rows\": [{\"p\", \"impl\", \"median_ns\", \"mean_ns\", \"sd_ns\", \"round_medians_ns\"}, ...],\n"
                 "\"ratios\", \"allowed_cpus\", \"rounds\", \"outer_per_round\", \"settled_after_s\", \"load_before\",\n"
                 "\"load_after\"} (notes go to stderr)");
+  sub->add_option("--ranks", args->ranks,
+                  "threads (default): every competitor on kernel threads; fibers: each postbox barrier also with its ranks\n"
+                  "as fibers of a Team (one worker per allowed CPU), rows '<name>@fibers' interleaved with the others,\n"
+                  "and the ratios default@fibers / default, std, omp-gomp, omp-llvm; auto: fiber rows at the p that\n"
+                  "exceed the allowed CPUs")
+      ->type_name("MODE");
   sub->add_flag("--quick", args->quick, "10 outer repetitions of about 5 ms (default: 20 of about 25 ms)");
   sub->add_option("--outer", args->outer,
                   "Outer repetitions per competitor and p, 1 to 100000, spread over the rounds (overrides the default and --quick)");

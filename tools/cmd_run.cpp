@@ -32,7 +32,7 @@
 namespace postbox::cli {
 namespace {
 
-// Every rank is a thread; beyond this a run is a typo (and fibers are issue 15's).
+// Beyond this a run is a typo (and the mailboxes' pair table grows as p²).
 constexpr int kMaxRunRanks = 4096;
 constexpr std::int64_t kMaxIters = 1'000'000;
 
@@ -42,6 +42,8 @@ struct RunArgs {
   std::string verify_every;
   std::string file;
   std::string threads;
+  std::string ranks;
+  CLI::Option* ranks_opt = nullptr;
   CLI::Option* verify_every_opt = nullptr;
   CLI::Option* file_opt = nullptr;
   CLI::Option* threads_opt = nullptr;
@@ -128,6 +130,8 @@ void run_collective(const RunArgs& args) {
     if (!args.verify) throw InputError("--verify-every applies with --verify");
     every = static_cast<int>(parse_int(args.verify_every, "--verify-every", 1, iters));
   }
+  TeamOptions opts;
+  if (args.ranks_opt->count() > 0) opts.ranks = parse_ranks_option(args.ranks);
   const bool from_file = args.file_opt->count() > 0;
   int processes = 1;
 #ifdef POSTBOX_HAVE_MPI
@@ -145,6 +149,9 @@ void run_collective(const RunArgs& args) {
   (void)shape;
 #else
   if (mpi::active()) {
+    if (args.ranks_opt->count() > 0 && opts.ranks != RanksMode::threads) {
+      throw InputError("--ranks " + args.ranks + " does not apply under mpirun (the job's ranks are threads)");
+    }
     Shape s = shape;
     s.threads = req.p / processes;
     run_across_processes(args, plan, req, s, iters, every);
@@ -152,10 +159,12 @@ void run_collective(const RunArgs& args) {
   }
 #endif
   if (req.p > kMaxRunRanks) {
-    throw InputError("--p must be at most " + std::to_string(kMaxRunRanks) + " for run (a thread per rank), got " +
-                     std::to_string(req.p));
+    throw InputError("--p must be at most " + std::to_string(kMaxRunRanks) + " for run, got " + std::to_string(req.p));
   }
-  require_threads(static_cast<std::uint64_t>(req.p), "--p " + std::to_string(req.p));
+  const bool fibers = resolve_ranks_mode(opts.ranks, req.p) == RanksMode::fibers;
+  // With fibers the kernel threads are the workers: at most the allowed CPUs.
+  require_threads(static_cast<std::uint64_t>(fibers ? std::min(req.p, allowed_cpu_count()) : req.p),
+                  "--p " + std::to_string(req.p));
   if (req.op == "barrier" && args.verify) {
     throw InputError("--verify does not apply to barrier: its messages carry no data (a run that returns has completed "
                      "every rank's arrival and wake-up)");
@@ -172,7 +181,6 @@ void run_collective(const RunArgs& args) {
       return;
     }
   }
-  TeamOptions opts;
   // Rings that hold whatever the plan needs to be deadlock-free in program order.
   opts.mailbox.ring_bytes = 64 * 1024;
   if (validate_rings(*plan, opts.mailbox.ring_bytes)) opts.mailbox.ring_bytes = ring_bytes_needed(*plan);
@@ -225,6 +233,7 @@ void run_collective(const RunArgs& args) {
       timed ? ns[std::min(ns.size() - 1, static_cast<std::size_t>(0.9 * static_cast<double>(ns.size() - 1) + 0.5))] : 0;
   if (args.json) {
     nlohmann::ordered_json j{{"op", plan->op},          {"algo", plan->algo},    {"p", plan->p},
+                             {"ranks", team.fibers() ? "fibers" : "threads"},
                              {"bytes", plan->bytes},    {"iters", iters},        {"timed_runs", ns.size()},
                              {"median_ns", nullptr},
                              {"p90_ns", nullptr},       {"verified", nullptr},   {"verified_runs", checked}};
@@ -236,8 +245,9 @@ void run_collective(const RunArgs& args) {
     std::cout << j.dump(2) << '\n';
     return;
   }
-  std::printf("%s/%s p=%d bytes=%llu iters=%d: ", plan->op.c_str(), plan->algo.c_str(), plan->p,
-              static_cast<unsigned long long>(plan->bytes), iters);
+  std::printf("%s/%s p=%d bytes=%llu iters=%d%s: ", plan->op.c_str(), plan->algo.c_str(), plan->p,
+              static_cast<unsigned long long>(plan->bytes), iters,
+              team.fibers() ? (" on fibers (" + std::to_string(team.workers()) + " workers)").c_str() : "");
   if (ns.size() < static_cast<std::size_t>(iters)) std::printf("stopped after %zu timed runs, ", ns.size());
   if (timed) std::printf("median %.1f us, p90 %.1f us", median / 1e3, p90 / 1e3);
   std::printf("%s\n", !verified ? "" : (*verified ? ", verified" : (timed ? ", VERIFY FAILED" : "VERIFY FAILED")));
@@ -365,8 +375,13 @@ void register_run(CLI::App& app) {
                                       "T ranks (rank = process x T + thread; an explicit --p must agree), without mpirun "
                                       "p = T")
                           ->type_name("T");
+  args->ranks_opt = cmd->add_option("--ranks", args->ranks,
+                                    "How ranks run: threads (one kernel thread each), fibers (Boost.Context fibers on "
+                                    "one worker thread per allowed CPU), auto (fibers when --p exceeds the allowed "
+                                    "CPUs). Default: POSTBOX_RANKS, else threads. Not under mpirun")
+                        ->type_name("MODE");
   cmd->add_flag("--json", args->json,
-                R"(Print {"op","algo","p","bytes","iters","timed_runs","median_ns","p90_ns","verified","verified_runs"}; )"
+                R"(Print {"op","algo","p","ranks","bytes","iters","timed_runs","median_ns","p90_ns","verified","verified_runs"}; )"
                 R"(under mpirun also "processes" and "threads" after "p")");
   cmd->add_flag("--list", args->list, "List every registered op and algorithm, one per line, and exit");
   cmd->callback([args] { run_collective(*args); });

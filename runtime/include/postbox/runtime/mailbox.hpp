@@ -7,7 +7,8 @@
 // sends from src, and at most one thread acts as rank dst for receives at dst (the Team
 // guarantees this: one thread per rank; a rank's sending and receiving may also be split over
 // two threads, one per role). Handing a role to another thread needs a happens-before edge
-// (joining, a barrier). Ranks are 0..size()-1; a rank outside that range is a programming
+// (joining, a barrier). A rank that is a fiber (Team with RanksMode::fibers) counts as a
+// thread here: its waits switch to its worker's other ranks (wait.hpp, docs/fibers.md). Ranks are 0..size()-1; a rank outside that range is a programming
 // error (PB_CHECK, file:line). A rank may send to itself; its messages to itself are sent and
 // received by one thread, so a call that could only complete with another thread's help fails
 // fast (PB_CHECK) instead of hanging: a self-send that does not fit the free space of the

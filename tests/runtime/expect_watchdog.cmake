@@ -1,0 +1,20 @@
+# Runs a test binary that must hang and checks that the watchdog's report (stderr) matches
+# REGEX: cmake -DREGEX=... -P expect_watchdog.cmake -- <binary> <args...>
+set(cmd)
+set(after_dashes FALSE)
+math(EXPR last "${CMAKE_ARGC} - 1")
+foreach(i RANGE 1 ${last})
+  if(after_dashes)
+    list(APPEND cmd "${CMAKE_ARGV${i}}")
+  elseif("${CMAKE_ARGV${i}}" STREQUAL "--")
+    set(after_dashes TRUE)
+  endif()
+endforeach()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env POSTBOX_TEST_TIMEOUT_S=2 ${cmd}
+  RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out TIMEOUT 60)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "the hanging test passed (exit 0); stderr:\n${err}")
+endif()
+if(NOT err MATCHES "${REGEX}")
+  message(FATAL_ERROR "the watchdog's report does not match '${REGEX}' (exit ${rc}); stderr:\n${err}")
+endif()
