@@ -203,8 +203,11 @@ void Team::fiber_worker(int w) {
   // release: as in worker().
   started_.fetch_add(1, std::memory_order_release);
   wake(done_word_);
-  // Every rank parks in rank_loop() between runs and returns once stopping_ is seen.
-  fiber_workers_[static_cast<std::size_t>(w)]->run(park_wait_);
+  // Every rank parks in rank_loop() between runs and returns once stopping_ is seen. The worker
+  // idles with the full policy, spin included: it is one thread per allowed CPU, and a yield on
+  // a busy machine can lose the core for a whole time slice, where the spin keeps it until the
+  // other worker's rank hands over.
+  fiber_workers_[static_cast<std::size_t>(w)]->run(wait_);
 }
 
 void Team::rank_loop(int rank) {
