@@ -553,11 +553,9 @@ TEST(TeamFibers, MailboxesOfAFiberTeamNeverUseMembarrier) {
 TEST(TeamFibers, WorkersDefaultToTheAllowedCpusAtMostPAndOwnConsecutiveBlocks) {
   EXPECT_EQ(Team(64, fiber_options(0)).workers(), std::min(64, allowed_cpu_count()));
   EXPECT_EQ(Team(2, fiber_options(8)).workers(), 2);
-  const int before = thread_count();
   Team team(10, fiber_options(3));
   EXPECT_TRUE(team.fibers());
-  EXPECT_EQ(team.workers(), 3);
-  EXPECT_EQ(thread_count(), before + 3);
+  EXPECT_EQ(team.workers(), 3);  // the kernel threads: ThreadsArePersistentAndNeverLeak counts them
   // worker w: ranks w*p/k .. (w+1)*p/k - 1 = {0,1,2}, {3,4,5}, {6,7,8,9}
   const std::vector<int> want{0, 0, 0, 1, 1, 1, 2, 2, 2, 2};
   for (int r = 0; r < 10; ++r) EXPECT_EQ(team.worker_of(r), want[static_cast<std::size_t>(r)]) << "rank " << r;
