@@ -3,12 +3,18 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
+#include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "postbox/barrier/barrier.hpp"
 #include "postbox/cluster/barrier.hpp"
+#include "postbox/cluster/job.hpp"
 #include "postbox/cluster/mpi_env.hpp"
+#include "postbox/collectives/plans.hpp"
+#include "postbox/collectives/verify.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/topology.hpp"
 
@@ -55,6 +61,51 @@ double threaded(int threads, int iters, Phase&& phase) {
   return elapsed;
 }
 
+// The postbox hybrid bcast and allreduce rows share one cluster::Job of the hybrid processes,
+// constructed by the first batch that runs (collective over the hybrid communicator, which every
+// hybrid batch gets) and kept until the bench ends.
+struct SharedJob {
+  std::unique_ptr<cluster::Job> job;
+};
+
+// A hybrid batch: the plan for `req` at p = P·T, built and prepared (its first run) once, then
+// run back to back by the job (run() returns once this process's ranks finished; the next run's
+// messages match in order, as MPI_Bcast's do).
+ClusterBatch job_batch(std::shared_ptr<SharedJob> shared, PlanRequest req) {
+  struct State {
+    std::shared_ptr<const Plan> plan;
+    std::vector<std::vector<std::byte>> bufs;
+    std::vector<std::span<std::byte>> users;
+    ReduceFn sum;
+  };
+  auto st = std::make_shared<State>();
+  return [shared = std::move(shared), req = std::move(req), st](MPI_Comm comm, int threads, int iters) mutable {
+    if (!shared->job) shared->job = std::make_unique<cluster::Job>(comm, threads);
+    cluster::Job& job = *shared->job;
+    if (!st->plan) {
+      req.p = job.p();
+      st->plan = cached_plan(req);
+      st->sum = unsigned_sum(st->plan->elem_bytes);
+      st->bufs.resize(static_cast<std::size_t>(threads));
+      for (int t = 0; t < threads; ++t) {
+        st->bufs[static_cast<std::size_t>(t)].resize(st->plan->user_bytes[static_cast<std::size_t>(job.rank_of(t))]);
+        st->users.emplace_back(st->bufs[static_cast<std::size_t>(t)]);
+      }
+    }
+    for (int i = 0; i < 10; ++i) job.run(st->plan, st->users, &st->sum);
+    const auto start = Clock::now();
+    for (int i = 0; i < iters; ++i) job.run(st->plan, st->users, &st->sum);
+    return ns_since(start);
+  };
+}
+
+std::string hybrid_reason(const char* op, const char* algo) {
+  return std::string("postbox hybrid ") + op + ": " + algo +
+         " on one cluster::Job (plan built once, run repeatedly); ranks are process-major, so with P and T "
+         "powers of two its subtrees below a process boundary are whole processes: P - 1 messages cross "
+         "between processes each way, the fewest a tree can send";
+}
+
 }  // namespace
 
 ClusterBench::ClusterBench(MPI_Comm world, ClusterBenchOptions options) : world_(world), options_(options) {
@@ -73,11 +124,12 @@ ClusterBench::~ClusterBench() {
   if (hybrid_ != MPI_COMM_NULL) MPI_Comm_free(&hybrid_);
 }
 
-void ClusterBench::add(std::string group, std::string impl, bool hybrid, ClusterBatch batch) {
+void ClusterBench::add(std::string group, std::string impl, bool hybrid, ClusterBatch batch, std::string reason) {
   Competitor c;
   c.row.group = std::move(group);
   c.row.impl = std::move(impl);
   c.row.hybrid = hybrid;
+  c.row.reason = std::move(reason);
   c.batch = std::move(batch);
   competitors_.push_back(std::move(c));
 }
@@ -152,6 +204,7 @@ void add_cluster_rows(ClusterBench& bench) {
               MPI_Wait(&r, MPI_STATUS_IGNORE);
             }));
   // Collectives: 8 B and 64 KiB of doubles.
+  auto shared = std::make_shared<SharedJob>();
   for (const int bytes : {8, 65536}) {
     const std::string size = bytes == 8 ? "8 B" : "64 KiB";
     const int count = bytes / static_cast<int>(sizeof(double));
@@ -166,8 +219,19 @@ void add_cluster_rows(ClusterBench& bench) {
       out.resize(static_cast<std::size_t>(count));
       MPI_Allreduce(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, c);
     };
+    PlanRequest req;
+    req.bytes = bytes;
+    req.elem_bytes = sizeof(double);
+    req.op = "bcast";
+    req.algo = kHybridBcastAlgo;
+    bench.add("bcast " + size, "postbox hybrid", true, job_batch(shared, req),
+              bytes == 8 ? hybrid_reason("bcast", kHybridBcastAlgo) : std::string());
     if (have_openmp()) bench.add("bcast " + size, "MPI+OpenMP", true, omp(bcast));
     bench.add("bcast " + size, "MPI_Bcast", false, flat(bcast));
+    req.op = "allreduce";
+    req.algo = kHybridAllreduceAlgo;
+    bench.add("allreduce " + size, "postbox hybrid", true, job_batch(shared, req),
+              bytes == 8 ? hybrid_reason("allreduce", kHybridAllreduceAlgo) : std::string());
     if (have_openmp()) bench.add("allreduce " + size, "MPI+OpenMP", true, omp(allreduce));
     bench.add("allreduce " + size, "MPI_Allreduce", false, flat(allreduce));
   }

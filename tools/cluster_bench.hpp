@@ -31,6 +31,7 @@ struct ClusterRow {
   std::string group;  // "barrier", "bcast 8 B", "bcast 64 KiB", "allreduce 8 B", "allreduce 64 KiB"
   std::string impl;   // "postbox hybrid", "MPI_Barrier", ...
   bool hybrid = false;
+  std::string reason;  // why this row runs what it runs (the postbox hybrid plans' algorithm); may be empty
   int iters = 0;  // operations per batch
   double median_ns = 0;
   std::vector<double> round_ns;
@@ -60,10 +61,9 @@ class ClusterBench {
   ClusterBench(const ClusterBench&) = delete;
   ClusterBench& operator=(const ClusterBench&) = delete;
 
-  // Adds a competitor (the same calls, in the same order, on every process). The postbox hybrid
-  // bcast and allreduce rows (cluster::Job) are one call each: add("bcast 8 B", "postbox hybrid",
-  // true, batch).
-  void add(std::string group, std::string impl, bool hybrid, ClusterBatch batch);
+  // Adds a competitor (the same calls, in the same order, on every process), with the reason
+  // line the output prints for it (empty: none).
+  void add(std::string group, std::string impl, bool hybrid, ClusterBatch batch, std::string reason = {});
   // Collective: runs every competitor; every process returns the same rows.
   ClusterBenchResult run();
 
@@ -80,9 +80,20 @@ class ClusterBench {
 };
 
 // The rows of `postbox bench cluster`: barrier (postbox hybrid, postbox intra + MPI_Barrier,
-// MPI+OpenMP, MPI_Barrier, MPI_Ibarrier), and MPI_Bcast / MPI_Allreduce at 8 B and 64 KiB, flat
-// and as MPI+OpenMP.
+// MPI+OpenMP, MPI_Barrier, MPI_Ibarrier), and bcast / allreduce at 8 B and 64 KiB: postbox
+// hybrid (a plan run by one cluster::Job of the P processes x T threads, kHybridBcastAlgo and
+// kHybridAllreduceAlgo, built once and run repeatedly), MPI+OpenMP and flat MPI_Bcast /
+// MPI_Allreduce.
 void add_cluster_rows(ClusterBench& bench);
+
+// The hybrid rows' algorithms. Ranks are process-major (rank = process·T + thread), so with P
+// and T powers of two every subtree of the binomial tree (bcast) and of the recursive-halving
+// interval tree (reduce-bcast's reduce and bcast) below a process boundary is a block of one
+// process's ranks: P − 1 messages cross between processes each way, the fewest any tree can send,
+// each of the whole buffer once; recursive doubling and postal would send log2 P or more MPI
+// messages from every thread.
+inline constexpr const char* kHybridBcastAlgo = "binomial";
+inline constexpr const char* kHybridAllreduceAlgo = "reduce-bcast";
 
 // MPI+OpenMP (cluster_bench_omp.cpp, compiled with OpenMP): T OpenMP threads; per operation
 // `#pragma omp barrier`, the master calls op(comm), `#pragma omp barrier`. Returns the master's

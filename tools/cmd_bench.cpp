@@ -215,10 +215,15 @@ void print_cluster(const bench::ClusterBenchResult& res) {
                   base != nullptr ? r.median_ns / base->median_ns : std::nan(""), r.iters);
     }
     if (base != nullptr) std::printf("%-18s (ratio: time / %s's)\n", "", base->impl.c_str());
+    for (const auto& r : res.rows)
+      if (r.group == g && !r.reason.empty()) std::printf("%-18s reason: %s\n", "", r.reason.c_str());
   }
   const double ours = row_ns(res.rows, "barrier", "postbox hybrid"), mpi = row_ns(res.rows, "barrier", "MPI_Barrier");
   std::printf("\nbarrier: postbox hybrid %dx%d / MPI_Barrier %d flat = %.2f (issue 11's targets: <= 1.5 at 2x1, < 1 at 2x4)\n",
               P, T, N, ours / mpi);
+  const double ar = row_ns(res.rows, "allreduce 8 B", "postbox hybrid"), mpi_ar = row_ns(res.rows, "allreduce 8 B", "MPI_Allreduce");
+  std::printf("allreduce 8 B: postbox hybrid %dx%d / MPI_Allreduce %d flat = %.2f (issue 11's target: <= 1.5 at 2x1)\n", P,
+              T, N, ar / mpi_ar);
 }
 
 void print_cluster_json(const bench::ClusterBenchResult& res) {
@@ -227,8 +232,10 @@ void print_cluster_json(const bench::ClusterBenchResult& res) {
               res.processes, res.hybrid_processes, res.threads, res.on_node, res.cpus, res.rounds);
   for (std::size_t i = 0; i < res.rows.size(); ++i) {
     const auto& r = res.rows[i];
-    std::printf("%s{\"group\": \"%s\", \"impl\": \"%s\", \"hybrid\": %s, \"median_ns\": %.1f, \"ops\": %d, \"round_ns\": [",
-                i == 0 ? "" : ", ", r.group.c_str(), r.impl.c_str(), r.hybrid ? "true" : "false", r.median_ns, r.iters);
+    std::printf("%s{\"group\": \"%s\", \"impl\": \"%s\", \"hybrid\": %s, \"median_ns\": %.1f, \"ops\": %d, \"reason\": \"%s\", "
+                "\"round_ns\": [",
+                i == 0 ? "" : ", ", r.group.c_str(), r.impl.c_str(), r.hybrid ? "true" : "false", r.median_ns, r.iters,
+                r.reason.c_str());
     for (std::size_t k = 0; k < r.round_ns.size(); ++k) std::printf("%s%.1f", k == 0 ? "" : ", ", r.round_ns[k]);
     std::printf("]}");
   }
@@ -310,8 +317,10 @@ void register_bench(CLI::App& app) {
       "x T threads: postbox::cluster::ClusterBarrier; and the library's barrier inside each process with\n"
       "MPI_Barrier among the processes) against Open MPI's MPI_Barrier and MPI_Ibarrier over all P*T\n"
       "processes (flat), and MPI+OpenMP (P processes x T OpenMP threads; the master calls the MPI collective\n"
-      "between two '#pragma omp barrier's); MPI_Bcast and MPI_Allreduce at 8 B and 64 KiB, flat and as\n"
-      "MPI+OpenMP. While a hybrid row runs on P processes (world ranks 0, T, 2T, ...), the others sleep.\n"
+      "between two '#pragma omp barrier's); bcast and allreduce at 8 B and 64 KiB: postbox hybrid (one\n"
+      "postbox::cluster::Job of P x T ranks running a plan built once: bcast binomial, allreduce reduce-bcast;\n"
+      "the reason line says why), MPI_Bcast and MPI_Allreduce flat and as MPI+OpenMP.\n"
+      "While a hybrid row runs on P processes (world ranks 0, T, 2T, ...), the others sleep.\n"
       "Interleaved rounds; prints each row's median time per operation and its ratio to the postbox hybrid\n"
       "row of its group (else the flat MPI row), the load, and whether the ranks oversubscribe the CPUs.");
   csub->add_option("--threads", cargs->threads, "T: threads per hybrid process, 1 to 1024; mpirun's -np must be a multiple")
@@ -320,7 +329,7 @@ void register_bench(CLI::App& app) {
   csub->add_option("--target-ms", cargs->target_ms, "Time per batch in ms, 1 to 10000")->capture_default_str();
   csub->add_flag("--json", cargs->json,
                  "Print {\"processes\", \"hybrid_processes\", \"threads\", \"rows\": [{\"group\", \"impl\", \"hybrid\",\n"
-                 "\"median_ns\", \"ops\", \"round_ns\"}, ...]} (process 0)");
+                 "\"median_ns\", \"ops\", \"reason\", \"round_ns\"}, ...]} (process 0)");
   csub->callback([cargs] { bench_cluster(*cargs); });
 }
 
