@@ -84,6 +84,7 @@ ClusterBatch job_batch(std::shared_ptr<SharedJob> shared, PlanRequest req) {
     cluster::Job& job = *shared->job;
     if (!st->plan) {
       req.p = job.p();
+      cluster::use_job_hier_levels(req, job.processes(), threads);
       st->plan = cached_plan(req);
       st->sum = unsigned_sum(st->plan->elem_bytes);
       st->bufs.resize(static_cast<std::size_t>(threads));
@@ -99,11 +100,19 @@ ClusterBatch job_batch(std::shared_ptr<SharedJob> shared, PlanRequest req) {
   };
 }
 
-std::string hybrid_reason(const char* op, const char* algo) {
-  return std::string("postbox hybrid ") + op + ": " + algo +
-         " on one cluster::Job (plan built once, run repeatedly); ranks are process-major, so with P and T "
-         "powers of two its subtrees below a process boundary are whole processes: P - 1 messages cross "
-         "between processes each way, the fewest a tree can send";
+std::string hybrid_reason(const std::string& op) {
+  const std::string common = " on one cluster::Job (plan built once, run repeatedly)";
+  if (op == "bcast") {
+    std::string source;
+    (void)cluster::inter_latency(&source);
+    return std::string("postbox hybrid bcast: ") + kHybridBcastAlgo + common +
+           ": its top level groups the ranks by process, so one message enters each process (P - 1 between "
+           "processes, the fewest a tree can send); tree among processes from " + source +
+           ", inside each from the intra figures";
+  }
+  return std::string("postbox hybrid allreduce: ") + kHybridAllreduceAlgo + common +
+         ": ranks are process-major, so with P and T powers of two its interval trees have whole processes as "
+         "subtrees: 2(P - 1) messages between processes, each of the whole buffer once";
 }
 
 }  // namespace
@@ -225,13 +234,13 @@ void add_cluster_rows(ClusterBench& bench) {
     req.op = "bcast";
     req.algo = kHybridBcastAlgo;
     bench.add("bcast " + size, "postbox hybrid", true, job_batch(shared, req),
-              bytes == 8 ? hybrid_reason("bcast", kHybridBcastAlgo) : std::string());
+              bytes == 8 ? hybrid_reason("bcast") : std::string());
     if (have_openmp()) bench.add("bcast " + size, "MPI+OpenMP", true, omp(bcast));
     bench.add("bcast " + size, "MPI_Bcast", false, flat(bcast));
     req.op = "allreduce";
     req.algo = kHybridAllreduceAlgo;
     bench.add("allreduce " + size, "postbox hybrid", true, job_batch(shared, req),
-              bytes == 8 ? hybrid_reason("allreduce", kHybridAllreduceAlgo) : std::string());
+              bytes == 8 ? hybrid_reason("allreduce") : std::string());
     if (have_openmp()) bench.add("allreduce " + size, "MPI+OpenMP", true, omp(allreduce));
     bench.add("allreduce " + size, "MPI_Allreduce", false, flat(allreduce));
   }

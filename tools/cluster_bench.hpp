@@ -86,13 +86,14 @@ class ClusterBench {
 // MPI_Allreduce.
 void add_cluster_rows(ClusterBench& bench);
 
-// The hybrid rows' algorithms. Ranks are process-major (rank = process·T + thread), so with P
-// and T powers of two every subtree of the binomial tree (bcast) and of the recursive-halving
-// interval tree (reduce-bcast's reduce and bcast) below a process boundary is a block of one
-// process's ranks: P − 1 messages cross between processes each way, the fewest any tree can send,
-// each of the whole buffer once; recursive doubling and postal would send log2 P or more MPI
-// messages from every thread.
-inline constexpr const char* kHybridBcastAlgo = "binomial";
+// The hybrid rows' algorithms. bcast: hier across the job (cluster::use_job_hier_levels): its top
+// level groups the ranks by process, so one message enters each process (P - 1 between
+// processes, the fewest a tree can send), built from the inter-process figures, and each
+// process's tree from the intra ones. allreduce: reduce-bcast, whose recursive-halving interval
+// trees (reduce, then bcast) have whole processes as subtrees when P and T are powers of two
+// (ranks are process-major): 2(P - 1) messages between processes, each of the whole buffer once;
+// recursive doubling and postal would send log2 P or more MPI messages from every thread.
+inline constexpr const char* kHybridBcastAlgo = "hier";
 inline constexpr const char* kHybridAllreduceAlgo = "reduce-bcast";
 
 // MPI+OpenMP (cluster_bench_omp.cpp, compiled with OpenMP): T OpenMP threads; per operation

@@ -318,7 +318,7 @@ void register_bench(CLI::App& app) {
       "MPI_Barrier among the processes) against Open MPI's MPI_Barrier and MPI_Ibarrier over all P*T\n"
       "processes (flat), and MPI+OpenMP (P processes x T OpenMP threads; the master calls the MPI collective\n"
       "between two '#pragma omp barrier's); bcast and allreduce at 8 B and 64 KiB: postbox hybrid (one\n"
-      "postbox::cluster::Job of P x T ranks running a plan built once: bcast binomial, allreduce reduce-bcast;\n"
+      "postbox::cluster::Job of P x T ranks running a plan built once: bcast hier, allreduce reduce-bcast;\n"
       "the reason line says why), MPI_Bcast and MPI_Allreduce flat and as MPI+OpenMP.\n"
       "While a hybrid row runs on P processes (world ranks 0, T, 2T, ...), the others sleep.\n"
       "Interleaved rounds; prints each row's median time per operation and its ratio to the postbox hybrid\n"

@@ -112,7 +112,7 @@ Shape job_shape(const RunArgs& args, std::map<std::string, std::string>& given, 
 }
 
 #ifdef POSTBOX_HAVE_MPI
-void run_across_processes(const RunArgs& args, const std::shared_ptr<const Plan>& plan, const PlanRequest& req,
+void run_across_processes(const RunArgs& args, const std::shared_ptr<const Plan>& plan, PlanRequest req,
                           const Shape& shape, int iters, int every);
 #endif
 
@@ -256,7 +256,7 @@ void run_collective(const RunArgs& args) {
 #ifdef POSTBOX_HAVE_MPI
 // `run` under mpirun: the same plan, run by a cluster::Job of P processes × T threads; every
 // process checks its own ranks, process 0 prints (docs/cluster.md).
-void run_across_processes(const RunArgs& args, const std::shared_ptr<const Plan>& given_plan, const PlanRequest& req,
+void run_across_processes(const RunArgs& args, const std::shared_ptr<const Plan>& given_plan, PlanRequest req,
                           const Shape& shape, int iters, int every) {
   require_threads(static_cast<std::uint64_t>(shape.threads), "--threads " + std::to_string(shape.threads));
   if (req.op == "barrier" && args.verify) {
@@ -265,6 +265,8 @@ void run_across_processes(const RunArgs& args, const std::shared_ptr<const Plan>
   }
   if (args.verify) require_oracle(req.op);
   if (dry_run()) return;
+  // hier: the tree across processes from the inter figures, inside each from the intra ones.
+  if (!given_plan) cluster::use_job_hier_levels(req, shape.processes, shape.threads);
   std::optional<Oracle> oracle;
   if (args.verify || Oracle::knows(req.op)) oracle.emplace(req);
   std::shared_ptr<const Plan> plan = given_plan ? given_plan : cached_plan(req);

@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "postbox/cluster/barrier.hpp"
 #include "postbox/runtime/check.hpp"
 
 namespace postbox::cluster {
@@ -409,6 +410,22 @@ std::optional<std::string> agree(MPI_Comm comm, const std::optional<std::string>
   if (first_diff == INT_MAX) return std::nullopt;
   return "the processes were given different arguments: process " + std::to_string(first_diff) +
          " differs from process 0";
+}
+
+std::shared_ptr<const HierLevels> job_hier_levels(int processes, int threads, const SendRecv& inter, const SendRecv& intra) {
+  if (threads < 1) throw InputError("threads per process must be at least 1, got " + std::to_string(threads));
+  const Topology& machine = Topology::machine();
+  auto levels = std::make_shared<HierLevels>();
+  levels->groups = cluster_groups(processes, threads, topology_groups(machine, machine.place(Placement::compact(), threads)));
+  // Level 0 (the processes) takes inter; the levels inside a process the last, intra.
+  levels->models = {inter, intra};
+  return levels;
+}
+
+bool use_job_hier_levels(PlanRequest& req, int processes, int threads, std::string* inter_source) {
+  if (req.algo != "hier" && req.algo.rfind("hier:", 0) != 0) return false;
+  req.hier_levels = job_hier_levels(processes, threads, inter_latency(inter_source), model_of(req));
+  return true;
 }
 
 }  // namespace postbox::cluster

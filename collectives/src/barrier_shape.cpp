@@ -45,7 +45,7 @@ std::optional<BarrierAlgorithm> parse_barrier_algorithm(std::string_view name) {
 }
 
 BarrierShape barrier_shape(BarrierAlgorithm algorithm, int n, const SendRecv& send_recv, const Topology* topology,
-                           const std::vector<int>* placement) {
+                           const std::vector<int>* placement, const HierLevels* levels) {
   if (n < 1) throw InputError("barrier: p must be at least 1, got " + std::to_string(n));
   BarrierShape s;
   s.algorithm = algorithm;
@@ -96,8 +96,12 @@ BarrierShape barrier_shape(BarrierAlgorithm algorithm, int n, const SendRecv& se
       break;
     case BarrierAlgorithm::hier:
       s.family = BarrierShape::Family::tree;
-      if (topology == nullptr || placement == nullptr) throw InputError("barrier hier needs a topology and a placement");
-      s.wakeup = build_tree(ShapeSpec::parse("hier"), n, 0, send_recv, topology, placement);
+      if (levels != nullptr) {
+        s.wakeup = build_hier_tree({}, levels->groups, n, 0, send_recv, levels->models);
+      } else {
+        if (topology == nullptr || placement == nullptr) throw InputError("barrier hier needs a topology and a placement");
+        s.wakeup = build_tree(ShapeSpec::parse("hier"), n, 0, send_recv, topology, placement);
+      }
       // Arrival: the nearest subtrees first (the reverse of the wake-up's send order, which
       // serves the other classes' leaders before its own class).
       s.arrival = reversed(s.wakeup);

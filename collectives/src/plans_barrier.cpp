@@ -70,8 +70,9 @@ void append_rounds_barrier(Draft& x, const BarrierShape& s) {
 Plan build_barrier(const PlanRequest& req) {
   const auto algorithm = parse_barrier_algorithm(req.algo);
   if (!algorithm) throw InputError("barrier/" + req.algo + ": barrier algorithms take no parameter");
-  const HierPlacement placed(req, *algorithm == BarrierAlgorithm::hier);
-  const BarrierShape shape = barrier_shape(*algorithm, req.p, model_of(req), placed.topology(), placed.placement());
+  const HierPlacement placed(req, *algorithm == BarrierAlgorithm::hier && !req.hier_levels);
+  const BarrierShape shape =
+      barrier_shape(*algorithm, req.p, model_of(req), placed.topology(), placed.placement(), req.hier_levels.get());
   PlanDraft d(req, -1);
   d.plan().elem_bytes = 1;  // nothing is combined: copies of whole messages
   const auto bytes = static_cast<std::uint64_t>(req.bytes);

@@ -140,6 +140,14 @@ std::shared_ptr<const Plan> cached_plan(const PlanRequest& req) {
       << m.s.str() << '|' << m.r.str() << '|' << static_cast<const void*>(req.topology) << '|'
       << static_cast<const void*>(req.placement);
   for (const auto& [k, v] : req.params) key << '|' << k << '=' << v;
+  if (req.hier_levels) {
+    key << "|levels";
+    for (const auto& g : req.hier_levels->groups) {
+      key << '/';
+      for (int c : g) key << c << ',';
+    }
+    for (const SendRecv& lm : req.hier_levels->models) key << '/' << lm.s.str() << ':' << lm.r.str();
+  }
   static std::mutex mu;
   static std::map<std::string, std::shared_ptr<const Plan>> cache;
   const std::string k = key.str();

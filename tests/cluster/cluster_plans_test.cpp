@@ -7,7 +7,8 @@
 // selection refuses for this p (a power-of-two algorithm at p = 6) is refused alike without MPI,
 // so it is listed and skipped; at least one plan per op must run. Also checked: the job's rank
 // numbering and topology levels, and that sends are staged exactly where a later op overwrites
-// their region (bcast/binomial: none; allreduce/recursive-doubling: some, once P > 1).
+// their region (bcast/binomial: none; allreduce/recursive-doubling: some, once P > 1), and that
+// hier plans built with use_job_hier_levels send between processes only leader to leader.
 // Exit 0 when everything holds; 1 naming the first failure (process 0 prints).
 #include <cstdio>
 #include <cstdlib>
@@ -56,6 +57,9 @@ std::vector<std::string> expand(const std::string& listed) {
 
 // Runs one request twice and checks every rank after each run; false when the selection
 // refused it.
+void run_request(pc::Job& job, const std::string& name, const postbox::PlanRequest& req,
+                 const std::shared_ptr<const postbox::Plan>& plan);
+
 bool run_one(pc::Job& job, std::map<std::string, std::string> given) {
   const std::string name = given["op"] + "/" + given["algo"] + " bytes " + given["bytes"];
   postbox::PlanRequest req;
@@ -66,6 +70,12 @@ bool run_one(pc::Job& job, std::map<std::string, std::string> given) {
   } catch (const InputError&) {
     return false;
   }
+  run_request(job, name, req, plan);
+  return true;
+}
+
+void run_request(pc::Job& job, const std::string& name, const postbox::PlanRequest& req,
+                 const std::shared_ptr<const postbox::Plan>& plan) {
   const bool verify = postbox::Oracle::knows(req.op);
   std::optional<postbox::Oracle> oracle;
   if (verify) oracle.emplace(req);
@@ -87,7 +97,36 @@ bool run_one(pc::Job& job, std::map<std::string, std::string> given) {
   // The job's team has rings the plan can run on (it grows them where the plan needs more).
   if (postbox::validate_rings(*plan, job.team().mailboxes().options().ring_bytes)) fail(name + ": rings too small");
   job.forget(*plan);
-  return true;
+}
+
+// hier across processes (use_job_hier_levels, what postbox run --algo hier does under mpirun):
+// the top level of the plan's tree groups the ranks by process, so every message between
+// processes goes between two processes' leaders (the root for the root's process, else thread
+// 0): P - 1 of them for a bcast, 2(P - 1) for a barrier; and the plan runs verified.
+void check_job_hier(pc::Job& job, const std::string& op, const std::string& algo, int root) {
+  const int P = job.processes(), T = job.threads(), p = job.p();
+  std::map<std::string, std::string> given{{"op", op}, {"algo", algo}, {"p", std::to_string(p)}};
+  given["bytes"] = op == "barrier" ? "0" : "24";
+  if (postbox::op_has_root(op)) given["root"] = std::to_string(root);
+  const std::string name = op + "/" + algo + " across processes (root " + std::to_string(root) + ")";
+  postbox::PlanRequest req = postbox::select_plan(given);
+  if (!pc::use_job_hier_levels(req, P, T)) fail(name + ": use_job_hier_levels did not take hier");
+  const auto plan = postbox::cached_plan(req);
+  const int root_rank = op == "barrier" ? 0 : root;
+  const auto leader = [&](int process) { return process == root_rank / T ? root_rank : process * T; };
+  int crossing = 0;
+  for (int r = 0; r < p; ++r) {
+    for (const postbox::OpView o : plan->ops(r)) {
+      if (o.code != postbox::OpCode::send || o.peer / T == r / T) continue;
+      ++crossing;
+      if (r != leader(r / T) || o.peer != leader(o.peer / T))
+        fail(name + ": rank " + std::to_string(r) + " sends to rank " + std::to_string(o.peer) + " in another process, not leader to leader");
+    }
+  }
+  const int expected = (op == "barrier" ? 2 : 1) * (P - 1);
+  if (crossing != expected)
+    fail(name + ": " + std::to_string(crossing) + " messages between processes, expected " + std::to_string(expected));
+  run_request(job, name, req, plan);
 }
 
 }  // namespace
@@ -147,6 +186,10 @@ int main(int argc, char** argv) {
     if (staged_bcast != 0) fail("bcast/binomial staged " + std::to_string(staged_bcast) + " bytes (forwards only)");
     if (job.processes() > 1 && staged_rd == 0) fail("allreduce/recursive-doubling staged nothing, yet overwrites what it sent");
   }
+
+  check_job_hier(job, "bcast", "hier", 0);
+  check_job_hier(job, "bcast", "hier:fibo", p - 1);
+  check_job_hier(job, "barrier", "hier", 0);
 
   std::map<std::string, int> ran_per_op;
   std::set<std::string> ops;

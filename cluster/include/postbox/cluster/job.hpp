@@ -45,6 +45,8 @@
 #include <string>
 #include <vector>
 
+#include "postbox/collectives/plans.hpp"
+#include "postbox/collectives/tree.hpp"
 #include "postbox/collectives/verify.hpp"
 #include "postbox/runtime/executor.hpp"
 #include "postbox/runtime/plan.hpp"
@@ -153,6 +155,21 @@ class Job {
 // several processes), or "the processes were given different arguments: process K differs from
 // process 0".
 std::optional<std::string> agree(MPI_Comm comm, const std::optional<std::string>& error, const std::string& fingerprint);
+
+// hier across a job of `processes` × `threads` ranks (issue 11; Cordsen §3 with per-level
+// latencies): level 0 the process (cluster_groups), its tree among the processes' leaders built
+// from `inter`; below it the topology classes (topology_groups) of `threads` ranks placed
+// compactly on this process's machine topology, the same inside every process, built from
+// `intra`. So every message between processes goes between two processes' leaders (a class's
+// leader is the root for the root's process, else its thread 0). Bad counts → InputError.
+std::shared_ptr<const HierLevels> job_hier_levels(int processes, int threads, const SendRecv& inter, const SendRecv& intra);
+
+// Where req asks for hier (bcast "hier[:...]", barrier "hier"): sets req.hier_levels to
+// job_hier_levels(processes, threads, inter_latency(), model_of(req)), so the inter figures are
+// the calibration's "inter" (postbox calibrate --mpi --save), else s = r = 1 us, and the intra
+// ones the request's (its --s and --r or --lambda, else model_of()'s default). Returns whether it
+// did; `inter_source` (when not null) says where the inter figures came from.
+bool use_job_hier_levels(PlanRequest& req, int processes, int threads, std::string* inter_source = nullptr);
 
 // A 64-bit hash of everything a plan runs (header fields, every op of every rank, buffer sizes):
 // two processes with the same fingerprint run the same plan.

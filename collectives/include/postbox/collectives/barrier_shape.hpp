@@ -73,8 +73,11 @@ struct BarrierShape {
 //    (topology and placement, one PU per index, required), binomial at every level; arrival
 //    along it, wake-up along it.
 // send_recv gives s and r (fibo, combine); the others ignore it.
+// hier with `levels` (not null): the tree of build_hier_tree over its groups and per-level figures
+// (binomial at every level), the topology and placement unused.
 BarrierShape barrier_shape(BarrierAlgorithm algorithm, int n, const SendRecv& send_recv,
-                           const Topology* topology = nullptr, const std::vector<int>* placement = nullptr);
+                           const Topology* topology = nullptr, const std::vector<int>* placement = nullptr,
+                           const HierLevels* levels = nullptr);
 
 // Messages a shape sends per phase: tree and central 2(n − 1), rounds n·m.
 std::int64_t barrier_messages(const BarrierShape& shape);

@@ -4,7 +4,8 @@
 //
 // Built in: (see docs/plans.md for each plan's buffers and order)
 //   bcast      flat, binary, kary:K, binomial, lambda[:ALPHA], greedy, fibo, hier[:S1,...]
-//              (the tree shapes of tree.hpp; the model comes from the request, see model_of()).
+//              (the tree shapes of tree.hpp; the model comes from the request, see model_of();
+//              hier from the request's hier_levels when given, with their per-level figures).
 //   reduce     binomial: recursive halving over rank intervals, rank-ordered combine, so any
 //              associative operator works (commutativity not needed), for any root.
 //   gather     binomial: the same intervals; rank i's block lands at offset i·bytes at the root.
@@ -19,8 +20,8 @@
 //   one-to-all, all-to-one, all-to-all   the C³ routing algorithms of c3.hpp (params mesh).
 //   barrier    central, dissemination, combine, mcs, tournament, fibo, hier: the barrier's
 //              arrival and wake-up as messages, built from barrier_shape() (barrier_shape.hpp)
-//              for the request's model; hier on the request's topology and placement (null:
-//              the machine, compact). Rootless (plan.root = −1; trees complete at rank 0).
+//              for the request's model; hier on the request's hier_levels, else its topology and
+//              placement (null: the machine, compact). Rootless (plan.root = −1; trees complete at rank 0).
 //
 // Buffers (Plan::user_bytes): bcast, reduce, allreduce: `bytes` at every rank (in place; after
 // reduce the non-root buffers hold partial results). gather: p·bytes at the root, `bytes`
@@ -58,6 +59,9 @@ struct PlanRequest {
   // For hier: the topology and rank → PU placement (null: the machine, compact placement).
   const Topology* topology = nullptr;
   const std::vector<int>* placement = nullptr;
+  // For hier: explicit classes and per-level figures (tree.hpp: HierLevels; a job across
+  // processes), used instead of topology and placement. Groups of a size other than p → PB_CHECK.
+  std::shared_ptr<const HierLevels> hier_levels;
 };
 
 using PlanBuilder = std::function<Plan(const PlanRequest&)>;

@@ -94,6 +94,16 @@ Tree build_hier_tree(const std::vector<ShapeSpec>& level_shapes, const std::vect
 Tree build_hier_tree(const std::vector<ShapeSpec>& level_shapes, const std::vector<std::vector<int>>& groups,
                      int p, int root, const SendRecv& model, const std::vector<SendRecv>& level_models);
 
+// Explicit classes and per-level figures for hier, instead of a topology and a placement: the
+// arguments of build_hier_tree (groups[l][rank] outermost first, models[l] among level l's class
+// leaders). A job across processes takes cluster_groups() with the inter-process s and r at
+// level 0 (cluster::job_hier_levels); plans (PlanRequest::hier_levels) and barrier shapes
+// build their hier tree from it.
+struct HierLevels {
+  std::vector<std::vector<int>> groups;
+  std::vector<SendRecv> models;
+};
+
 // The groups of a job of `processes` × `threads` ranks, global rank process·threads + thread, for
 // build_hier_tree: level 0 the process (a node of a cluster), then `inside`'s levels, each
 // naming thread t's class within its process (inside[l][t], e.g. topology_groups() of the
