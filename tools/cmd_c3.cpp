@@ -32,8 +32,11 @@ C3Machine machine_of(const C3Options& o) {
   const bool explicit_params = o.s || o.l || o.b || o.h;
   C3Machine m = C3Machine::delta();
   if (!o.machine.empty()) {
-    if (o.machine != "delta") throw InputError("unknown --machine '" + o.machine + "' (known: delta)");
+    if (o.machine != "delta" && o.machine != "mesh" && o.machine != "hypercube" && o.machine != "tree") {
+      throw InputError("unknown --machine '" + o.machine + "' (known: delta, mesh, hypercube, tree)");
+    }
     if (explicit_params) throw InputError("--machine and --s/--l/--b/--h are exclusive");
+    if (o.machine != "delta") m = C3Machine::network(o.machine, o.p);
   } else if (explicit_params) {
     if (!(o.s && o.l && o.b && o.h)) throw InputError("without --machine, give all of --s, --l, --b and --h");
     m.s = parse_real(*o.s, "--s");
@@ -64,7 +67,7 @@ std::string fmt(double v) {
 }
 
 void run_c3(C3Options o) {
-  if (o.op.empty()) throw InputError("--op is required (one-to-all, all-to-one, all-to-all)");
+  if (o.op.empty()) throw InputError("--op is required (one-to-one, one-to-all, all-to-one, all-to-all)");
   (void)c3_algorithm_names(o.op);
   if (o.p_text.empty()) throw InputError("--p is required");
   o.p = static_cast<int>(parse_int(o.p_text, "--p", 1, 4096));
@@ -149,16 +152,19 @@ void register_c3(CLI::App& app) {
                                "C3 model units (Hambrusch & Khokhar) of a routing algorithm, counted from its plan: "
                                "comm_units = sum over supersteps of max(S_i+R_i) + C_l + C_p (Fig. 1), comp_units = "
                                "sum of max ceil(t_i/l)");
-  c->add_option("--op", opts->op, "one-to-all, all-to-one or all-to-all");
+  c->add_option("--op", opts->op, "one-to-one, one-to-all, all-to-one or all-to-all");
   c->add_option("--algo", opts->algo,
-                "one-to-all: 1-lev-dir, 1-lev-our-br, 2-lev-rec, 3-lev-sq, logp-lev-sq, logp-lev-rec:G; all-to-one: "
+                "one-to-one: 1-lev-dir; one-to-all: 1-lev-dir, 1-lev-our-br, 1-lev-sys-br, 2-lev-rec, 3-lev-sq, logp-lev-sq, logp-lev-rec:G; all-to-one: "
                 "1-lev-dir, 2-lev-rec, 3-lev-sq, logp-lev-sq; all-to-all: 1-lev-dir, 1-lev-perm:linear|xor|balanced, "
                 "2-lev-sq, 2-lev-rc, logp-lev-bfly");
   c->add_option("--p", opts->p_text, "number of processors, 1 to 4096");
   c->add_option("--L", opts->L_text, "actual message size in bytes, 0 to 1073741824");
   c->add_option("--root", opts->root_text, "source of one-to-all / destination of all-to-one, 0 to p-1 (default 0)");
   c->add_option("--mesh", opts->mesh, "RxC mesh the ranks form, row-major (default: closest to square)");
-  c->add_option("--machine", opts->machine, "delta: 256-processor Intel Delta, s = 8, l = 512, b = 16, h = 10 (the default)");
+  c->add_option("--machine", opts->machine,
+                "delta: 256-processor Intel Delta, s = 8, l = 512, b = 16, h = 10 (the default); mesh, hypercube, tree: "
+                "the p-processor machines of section 3 (square mesh b = sqrt p, h = 2/3 sqrt p; hypercube b = p/2, "
+                "h = log2(p)/2; tree b = 1, h = log2 p), s and l of the Delta");
   c->add_option("--s", opts->s, "set-up cost of a message, in units, 0 to 1e9");
   c->add_option("--l", opts->l, "packet length in bytes, above 0 and at most 1e9");
   c->add_option("--b", opts->b, "bisection width of the machine, above 0 and at most 1e9");

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "postbox/collectives/plans.hpp"
+#include "postbox/collectives/tree.hpp"
 #include "postbox/runtime/check.hpp"
 #include "s2p_planner.hpp"
 
@@ -142,7 +143,25 @@ double parse_gamma(std::string_view text) {
   return g;
 }
 
-std::vector<Round> scatter_rounds(const std::string& algo, const Mesh& m, int root) {
+// A broadcast tree as rounds: a rank receives in round k and sends to its i-th child (from 1) in
+// round k + i, in the tree's send order.
+std::vector<Round> tree_rounds(const Tree& tree, const std::vector<int>& blocks) {
+  std::vector<Round> rounds;
+  std::vector<int> order{tree.root}, step(static_cast<std::size_t>(tree.p), 0);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const int v = order[k];
+    int at = step[static_cast<std::size_t>(v)];
+    for (int c : tree.children[static_cast<std::size_t>(v)]) {
+      step[static_cast<std::size_t>(c)] = ++at;
+      if (rounds.size() < static_cast<std::size_t>(at)) rounds.resize(static_cast<std::size_t>(at));
+      rounds[static_cast<std::size_t>(at) - 1].push_back(Transfer{v, c, blocks});
+      order.push_back(c);
+    }
+  }
+  return rounds;
+}
+
+std::vector<Round> scatter_rounds(const std::string& algo, const Mesh& m, int root, const SendRecv& model) {
   const int p = m.p();
   std::vector<Round> rounds;
   if (algo == "1-lev-dir") {
@@ -162,6 +181,14 @@ std::vector<Round> scatter_rounds(const std::string& algo, const Mesh& m, int ro
       for (int v = 0; v + d < p; v += 2 * d) rd.push_back(Transfer{(v + root) % p, (v + d + root) % p, all});
       rounds.push_back(std::move(rd));
     }
+  } else if (algo == "1-lev-sys-br") {
+    // §4.1: the same long message through "the system's broadcast": ours is the tree `bcast`
+    // takes when none is named (default_bcast_shape()), for the request's model.
+    std::vector<int> all;
+    for (int j = 0; j < p; ++j) {
+      if (j != root) all.push_back(j);
+    }
+    rounds = tree_rounds(build_tree(ShapeSpec::parse(default_bcast_shape()), p, root, model), all);
   } else if (algo == "2-lev-rec") {
     Round r1, r2;
     two_lev_rec(m, Box{0, 0, m.rows, m.cols}, root, r1, r2);
@@ -185,7 +212,7 @@ std::vector<Round> scatter_rounds(const std::string& algo, const Mesh& m, int ro
     rounds = binomial_scatter(m, root, parse_gamma(std::string_view(algo).substr(13)));
   } else {
     throw InputError("unknown one-to-all algorithm '" + algo +
-                     "' (one of: 1-lev-dir, 1-lev-our-br, 2-lev-rec, 3-lev-sq, logp-lev-sq, logp-lev-rec:G)");
+                     "' (one of: 1-lev-dir, 1-lev-our-br, 1-lev-sys-br, 2-lev-rec, 3-lev-sq, logp-lev-sq, logp-lev-rec:G)");
   }
   std::erase_if(rounds, [](const Round& r) { return r.empty(); });
   return rounds;
@@ -402,22 +429,68 @@ double packets(double bytes, double l) { return std::ceil(bytes / l); }
 }  // namespace
 
 const std::vector<std::string>& c3_ops() {
-  static const std::vector<std::string> ops{"one-to-all", "all-to-one", "all-to-all"};
+  static const std::vector<std::string> ops{"one-to-one", "one-to-all", "all-to-one", "all-to-all"};
   return ops;
 }
 
 const std::vector<std::string>& c3_algorithm_names(std::string_view op) {
-  static const std::vector<std::string> o2a{"1-lev-dir", "1-lev-our-br", "2-lev-rec", "3-lev-sq", "logp-lev-sq", "logp-lev-rec:0.75"};
+  static const std::vector<std::string> o2o{"1-lev-dir"};
+  static const std::vector<std::string> o2a{"1-lev-dir", "1-lev-our-br", "1-lev-sys-br", "2-lev-rec", "3-lev-sq", "logp-lev-sq", "logp-lev-rec:0.75"};
   static const std::vector<std::string> a2o{"1-lev-dir", "2-lev-rec", "3-lev-sq", "logp-lev-sq"};
   static const std::vector<std::string> a2a{"1-lev-dir", "1-lev-perm:linear", "1-lev-perm:xor", "1-lev-perm:balanced",
                                             "2-lev-sq",  "2-lev-rc",          "logp-lev-bfly"};
+  if (op == "one-to-one") return o2o;
   if (op == "one-to-all") return o2a;
   if (op == "all-to-one") return a2o;
   if (op == "all-to-all") return a2a;
-  throw InputError("unknown C3 operation '" + std::string(op) + "' (one of: one-to-all, all-to-one, all-to-all)");
+  throw InputError("unknown C3 operation '" + std::string(op) + "' (one of: one-to-one, one-to-all, all-to-one, all-to-all)");
 }
 
 C3Machine C3Machine::delta() { return C3Machine{8, 512, 16, 10, Switching::wormhole, SendMode::nonblocking}; }
+
+int one_to_one_destination(int p, int i) {
+  PB_CHECK(p >= 1 && i >= 0 && i < p, "one_to_one_destination: rank outside 0..p-1");
+  const int mid = (p - 1) / 2;
+  if (p % 2 == 1 && p > 1) {
+    if (i == 0) return mid;
+    if (i == mid) return p - 1;
+    if (i == p - 1) return 0;
+  }
+  return p - 1 - i;
+}
+
+int one_to_one_source(int p, int j) {
+  PB_CHECK(p >= 1 && j >= 0 && j < p, "one_to_one_source: rank outside 0..p-1");
+  const int mid = (p - 1) / 2;
+  if (p % 2 == 1 && p > 1) {
+    if (j == mid) return 0;
+    if (j == p - 1) return mid;
+    if (j == 0) return p - 1;
+  }
+  return p - 1 - j;
+}
+
+C3Machine C3Machine::network(std::string_view kind, int p) {
+  if (p < 2) throw InputError("C3 network machines need p >= 2, got " + std::to_string(p));
+  C3Machine m = delta();
+  const double P = p, lg = std::log2(P);
+  if (kind == "mesh") {
+    const int side = static_cast<int>(std::lround(std::sqrt(P)));
+    if (side * side != p) throw InputError("the C3 mesh machine is square: p must be a perfect square, got " + std::to_string(p));
+    m.b = side;
+    m.h = 2.0 / 3.0 * side;
+  } else if (kind == "hypercube") {
+    if ((p & (p - 1)) != 0) throw InputError("the C3 hypercube needs p to be a power of two, got " + std::to_string(p));
+    m.b = P / 2;
+    m.h = lg / 2;
+  } else if (kind == "tree") {
+    m.b = 1;
+    m.h = lg;
+  } else {
+    throw InputError("unknown C3 network '" + std::string(kind) + "' (one of: mesh, hypercube, tree)");
+  }
+  return m;
+}
 
 double mesh_mean_distance(int a, int c) {
   const double da = a, dc = c;
@@ -458,7 +531,7 @@ Plan build_c3_plan(const C3Request& req) {
         throw InputError("unknown all-to-one algorithm '" + req.algo + "' (one of: 1-lev-dir, 2-lev-rec, 3-lev-sq, logp-lev-sq)");
       }
     }
-    rounds = scatter_rounds(req.algo, m, root);
+    rounds = scatter_rounds(req.algo, m, root, req.model ? *req.model : model_of(PlanRequest{}));
     // Block j is rank j's message: at the root at offset j·L, at rank j at offset 0 (the root's
     // own block stays at root·L). Scatter moves it from the root to j, gather back.
     auto at_root = [L](int b) { return static_cast<std::int64_t>(static_cast<std::uint64_t>(b) * L); };
@@ -490,6 +563,20 @@ Plan build_c3_plan(const C3Request& req) {
         for (auto& t : rd) std::swap(t.from, t.to);
       }
     }
+  } else if (req.op == "one-to-one") {
+    if (req.algo != "1-lev-dir") throw InputError("unknown one-to-one algorithm '" + req.algo + "' (one of: 1-lev-dir)");
+    // §3: every rank sends its block (block i = rank i's message) directly to its destination.
+    Round rd;
+    for (int i = 0; i < p; ++i) {
+      if (one_to_one_destination(p, i) != i) rd.push_back(Transfer{i, one_to_one_destination(p, i), {i}});
+    }
+    if (!rd.empty()) rounds.push_back(std::move(rd));
+    lay.user_bytes.assign(static_cast<std::size_t>(p), 2 * L);
+    lay.initial_at = [](int r, int b) -> std::int64_t { return b == r ? 0 : -1; };
+    lay.final_at = [p, L](int r, int b) -> std::int64_t {
+      return b >= 0 && b < p && one_to_one_destination(p, b) == r ? static_cast<std::int64_t>(L) : -1;
+    };
+    lay.final_blocks = [p](int r) { return std::vector<int>{one_to_one_source(p, r)}; };
   } else if (req.op == "all-to-all") {
     rounds = all_to_all_rounds(req.algo, m);
     lay.user_bytes.assign(static_cast<std::size_t>(p), 2 * L * static_cast<std::uint64_t>(p));
@@ -679,7 +766,9 @@ C3Units c3_units(const Plan& plan, const C3Machine& mc, Mesh mesh) {
 void register_c3_plans() {
   const std::vector<std::tuple<std::string, std::string, std::string>> algos{
       {"one-to-all", "1-lev-dir", "C3 1-lev-dir: the source sends p-1 messages directly"},
+      {"one-to-one", "1-lev-dir", "C3 one-to-one (§3): every rank sends its message directly to a unique destination"},
       {"one-to-all", "1-lev-our-br", "C3 1-lev-our-br: one long message down a binomial heap"},
+      {"one-to-all", "1-lev-sys-br", "C3 1-lev-sys-br: one long message down the system's broadcast (bcast's default tree)"},
       {"one-to-all", "2-lev-rec", "C3 2-lev-rec: to the row leaders in the source's column, then within rows"},
       {"one-to-all", "3-lev-sq", "C3 3-lev-sq: to the leaders of sqrt(p) square submachines, then 2-lev-rec"},
       {"one-to-all", "logp-lev-sq", "C3 logp-lev-sq: binomial heap over alternating vertical/horizontal halves"},
@@ -699,7 +788,8 @@ void register_c3_plans() {
       std::optional<Mesh> mesh;
       if (it != req.params.end() && !it->second.empty()) mesh = Mesh::parse(it->second);
       return build_c3_plan(C3Request{req.op, req.algo, req.p, static_cast<std::uint64_t>(req.bytes),
-                                     req.op == "all-to-all" ? 0 : req.root, mesh});
+                                     req.op == "all-to-all" || req.op == "one-to-one" ? 0 : req.root, mesh,
+                                     model_of(req)});
     });
   }
 }

@@ -28,7 +28,7 @@ std::uint64_t plan_message_bound(const PlanRequest& req) {
   const std::uint64_t tree = p;                             // every rank receives about once
   const std::uint64_t rounds = p * (ceil_log2(p) + 2);      // a partner per rank per round
   const std::uint64_t all_pairs = p * (p - 1);
-  if (req.op == "bcast" || req.op == "reduce" || req.op == "gather") return tree;
+  if (req.op == "bcast" || req.op == "reduce" || req.op == "gather" || req.op == "one-to-one") return tree;
   if (req.op == "allreduce" || req.op == "one-to-all" || req.op == "all-to-one" || req.op == "barrier") return 2 * rounds;
   if (req.op == "s2p") return family == "xor" ? all_pairs : rounds;
   if (req.op == "all-to-all") {

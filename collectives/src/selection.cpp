@@ -48,19 +48,19 @@ constexpr std::string_view kS2POnly[] = {"sources", "dist", "seed", "source-list
 }  // namespace
 
 bool op_has_root(const std::string& op) {
-  return op != "allreduce" && op != "s2p" && op != "all-to-all" && op != "barrier";
+  return op != "allreduce" && op != "s2p" && op != "all-to-all" && op != "one-to-one" && op != "barrier";
 }
 
 bool op_takes_mesh(const std::string& op) { return op == "s2p" || is_c3_op(op); }
 
 const std::vector<SelectionOption>& plan_selection_options() {
   static const std::vector<SelectionOption> options = [] {
-    const std::string c3_algos = "one-to-all " + joined(c3_algorithm_names("one-to-all")) +
+    const std::string c3_algos = "one-to-one " + joined(c3_algorithm_names("one-to-one")) + "; one-to-all " + joined(c3_algorithm_names("one-to-all")) +
                                  " (logp-lev-rec:G, G in (0, 1)); all-to-one " + joined(c3_algorithm_names("all-to-one")) +
                                  "; all-to-all " + joined(c3_algorithm_names("all-to-all"));
     return std::vector<SelectionOption>{
         {"op", "OP",
-         "Operation: bcast, reduce, gather, allreduce, s2p, one-to-all, all-to-one, all-to-all, barrier (every "
+         "Operation: bcast, reduce, gather, allreduce, s2p, one-to-one, one-to-all, all-to-one, all-to-all, barrier (every "
          "registered op; see run --list)"},
         {"algo", "ALGO",
          "Algorithm: bcast takes a tree shape (flat, binary, kary:K with K in 1.." + std::to_string(kMaxKaryDegree) +
@@ -71,14 +71,14 @@ const std::vector<SelectionOption>& plan_selection_options() {
         {"p", "N", "Number of ranks, at least 1 (decimal; the command states its upper limit)"},
         {"bytes", "B",
          "Bytes per rank, 0 to 1073741824 (gather: per block; s2p: each source's message, every rank holding "
-         "sources*bytes; one-to-all, all-to-one, all-to-all: the block L for one destination)"},
-        {"root", "R", "Root rank, 0 to p-1 (default 0); refused for ops without a root (allreduce, s2p, all-to-all, barrier)"},
+         "sources*bytes; one-to-one, one-to-all, all-to-one, all-to-all: the block L for one destination)"},
+        {"root", "R", "Root rank, 0 to p-1 (default 0); refused for ops without a root (allreduce, s2p, one-to-one, all-to-all, barrier)"},
         {"lambda", "L", "Postal latency lambda >= 1, exact (2, 2.5 or 5/2), for lambda-dependent algorithms"},
         {"s", "S", "Send latency s > 0, exact (with --r; lambda = 1 + r/s)"},
         {"r", "R", "Receive latency r >= 0, exact (with --s)"},
         {"alpha", "A", "Split fraction of the lambda tree, strictly between 0 and 1: --algo lambda becomes lambda:A"},
         {"mesh", "RxC",
-         "s2p, one-to-all, all-to-one, all-to-all: the ranks as an RxC mesh, row-major, R*C = p (default: the "
+         "s2p, one-to-one, one-to-all, all-to-one, all-to-all: the ranks as an RxC mesh, row-major, R*C = p (default: the "
          "closest to square with R <= C)"},
         {"sources", "S", "s2p: number of sources S, 1 to p (default 1; with --source-list, must match its length)"},
         {"dist", "DIST", "s2p: where the S sources sit: " + joined(source_distribution_names()) +

@@ -64,7 +64,7 @@ bool Oracle::knows(const std::string& op) {
 void require_oracle(const std::string& op) {
   if (!Oracle::knows(op)) {
     throw InputError("no oracle for op '" + op +
-                     "' (verification knows bcast, reduce, allreduce, gather, s2p, one-to-all, all-to-one, all-to-all)");
+                     "' (verification knows bcast, reduce, allreduce, gather, s2p, one-to-one, one-to-all, all-to-one, all-to-all)");
   }
 }
 
@@ -99,6 +99,11 @@ Oracle::Oracle(const PlanRequest& req) : op_(req.op), p_(req.p), root_(req.root)
     const std::vector<int> src = s2p_request_sources(req, s2p_request_mesh(req));
     for (int r = 0; r < p_; ++r)
       for (std::size_t k = 0; k < src.size(); ++k) add(r, k * L, src[k], static_cast<int>(k), src[k] == r, true);
+  } else if (op_ == "one-to-one") {
+    for (int i = 0; i < p_; ++i) {
+      add(i, 0, i, one_to_one_destination(p_, i), true, false);
+      add(one_to_one_destination(p_, i), L, i, one_to_one_destination(p_, i), false, true);
+    }
   } else if (op_ == "one-to-all") {
     for (int j = 0; j < p_; ++j) {
       add(root_, static_cast<std::uint64_t>(j) * L, root_, j, true, j == root_);

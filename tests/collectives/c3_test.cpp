@@ -8,7 +8,11 @@
 #include <tuple>
 #include <vector>
 
+#include "postbox/collectives/plans.hpp"
+#include "postbox/collectives/tree.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/sim/machine.hpp"
+#include "postbox/runtime/sim/simulator.hpp"
 #include "s2p_sim.hpp"
 
 namespace postbox {
@@ -25,6 +29,7 @@ std::string run_and_check(const Plan& plan, const std::string& op, int root, std
   auto at = [&](int r, std::uint64_t off) -> std::uint8_t& { return user[static_cast<std::size_t>(r)][off]; };
   for (std::uint64_t t = 0; t < L; ++t) {
     for (int j = 0; j < p; ++j) {
+      if (op == "one-to-one") at(j, t) = pattern(j, one_to_one_destination(p, j), t);
       if (op == "one-to-all") at(root, static_cast<std::uint64_t>(j) * L + t) = pattern(root, j, t);
       if (op == "all-to-one") at(j, j == root ? static_cast<std::uint64_t>(j) * L + t : t) = pattern(j, root, t);
       if (op == "all-to-all") {
@@ -38,6 +43,7 @@ std::string run_and_check(const Plan& plan, const std::string& op, int root, std
   for (std::uint64_t t = 0; t < L; ++t) {
     for (int j = 0; j < p; ++j) {
       bool ok = true;
+      if (op == "one-to-one") ok = got(j, L + t) == pattern(one_to_one_source(p, j), j, t);
       if (op == "one-to-all") ok = got(j, j == root ? static_cast<std::uint64_t>(j) * L + t : t) == pattern(root, j, t);
       if (op == "all-to-one") ok = got(root, static_cast<std::uint64_t>(j) * L + t) == pattern(j, root, t);
       if (op == "all-to-all") {
@@ -72,7 +78,7 @@ TEST_P(C3Plans, DeliverExactlyOnEveryMeshAndRoot) {
   for (int p : {1, 2, 4, 6, 16, 64}) {
     if (c.algo == "logp-lev-bfly" && (p & (p - 1)) != 0) continue;
     for (int root : {0, p - 1, p / 3}) {
-      if (c.op == "all-to-all" && root != 0) continue;
+      if ((c.op == "all-to-all" || c.op == "one-to-one") && root != 0) continue;
       for (std::uint64_t L : {0ULL, 8ULL, 1000ULL}) {
         const Plan plan = build_c3_plan(C3Request{c.op, c.algo, p, L, root, std::nullopt});
         ASSERT_EQ(run_and_check(plan, c.op, root, L), "") << c.op << " " << c.algo << " p=" << p << " root=" << root << " L=" << L;
@@ -100,7 +106,7 @@ TEST_P(C3Plans, ZeroBytePlansValidate) {
   for (int p : {1, 2, 4, 6, 16}) {
     if (c.algo == "logp-lev-bfly" && (p & (p - 1)) != 0) continue;
     for (int root : {0, p - 1}) {
-      if (c.op == "all-to-all" && root != 0) continue;
+      if ((c.op == "all-to-all" || c.op == "one-to-one") && root != 0) continue;
       const auto problem = validate(build_c3_plan(C3Request{c.op, c.algo, p, 0, root, std::nullopt}));
       ASSERT_FALSE(problem.has_value()) << c.op << " " << c.algo << " p=" << p << " root=" << root << ": " << *problem;
     }
@@ -111,31 +117,7 @@ TEST_P(C3Plans, ZeroBytePlansValidate) {
 
 double ceil_pk(double L, double l) { return std::ceil(L / l); }
 
-Plan one_to_one_reversal(int p, std::uint64_t L) {
-  // i ↔ p−1−i: the pair (0, p−1) spans the whole mesh, so the machine is one submachine.
-  Plan plan;
-  plan.op = "one-to-one";
-  plan.algo = "reversal";
-  plan.p = p;
-  plan.bytes = L;
-  plan.user_bytes.assign(static_cast<std::size_t>(p), 2 * L);
-  plan.scratch_bytes.assign(static_cast<std::size_t>(p), 0);
-  std::vector<RankProgram> ranks(static_cast<std::size_t>(p));
-  for (int i = 0; i < p; ++i) {
-    Op s;
-    s.code = OpCode::send;
-    s.peer = p - 1 - i;
-    s.a = Region{Buffer::user, 0, L};
-    Op r;
-    r.code = OpCode::recv;
-    r.peer = p - 1 - i;
-    r.a = Region{Buffer::user, L, L};
-    ranks[static_cast<std::size_t>(i)].ops = {s, r};
-  }
-  plan.set_programs(std::move(ranks));
-  plan.finalize();
-  return plan;
-}
+Plan one_to_one(int p, std::uint64_t L) { return build_c3_plan(C3Request{"one-to-one", "1-lev-dir", p, L, 0, {}}); }
 
 struct Fig2Case {
   int p;
@@ -149,7 +131,7 @@ TEST_P(Fig2, ClosedFormsOfTheOneLevelOperations) {
   const C3Machine m{3, 64, 4, 2.5, Switching::wormhole, SendMode::nonblocking};
   const double P = ceil_pk(L, m.l), s = m.s, h = m.h, b = m.b;
   {
-    const auto u = c3_units(one_to_one_reversal(p, static_cast<std::uint64_t>(L)), m);
+    const auto u = c3_units(one_to_one(p, static_cast<std::uint64_t>(L)), m);
     const double S = s + P + h, R = P, Cl = P * std::ceil(p / b), Cp = P * h;
     EXPECT_DOUBLE_EQ(u.S_max, S);
     EXPECT_DOUBLE_EQ(u.R_max, R);
@@ -195,7 +177,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, Fig2,
 
 TEST(Fig1, SendAndReceiveTimesOfEveryProtocol) {
   const double s = 3, l = 64, h = 2, L = 200, P = std::ceil(L / l);
-  const Plan plan = one_to_one_reversal(2, static_cast<std::uint64_t>(L));  // a 1x2 mesh: h' = h
+  const Plan plan = one_to_one(2, static_cast<std::uint64_t>(L));  // a 1x2 mesh: h' = h
   struct Row {
     Switching sw;
     SendMode sm;
@@ -296,10 +278,129 @@ TEST(C3Units, ComputationUnitsAreReceivedPackets) {
   EXPECT_DOUBLE_EQ(u.comp_units, 16 * 5120 / 512.0 + 10);
 }
 
+// ---- 1-lev-sys-br (§4.1): one long message of the p − 1 messages through the system's broadcast ----
+
+Tree system_tree(int p, int root, const SendRecv& model) {
+  return build_tree(ShapeSpec::parse(default_bcast_shape()), p, root, model);
+}
+
+TEST(SysBr, OneLongMessageAlongTheSystemsBroadcastTree) {
+  for (int p : {2, 5, 16, 64}) {
+    for (int root : {0, p - 1}) {
+      const std::uint64_t L = 24;
+      const SendRecv model = SendRecv::from_lambda(Rational(5, 2));
+      const Tree tree = system_tree(p, root, model);
+      const Plan plan = build_c3_plan(C3Request{"one-to-all", "1-lev-sys-br", p, L, root, {}, model});
+      for (int r = 0; r < p; ++r) {
+        std::vector<int> sent_to;
+        int recvs = 0;
+        for (const OpView op : plan.ops(r)) {
+          if (op.code == OpCode::send) {
+            sent_to.push_back(op.peer);
+            EXPECT_EQ(op.a.bytes, (p - 1) * L) << "the long message, p=" << p << " rank " << r;
+          } else if (op.code == OpCode::recv) {
+            ++recvs;
+            EXPECT_EQ(op.peer, tree.parent[static_cast<std::size_t>(r)]);
+            EXPECT_EQ(op.a.bytes, (p - 1) * L);
+          }
+        }
+        EXPECT_EQ(recvs, r == root ? 0 : 1) << "p=" << p << " rank " << r;
+        EXPECT_EQ(sent_to, tree.children[static_cast<std::size_t>(r)]) << "p=" << p << " rank " << r;
+      }
+    }
+  }
+}
+
+TEST(SysBr, DeltaUnitsAreTheBinomialRoundsOfTheLongMessage) {
+  // The default tree is binomial (no POSTBOX_S_NS/R_NS): log2 256 = 8 supersteps and set-ups, and
+  // every step moves the ⌈255·L/l⌉ packets of the long message (Fig. 3's broadcasting rows).
+  if (default_bcast_shape() != "binomial") GTEST_SKIP() << "POSTBOX_S_NS/R_NS set: the system's tree is greedy";
+  const auto units = [](double L, double s) {
+    C3Machine m = C3Machine::delta();
+    m.s = s;
+    return c3_units(build_c3_plan(C3Request{"one-to-all", "1-lev-sys-br", 256, static_cast<std::uint64_t>(L), 0, {}}), m);
+  };
+  EXPECT_EQ(units(512, 8).supersteps.size(), 8u);
+  EXPECT_DOUBLE_EQ(units(0, 1).comm_units - units(0, 0).comm_units, 8);
+  const double slope = (units(2 * 65536, 8).comm_units - units(65536, 8).comm_units) / 65536;
+  EXPECT_GT(slope, 8 * 255 / 512.0);  // at least S + R of the long message in each of 8 steps
+  EXPECT_LT(slope, 27 * 1.2);         // and no more than Fig. 3's 1-lev-our-br allows
+}
+
+TEST(SysBr, EmulatedTimeIsTheTreesPostalCompletion) {
+  // On a postal machine a message costs 1 to send and arrives λ after it starts, whatever its
+  // size: the plan finishes when the system's tree does (Bruck's T for that tree).
+  for (const Rational lambda : {Rational(2), Rational(5, 2)}) {
+    for (int p : {2, 7, 16, 64}) {
+      const SendRecv model = SendRecv::from_lambda(lambda);
+      const Plan plan = build_c3_plan(C3Request{"one-to-all", "1-lev-sys-br", p, 64, 0, {}, model});
+      sim::Machine m = sim::load_machine("postal:" + std::to_string(lambda.to_double()));
+      EXPECT_NEAR(sim::simulate(plan, m).time_us, system_tree(p, 0, model).completion.to_double(), 1e-9)
+          << "λ=" << lambda.to_double() << " p=" << p;
+    }
+  }
+}
+
+// ---- §3: one-to-one on the mesh, the hypercube and the tree machine ----
+
+TEST(OneToOne, EveryRankSendsOnceToAUniqueDestination) {
+  for (int p : {1, 2, 3, 9, 16, 25}) {
+    std::vector<int> hit(static_cast<std::size_t>(p), 0);
+    for (int i = 0; i < p; ++i) {
+      const int d = one_to_one_destination(p, i);
+      ++hit[static_cast<std::size_t>(d)];
+      EXPECT_EQ(one_to_one_source(p, d), i);
+      if (p > 1) {
+        EXPECT_NE(d, i) << "p=" << p;
+      }
+    }
+    for (int h : hit) EXPECT_EQ(h, 1) << "p=" << p;
+    const auto u = c3_units(one_to_one(p, 100), C3Machine::delta());
+    if (p > 1) {
+      ASSERT_EQ(u.supersteps.size(), 1u);
+      EXPECT_EQ(u.supersteps[0].cong, p);  // §3: cong = p
+      EXPECT_EQ(u.supersteps[0].messages, p);
+    }
+  }
+}
+
+// The three closed forms of §3, P = ⌈L/l⌉.
+TEST(OneToOne, UnitsOfSection3OnMeshHypercubeAndTree) {
+  for (int p : {16, 64, 256, 1024}) {
+    for (double L : {0.0, 100.0, 5000.0}) {
+      const double P = std::ceil(L / 512), s = 8, sq = std::sqrt(p), lg = std::log2(p);
+      const Plan plan = one_to_one(p, static_cast<std::uint64_t>(L));
+      EXPECT_NEAR(c3_units(plan, C3Machine::network("mesh", p)).comm_units,
+                  s + 2.0 / 3 * sq + P * (2 + 5.0 / 3 * sq), 1e-9) << "mesh p=" << p << " L=" << L;
+      EXPECT_NEAR(c3_units(plan, C3Machine::network("hypercube", p)).comm_units, s + lg / 2 + P * (4 + lg / 2), 1e-9)
+          << "hypercube p=" << p << " L=" << L;
+      EXPECT_NEAR(c3_units(plan, C3Machine::network("tree", p)).comm_units, s + lg + P * (2 + p + lg), 1e-9)
+          << "tree p=" << p << " L=" << L;
+    }
+  }
+  // Which congestion dominates (§3): balanced on the mesh, C_p on the hypercube, C_l on the tree.
+  const Plan plan = one_to_one(256, 4096);
+  const auto mesh = c3_units(plan, C3Machine::network("mesh", 256));
+  const auto cube = c3_units(plan, C3Machine::network("hypercube", 256));
+  const auto tree = c3_units(plan, C3Machine::network("tree", 256));
+  EXPECT_NEAR(mesh.C_l / mesh.C_p, 1.5, 1e-9);
+  EXPECT_GT(cube.C_p, cube.C_l);
+  EXPECT_GT(tree.C_l, 20 * tree.C_p);
+}
+
+TEST(OneToOne, NetworkMachinesRefuseOtherSizes) {
+  EXPECT_THROW((void)C3Machine::network("mesh", 32), InputError);
+  EXPECT_THROW((void)C3Machine::network("hypercube", 48), InputError);
+  EXPECT_THROW((void)C3Machine::network("tree", 1), InputError);
+  EXPECT_THROW((void)C3Machine::network("torus", 16), InputError);
+  EXPECT_DOUBLE_EQ(C3Machine::network("tree", 12).b, 1);
+}
+
 TEST(C3Input, Rejected) {
   EXPECT_THROW(build_c3_plan(C3Request{"one-to-all", "2-lev-dir", 16, 8, 0, {}}), InputError);
   EXPECT_THROW(build_c3_plan(C3Request{"some-to-all", "1-lev-dir", 16, 8, 0, {}}), InputError);
   EXPECT_THROW(build_c3_plan(C3Request{"all-to-one", "1-lev-our-br", 16, 8, 0, {}}), InputError);
+  EXPECT_THROW(build_c3_plan(C3Request{"one-to-one", "2-lev-rec", 16, 8, 0, {}}), InputError);
   EXPECT_THROW(build_c3_plan(C3Request{"one-to-all", "1-lev-dir", 16, 8, 16, {}}), InputError);
   EXPECT_THROW(build_c3_plan(C3Request{"one-to-all", "1-lev-dir", 0, 8, 0, {}}), InputError);
   EXPECT_THROW(build_c3_plan(C3Request{"all-to-all", "logp-lev-bfly", 12, 8, 0, {}}), InputError);

@@ -51,7 +51,10 @@ std::vector<Block> c3_blocks(const std::string& op, int p, int root, std::uint64
   std::vector<Block> out;
   for (int j = 0; j < p; ++j) {
     const std::uint64_t at = static_cast<std::uint64_t>(j) * L;
-    if (op == "one-to-all") {
+    if (op == "one-to-one") {
+      out.push_back({j, 0, j, one_to_one_destination(p, j), true, false});
+      out.push_back({j, L, one_to_one_source(p, j), j, false, true});
+    } else if (op == "one-to-all") {
       out.push_back({root, at, root, j, true, j == root});
       if (j != root) out.push_back({j, 0, root, j, false, true});
     } else if (op == "all-to-one") {
@@ -173,7 +176,7 @@ TEST_P(C3Threads, ExactResultOnEveryRank) {
     const int p = Mesh::parse(mt).p();
     if (c.algo == "logp-lev-bfly" && (p & (p - 1)) != 0) continue;
     for (int root : {0, p - 1}) {
-      if (c.op == "all-to-all" && root != 0) continue;
+      if ((c.op == "all-to-all" || c.op == "one-to-one") && root != 0) continue;
       PlanRequest req;
       req.op = c.op;
       req.algo = c.algo;

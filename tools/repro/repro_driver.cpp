@@ -240,7 +240,7 @@ int main_impl(int argc, char** argv) {
   app.require_subcommand(1);
   C3Args c3;
   auto* c3c = app.add_subcommand("c3", "C³ units and emulated time of routing algorithms against message size L");
-  c3c->add_option("--op", c3.op, "one-to-all, all-to-one or all-to-all")->required();
+  c3c->add_option("--op", c3.op, "one-to-one, one-to-all, all-to-one or all-to-all")->required();
   c3c->add_option("--algos", c3.algos, "comma-separated algorithm names (postbox c3)")->required();
   c3c->add_option("--L", c3.L, "comma-separated message sizes in bytes")->required();
   c3c->add_option("--p", c3.p, "ranks (default 256)");

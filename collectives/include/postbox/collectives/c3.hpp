@@ -3,13 +3,16 @@
 // plans, and the unit calculator of §2 for ANY plan.
 //
 // Buffer contract of the plans (block = L bytes, ranks on a near-square mesh, row-major):
+//   one-to-one: every rank's user buffer is 2·L: its message at 0, the message it gets (from
+//               one_to_one_source()) at L.
 //   one-to-all: root's user buffer p·L, block j (for rank j) at j·L; every other rank L bytes,
 //               its block at 0.
 //   all-to-one: the inverse — rank j's block at 0 of its L-byte buffer; the root's p·L buffer
 //               gets block j at j·L (its own block is there from the start).
 //   all-to-all: every rank's user buffer is 2·p·L: [0, p·L) outgoing, block for j at j·L;
 //               [p·L, 2·p·L) incoming, block from j at p·L + j·L.
-// Algorithms (§4.1–4.3): one-to-all 1-lev-dir, 1-lev-our-br, 2-lev-rec, 3-lev-sq, logp-lev-sq,
+// Algorithms (§3, §4.1–4.3): one-to-one 1-lev-dir (rank i sends to one_to_one_destination());
+// one-to-all 1-lev-dir, 1-lev-our-br, 1-lev-sys-br, 2-lev-rec, 3-lev-sq, logp-lev-sq,
 // logp-lev-rec:G (γ in (0, 1)); all-to-one 1-lev-dir, 2-lev-rec, 3-lev-sq, logp-lev-sq;
 // all-to-all 1-lev-dir, 1-lev-perm:linear|xor|balanced, 2-lev-sq, 2-lev-rc, logp-lev-bfly.
 // Every superstep boundary of the paper is a dependency in the plan (a rank's sends of superstep
@@ -24,11 +27,12 @@
 #include <vector>
 
 #include "postbox/collectives/s2p.hpp"
+#include "postbox/collectives/tree.hpp"
 #include "postbox/runtime/plan.hpp"
 
 namespace postbox {
 
-const std::vector<std::string>& c3_ops();                                 // one-to-all, all-to-one, all-to-all
+const std::vector<std::string>& c3_ops();  // one-to-one, one-to-all, all-to-one, all-to-all
 const std::vector<std::string>& c3_algorithm_names(std::string_view op);  // unknown op → InputError
 
 struct C3Request {
@@ -38,13 +42,24 @@ struct C3Request {
   std::uint64_t bytes = 0;  // L, the actual message size
   int root = 0;             // one-to-all / all-to-one
   std::optional<Mesh> mesh;  // rows·cols must equal p; none = near_square_mesh(p)
+  // 1-lev-sys-br: the model "the system's broadcast" (bcast's default_bcast_shape() tree,
+  // plans.hpp) is built for; none = model_of() of an empty request (POSTBOX_S_NS/R_NS, else λ = 2).
+  std::optional<SendRecv> model = std::nullopt;
 };
+
+// The permutation of one-to-one (§3: "every processor sends L bytes to a unique destination"):
+// i → p − 1 − i, which spans the whole mesh (so the machine is one submachine); for odd p > 1 the
+// middle rank m = (p − 1)/2 and ranks 0, p − 1 form the cycle 0 → m → p − 1 → 0, so no rank
+// keeps its message (p = 1: rank 0 to itself). one_to_one_source() is its inverse. Rank
+// outside 0..p−1 → PB_CHECK.
+int one_to_one_destination(int p, int i);
+int one_to_one_source(int p, int j);
 
 // Unknown op/algorithm, p < 1, root outside 0..p-1, mesh ≠ p, logp-lev-bfly with p not a power
 // of two, γ outside (0, 1) → InputError.
 Plan build_c3_plan(const C3Request& req);
 
-// Registers ops one-to-all, all-to-one, all-to-all (the algorithms above) with the plan registry
+// Registers ops one-to-one, one-to-all, all-to-one, all-to-all (the algorithms above) with the plan registry
 // (plans.hpp); param "mesh" RxC is optional. Idempotent.
 void register_c3_plans();
 
@@ -62,6 +77,10 @@ struct C3Machine {
   SendMode sends = SendMode::nonblocking;
   // The 256-processor Intel Touchstone Delta of §4: h = 10, l = 512, b = 16, one set-up = 8 units.
   static C3Machine delta();
+  // The p-processor machines of §3, s and l of the Delta: "mesh" (square: b = √p, h = ⅔√p; p a
+  // perfect square), "hypercube" (b = p/2, h = log2(p)/2; p a power of two), "tree" (b = 1,
+  // h = log2 p). p < 2, another p or kind → InputError.
+  static C3Machine network(std::string_view kind, int p);
 };
 
 // s and h in [0, 1e9], l and b in (0, 1e9], all finite, or InputError naming the parameter.

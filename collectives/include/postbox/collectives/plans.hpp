@@ -17,7 +17,7 @@
 //              reduce-bcast: binomial reduce to 0, then binomial broadcast (any associative op).
 //   s2p        br-lin, br-xy-source, br-xy-dim, xor, 2-step, repos-lin, repos-xy-source,
 //              part-lin, part-xy-source (s2p.hpp; params mesh, sources, dist, seed, source-list).
-//   one-to-all, all-to-one, all-to-all   the C³ routing algorithms of c3.hpp (params mesh).
+//   one-to-one, one-to-all, all-to-one, all-to-all   the C³ routing algorithms of c3.hpp (params mesh).
 //   barrier    central, dissemination, combine, mcs, tournament, fibo, hier: the barrier's
 //              arrival and wake-up as messages, built from barrier_shape() (barrier_shape.hpp)
 //              for the request's model; hier on the request's hier_levels, else its topology and

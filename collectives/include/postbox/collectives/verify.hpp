@@ -14,6 +14,7 @@
 //   s2p         every rank: source k's message at k·bytes; the sources are the request's
 //               (s2p_request_sources(): the "source-list" select_plan() resolved, else the
 //               distribution the params name)
+//   one-to-one  rank j: the block from one_to_one_source(p, j) (c3.hpp) at L
 //   one-to-all  rank j ≠ root: the root's block for j at 0 (the root keeps its own at root·L)
 //   all-to-one  the root: rank j's block at j·L
 //   all-to-all  rank j: the block from rank i at p·L + i·L
@@ -48,7 +49,7 @@ void require_oracle(const std::string& op);
 
 class Oracle {
  public:
-  // Ops: bcast, reduce, allreduce, gather, s2p, one-to-all, all-to-one, all-to-all (knows());
+  // Ops: bcast, reduce, allreduce, gather, s2p, one-to-one, one-to-all, all-to-one, all-to-all (knows());
   // any other, or a request select_plan() would refuse, → InputError.
   explicit Oracle(const PlanRequest& request);
   static bool knows(const std::string& op);
