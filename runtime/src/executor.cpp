@@ -23,18 +23,22 @@ PlanExecutor::PlanExecutor(std::shared_ptr<const Plan> plan, int first, int coun
     for (const OpView op : plan_->ops(r)) has_reduce_ = has_reduce_ || op.code == OpCode::reduce;
 }
 
+namespace {
+// The plan's name for a message: built only on the way to a throw, never on the hot path.
+std::string name_of(const Plan& plan) { return plan.op + "/" + plan.algo; }
+}  // namespace
+
 void PlanExecutor::check(Team& team, const ReduceFn* op) const {
   const Plan& plan = *plan_;
-  const std::string name = plan.op + "/" + plan.algo;
   if (team.size() != plan.p) {
-    throw InputError(name + ": plan for p = " + std::to_string(plan.p) + " run on a team of " + std::to_string(team.size()));
+    throw InputError(name_of(plan) + ": plan for p = " + std::to_string(plan.p) + " run on a team of " + std::to_string(team.size()));
   }
   check_op(op);
   const std::uint64_t ring = team.mailboxes().options().ring_bytes;
   // relaxed: rings_ok_ caches a pure function of (plan, ring); see the member's comment.
   if (rings_ok_.load(std::memory_order_relaxed) != ring) {
     if (const auto problem = validate_rings(plan, ring)) {
-      throw InputError(name + " needs mailbox rings of at least " + std::to_string(ring_bytes_needed(plan)) +
+      throw InputError(name_of(plan) + " needs mailbox rings of at least " + std::to_string(ring_bytes_needed(plan)) +
                        " bytes (team has " + std::to_string(ring) + "): " + *problem);
     }
     rings_ok_.store(ring, std::memory_order_relaxed);
@@ -43,17 +47,16 @@ void PlanExecutor::check(Team& team, const ReduceFn* op) const {
 
 void PlanExecutor::check_op(const ReduceFn* op) const {
   const Plan& plan = *plan_;
-  const std::string name = plan.op + "/" + plan.algo;
   if (has_reduce_) {
-    if (op == nullptr || op->fn == nullptr) throw InputError(name + " combines values but no reduce operator was given");
+    if (op == nullptr || op->fn == nullptr) throw InputError(name_of(plan) + " combines values but no reduce operator was given");
     if (op->elem_bytes != plan.elem_bytes) {
-      throw InputError(name + ": reduce operator works on " + std::to_string(op->elem_bytes) + "-byte elements, plan on " +
+      throw InputError(name_of(plan) + ": reduce operator works on " + std::to_string(op->elem_bytes) + "-byte elements, plan on " +
                        std::to_string(plan.elem_bytes));
     }
   }
   // Refused even where this p has nothing to combine, so the answer does not depend on p.
   if (plan.needs_commutative && op != nullptr && !op->commutative) {
-    throw InputError(name + " combines cyclic windows and needs a commutative operator; use an order-preserving "
+    throw InputError(name_of(plan) + " combines cyclic windows and needs a commutative operator; use an order-preserving "
                             "algorithm (recursive-doubling, reduce-bcast) for this one");
   }
 }
@@ -66,7 +69,7 @@ void PlanExecutor::run_program(int rank, std::span<std::byte> user, const Reduce
   PB_CHECK(rank >= first_ && rank - first_ < static_cast<int>(scratch_.size()),
            "PlanExecutor: rank " + std::to_string(rank) + " is not one this executor runs");
   if (user.size() < plan.user_bytes[static_cast<std::size_t>(rank)]) {
-    throw InputError(plan.op + "/" + plan.algo + ": rank " + std::to_string(rank) + " buffer has " +
+    throw InputError(name_of(plan) + ": rank " + std::to_string(rank) + " buffer has " +
                      std::to_string(user.size()) + " bytes, plan needs " +
                      std::to_string(plan.user_bytes[static_cast<std::size_t>(rank)]));
   }
@@ -119,7 +122,13 @@ void PlanExecutor::run_rank(int rank, Transport& transport, std::span<std::byte>
 void PlanExecutor::run(Team& team, std::span<const std::span<std::byte>> users, const ReduceFn* op) {
   PB_CHECK(users.size() == static_cast<std::size_t>(plan_->p), "PlanExecutor::run: one buffer per rank");
   check(team, op);
-  team.run([&](RankContext& ctx) { run_rank(ctx, users[static_cast<std::size_t>(ctx.rank())], op); });
+  // One pointer captured: it fits std::function's in-place storage, so no allocation per run.
+  struct Args {
+    PlanExecutor* self;
+    std::span<const std::span<std::byte>> users;
+    const ReduceFn* op;
+  } args{this, users, op};
+  team.run([a = &args](RankContext& ctx) { a->self->run_rank(ctx, a->users[static_cast<std::size_t>(ctx.rank())], a->op); });
 }
 
 }  // namespace postbox
