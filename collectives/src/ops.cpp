@@ -15,7 +15,7 @@ namespace postbox {
 namespace {
 
 struct Key {
-  const Team* team = nullptr;
+  std::uint64_t team = 0;  // Team::id(): a team made where a destroyed one lived is another team
   const char* op = nullptr;  // one of the string literals below
   std::string algo;
   int p = 0;
@@ -24,18 +24,30 @@ struct Key {
   std::uint32_t elem_bytes = 1;
   std::optional<Rational> lambda;
 
-  bool same(const Team* t, const char* o, const std::string& a, int pp, int r, std::int64_t b, std::uint32_t e,
+  bool same(std::uint64_t t, const char* o, const std::string& a, int pp, int r, std::int64_t b, std::uint32_t e,
             const std::optional<Rational>& l) const {
     return team == t && op == o && p == pp && root == r && bytes == b && elem_bytes == e && lambda == l && algo == a;
   }
 };
+
+using ExecutorMap = std::map<std::pair<std::uint64_t, const Plan*>, std::shared_ptr<PlanExecutor>>;
+std::mutex& executor_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+ExecutorMap& executor_cache() {
+  static ExecutorMap executors;
+  return executors;
+}
 
 struct Memo {
   Key key;
   std::shared_ptr<PlanExecutor> exec;
 };
 
-// The slow path: plan from the plan cache, executor (with its scratch) per (team, plan).
+// The slow path: plan from the plan cache, executor (with its scratch) per (team, plan). The
+// entry owns its plan (through the executor), so the plan's address is not reused while the
+// entry exists; the team counts by id.
 std::shared_ptr<PlanExecutor> executor_for(const Key& k) {
   PlanRequest req;
   req.op = k.op;
@@ -46,12 +58,13 @@ std::shared_ptr<PlanExecutor> executor_for(const Key& k) {
   req.elem_bytes = k.elem_bytes;
   req.lambda = k.lambda;
   std::shared_ptr<const Plan> plan = cached_plan(req);
-  static std::mutex mu;
-  static std::map<std::pair<const Team*, const Plan*>, std::shared_ptr<PlanExecutor>> executors;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& slot = executors[{k.team, plan.get()}];
-  if (!slot) slot = std::make_shared<PlanExecutor>(plan);
-  return slot;
+  std::lock_guard<std::mutex> lock(executor_mutex());
+  auto& executors = executor_cache();
+  if (const auto it = executors.find({k.team, plan.get()}); it != executors.end()) return it->second;
+  // Bounded like the plan cache: entries of teams that are gone are never looked up again. A
+  // rank still running an evicted executor holds it (shared_ptr) until its memo lets go.
+  if (executors.size() >= kPlanCacheEntries) executors.clear();
+  return executors.emplace(std::pair{k.team, plan.get()}, std::make_shared<PlanExecutor>(plan)).first->second;
 }
 
 // Hot path: a per-thread memo of the last few executors, compared field by field (no
@@ -61,7 +74,7 @@ PlanExecutor& lookup(RankContext& ctx, const char* op, const std::string& algo, 
                      std::uint32_t elem_bytes, const std::optional<Rational>& lambda) {
   thread_local std::array<Memo, 4> memo;
   thread_local std::size_t next = 0;
-  const Team* team = &ctx.team();
+  const std::uint64_t team = ctx.team().id();
   const int p = ctx.size();
   for (Memo& m : memo) {
     if (m.exec && m.key.same(team, op, algo, p, root, bytes, elem_bytes, lambda)) return *m.exec;
@@ -88,6 +101,11 @@ constexpr const char* kAllreduce = "allreduce";
 std::int64_t as_bytes(std::size_t n) { return static_cast<std::int64_t>(n); }
 
 }  // namespace
+
+std::size_t cached_executor_count() {
+  std::lock_guard<std::mutex> lock(executor_mutex());
+  return executor_cache().size();
+}
 
 void broadcast_bytes(RankContext& ctx, int root, std::span<std::byte> data, const std::string& shape) {
   PlanExecutor& ex = lookup(ctx, kBcast, shape.empty() ? default_shape() : shape, root, as_bytes(data.size()), 1,

@@ -14,6 +14,7 @@
 #include "postbox/collectives/postal.hpp"
 #include "postbox/collectives/s2p.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/topology.hpp"
 
 namespace postbox {
 namespace {
@@ -137,8 +138,12 @@ std::shared_ptr<const Plan> cached_plan(const PlanRequest& req) {
   const SendRecv m = model_of(req);
   std::ostringstream key;
   key << req.op << '|' << req.algo << '|' << req.p << '|' << req.root << '|' << req.bytes << '|' << req.elem_bytes << '|'
-      << m.s.str() << '|' << m.r.str() << '|' << static_cast<const void*>(req.topology) << '|'
-      << static_cast<const void*>(req.placement);
+      << m.s.str() << '|' << m.r.str() << '|' << (req.topology == nullptr ? 0 : req.topology->id()) << '|';
+  // The placement by value: its vector's address may be reused, or the vector changed, between calls.
+  if (req.placement != nullptr) {
+    key << 'P';
+    for (const int pu : *req.placement) key << ',' << pu;
+  }
   for (const auto& [k, v] : req.params) key << '|' << k << '=' << v;
   if (req.hier_levels) {
     key << "|levels";
@@ -158,7 +163,7 @@ std::shared_ptr<const Plan> cached_plan(const PlanRequest& req) {
   auto plan = std::make_shared<const Plan>(build_plan(req));
   std::lock_guard<std::mutex> lock(mu);
   // Bounded: a sweep over many sizes must not grow the cache without limit.
-  if (cache.size() >= 512) cache.clear();
+  if (cache.size() >= kPlanCacheEntries) cache.clear();
   return cache.emplace(k, std::move(plan)).first->second;
 }
 

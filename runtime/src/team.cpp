@@ -8,6 +8,7 @@
 
 #include "fiber.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/internal/unique_id.hpp"
 
 namespace postbox {
 namespace {
@@ -102,6 +103,7 @@ bool RankContext::aborted() const noexcept { return team_->aborted(); }
 
 Team::Team(int p, TeamOptions options)
     : p_(checked_size(p)),
+      id_(internal::next_unique_id()),
       topology_(topology_or_machine(std::move(options.topology))),
       pin_request_(options.pin),
       allowed_cpus_(allowed_cpu_count()),

@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/internal/unique_id.hpp"
 
 namespace postbox {
 namespace internal {
@@ -31,6 +32,7 @@ namespace internal {
 // topology that is no longer modified.
 struct TopologyImpl {
   hwloc_topology_t topo = nullptr;
+  std::uint64_t id = next_unique_id();
   Topology::Source source = Topology::Source::machine;
   std::string origin;
   std::vector<hwloc_obj_t> pu_objs;
@@ -498,6 +500,7 @@ const char* Topology::source_name() const noexcept {
 }
 
 const std::string& Topology::origin() const noexcept { return impl_->origin; }
+std::uint64_t Topology::id() const noexcept { return impl_->id; }
 int Topology::pus() const noexcept { return static_cast<int>(impl_->pu_info.size()); }
 int Topology::cores() const noexcept { return impl_->cores; }
 int Topology::packages() const noexcept { return impl_->packages; }

@@ -7,9 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -191,6 +193,48 @@ INSTANTIATE_TEST_SUITE_P(All, OpsGrid, testing::Combine(testing::ValuesIn(kAlgos
                              if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return s;
                          });
+
+void one_broadcast(Team& team) {
+  team.run([](RankContext& ctx) {
+    std::uint64_t v = ctx.rank() == 0 ? 42 : 0;
+    broadcast(ctx, 0, std::span<std::uint64_t>(&v, 1));
+    if (v != 42) throw InputError("broadcast lost its value");
+  });
+}
+
+// The executor cache once keyed on the team's address: a team made where a destroyed one lived
+// was handed the old team's executor.
+TEST(ExecutorCache, TeamMadeWhereAnOldOneLivedIsAnotherTeam) {
+  TeamOptions opts;
+  opts.pin = false;
+  std::optional<Team> team;  // one place in memory for both
+  team.emplace(2, opts);
+  const Team* where = &*team;
+  const std::uint64_t first_id = team->id();
+  one_broadcast(*team);
+  const std::size_t after_first = cached_executor_count();
+  team.reset();
+  team.emplace(2, opts);
+  ASSERT_EQ(&*team, where);
+  EXPECT_NE(team->id(), first_id);
+  one_broadcast(*team);
+  EXPECT_EQ(cached_executor_count(), after_first + 1);
+}
+
+// Bounded like the plan cache: kPlanCacheEntries teams and more leave at most that many.
+TEST(ExecutorCache, Bounded) {
+  TeamOptions opts;
+  opts.pin = false;
+  std::size_t most = 0;
+  for (std::size_t i = 0; i < kPlanCacheEntries + 8; ++i) {
+    Team team(1, opts);
+    one_broadcast(team);
+    most = std::max(most, cached_executor_count());
+  }
+  EXPECT_LE(most, kPlanCacheEntries);
+  EXPECT_GE(most, kPlanCacheEntries / 2) << "each team must have had an entry of its own";
+  EXPECT_LT(cached_executor_count(), kPlanCacheEntries);
+}
 
 TEST(Ops, DefaultShapeAndAlgorithm) {
   Team team(5, TeamOptions{Placement::compact(), false, {}, {}});

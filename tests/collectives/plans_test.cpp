@@ -12,6 +12,7 @@
 #include <deque>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <string>
@@ -334,6 +335,61 @@ TEST(PlanCache, RepeatedRequestIsOneBuild) {
   EXPECT_EQ(a.get(), b.get());
   req.root = 4;
   EXPECT_NE(cached_plan(req).get(), a.get());
+}
+
+// Every rank's program, op by op.
+bool same_ops(const Plan& x, const Plan& y) {
+  if (x.p != y.p) return false;
+  for (int r = 0; r < x.p; ++r) {
+    auto a = x.ops(r), b = y.ops(r);
+    auto i = a.begin(), j = b.begin();
+    for (; i != a.end() && j != b.end(); ++i, ++j) {
+      const OpView u = *i, v = *j;
+      if (u.code != v.code || u.peer != v.peer || !(u.a == v.a) || !(u.b == v.b)) return false;
+    }
+    if (i != a.end() || j != b.end()) return false;
+  }
+  return true;
+}
+
+PlanRequest hier_barrier(const Topology* topology, const std::vector<int>* placement) {
+  PlanRequest req;
+  req.op = "barrier";
+  req.algo = "hier";
+  req.p = 8;
+  req.topology = topology;
+  req.placement = placement;
+  return req;
+}
+
+// The cache once keyed on the topology's address: a topology made where a destroyed one lived
+// got the old one's plan.
+TEST(PlanCache, TopologyMadeWhereAnOldOneLivedGetsItsOwnPlan) {
+  std::optional<Topology> topo;  // one place in memory for both
+  topo.emplace(Topology::synthetic("pack:2 core:4 pu:1"));
+  const Topology* where = &*topo;
+  const auto first = cached_plan(hier_barrier(where, nullptr));
+  topo.reset();
+  topo.emplace(Topology::synthetic("pack:4 core:2 pu:1"));
+  ASSERT_EQ(&*topo, where);
+  const auto second = cached_plan(hier_barrier(&*topo, nullptr));
+  EXPECT_TRUE(same_ops(*second, build_plan(hier_barrier(&*topo, nullptr))));
+  EXPECT_FALSE(same_ops(*first, *second)) << "the two topologies must give different plans for the test to mean anything";
+  // A copy is the same topology: it shares the id, and the plan.
+  const Topology copy = *topo;
+  EXPECT_EQ(copy.id(), topo->id());
+  EXPECT_EQ(cached_plan(hier_barrier(&copy, nullptr)).get(), second.get());
+}
+
+// Likewise a placement vector changed in place (same address).
+TEST(PlanCache, PlacementChangedInPlaceGetsItsOwnPlan) {
+  static const Topology topo = Topology::synthetic("pack:2 core:4 pu:1");
+  std::vector<int> placement = topo.place(Placement::compact(), 8);
+  const auto first = cached_plan(hier_barrier(&topo, &placement));
+  placement = topo.place(Placement::scatter(), 8);
+  const auto second = cached_plan(hier_barrier(&topo, &placement));
+  EXPECT_TRUE(same_ops(*second, build_plan(hier_barrier(&topo, &placement))));
+  EXPECT_FALSE(same_ops(*first, *second)) << "the two placements must give different plans for the test to mean anything";
 }
 
 TEST(PlanGather, BlocksLandAtRankOffsets) {

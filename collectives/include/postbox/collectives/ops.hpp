@@ -77,6 +77,11 @@ struct is_commutative_op<Commutative<F>> : std::true_type {};
 
 // ---- Untyped byte API -----------------------------------------------------------------------
 
+// The executors these calls keep (for tests and diagnostics): one per (team, plan) used, a team
+// counted by Team::id() (never by address, so a team made where a destroyed one lived gets its
+// own), at most kPlanCacheEntries (plans.hpp; emptied when full, like the plan cache).
+std::size_t cached_executor_count();
+
 // shape "" = default_bcast_shape() (plans.hpp).
 void broadcast_bytes(RankContext& ctx, int root, std::span<std::byte> data, const std::string& shape = "");
 // data.size() must be a multiple of op.elem_bytes.

@@ -29,6 +29,7 @@
 // pure notification) from user[0, bytes); scratch holds one slot per received signal.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -106,7 +107,11 @@ void check_plan_memory(const PlanRequest& request);
 Plan build_plan(const PlanRequest& request);
 
 // build_plan() through a cache keyed by (op, algo, p, root, bytes, elem_bytes, model, params,
-// topology): a repeated request costs a look-up. Thread-safe; plans are immutable.
+// topology, placement): a repeated request costs a look-up. The topology counts by its id()
+// and the placement by its contents, never by address, so a topology or vector made where an
+// old one lived does not get the old one's plan. At most kPlanCacheEntries plans (emptied when
+// full). Thread-safe; plans are immutable.
+inline constexpr std::size_t kPlanCacheEntries = 512;
 std::shared_ptr<const Plan> cached_plan(const PlanRequest& request);
 
 // The latency model a request means: model, else SendRecv::from_lambda(lambda), else

@@ -171,6 +171,9 @@ class Team {
   Team& operator=(const Team&) = delete;
 
   [[nodiscard]] int size() const noexcept { return p_; }
+  // Process-unique and never reused, unlike the team's address (a team made where a destroyed
+  // one lived gets a new id): what caches of per-team state key on.
+  [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
 
   // Runs fn(ctx) once on every rank and returns when all have returned; rethrows the root
   // cause of a failure (see above).
@@ -212,6 +215,7 @@ class Team {
   void stop_workers() noexcept;
 
   int p_;
+  std::uint64_t id_;
   std::shared_ptr<const Topology> topology_;
   std::vector<int> placement_;
   bool pin_request_;

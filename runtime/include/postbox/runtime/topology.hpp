@@ -108,6 +108,10 @@ class Topology {
   [[nodiscard]] const char* source_name() const noexcept;
   // The synthetic description or the XML path; empty for the machine.
   [[nodiscard]] const std::string& origin() const noexcept;
+  // Process-unique, never reused: copies share it (they are the same topology); every load
+  // (machine() once per process, each synthetic() or from_xml() call) makes a new one. Caches
+  // of what depends on a topology key on it, never on a Topology's address.
+  [[nodiscard]] std::uint64_t id() const noexcept;
 
   [[nodiscard]] int pus() const noexcept;
   [[nodiscard]] int cores() const noexcept;
