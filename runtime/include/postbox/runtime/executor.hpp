@@ -5,9 +5,10 @@
 // Zero-copy: a send passes its region of the user buffer (or scratch) straight to the mailbox,
 // and a recv lands straight in its region; a message that is only forwarded (broadcast) is
 // never staged. Hot path: run_rank() and run() allocate nothing once the executor exists and
-// the team's rings do (scratch is sized per rank from the plan at construction; a team makes a
-// ring on its first message between two ranks): only mailbox calls, memcpy and the reduce
-// function; error messages are built only when thrown.
+// the team's rings do (scratch is sized per rank from the plan at construction; a pair's first
+// MailboxOptions::queued_messages messages go through the receiver's queue, a heap block each,
+// then the pair has its ring): only mailbox calls, memcpy and the reduce function; error
+// messages are built only when thrown.
 //
 // Reduce operator: ReduceFn::fn(x, y, out, count, state) computes out[i] = x[i] ⊕ y[i] for
 // `count` elements of elem_bytes bytes; out may alias x or y. Op::src_first selects b ⊕ a, so
