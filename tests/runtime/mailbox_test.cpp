@@ -343,7 +343,7 @@ TEST(MailboxMemoryDeathTest, AQueuedSelfSendPastTheCapacityFailsFast) {
       "undelivered\\)");
 }
 
-long resident_bytes() {
+[[maybe_unused]] long resident_bytes() {
   std::ifstream statm("/proc/self/statm");
   long pages = 0, resident = 0;
   statm >> pages >> resident;
