@@ -317,17 +317,21 @@ TeamOptions one_worker() {
 
 TEST(WaitOnFibers, AFalseConditionSwitchesToTheNextRankOfTheWorker) {
   // One worker: rank 0 waits for a flag that only rank 1, on the same thread, raises. A wait
-  // that spun or blocked the thread would never return.
+  // that spun or blocked the thread would never return. Either rank may start first: rank 1
+  // raises the flag only once rank 0 has started, so rank 0's first check always sees it down.
   Team team(2, one_worker());
   std::atomic<std::uint32_t> word{0};
   std::atomic<bool> flag{false};
+  std::atomic<bool> started{false};
   int phase = -1;
   int before_block_calls = 0;
   team.run([&](RankContext& ctx) {
     if (ctx.rank() == 0) {
+      started.store(true, std::memory_order_release);
       phase = wait_until(WaitPolicy{kForever, kForever}, word, [&] { return flag.load(std::memory_order_acquire); },
                          [&] { ++before_block_calls; });
     } else {
+      wait_until(WaitPolicy{kForever, kForever}, word, [&] { return started.load(std::memory_order_acquire); });
       flag.store(true, std::memory_order_release);  // no wake(): the worker polls the predicate
     }
   });
