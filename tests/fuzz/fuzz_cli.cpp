@@ -174,6 +174,9 @@ bool names_the_problem(const std::string& error, const Command& c, const Made& m
   if (error.find("required") != std::string::npos)
     for (const auto& o : c.options)
       if (names(error, o)) return true;
+  // A command that runs only under an MPI launcher (bench cluster) names itself and the launcher:
+  // the problem is where it runs, not an option.
+  if (error.find("mpirun") != std::string::npos && names(error, c.path.back())) return true;
   if (!c.subcommands.empty() && names(error, c.path.back()))
     for (const auto& sub : c.subcommands)
       if (names(error, sub)) return true;
