@@ -1,5 +1,6 @@
 #include "postbox/runtime/limits.hpp"
 
+#include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -48,6 +49,33 @@ constexpr std::uint64_t kMinRing = 4096;  // mailbox.hpp: at least 4 KiB
 std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) { return a > kUnlimited - b ? kUnlimited : a + b; }
 std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) { return b != 0 && a > kUnlimited / b ? kUnlimited : a * b; }
 
+// The stack a new thread reserves (glibc: RLIMIT_STACK's soft limit), plus its guard page.
+std::uint64_t thread_stack_reservation() {
+  const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096);
+  std::size_t stack = 8 << 20;
+  pthread_attr_t attr;
+  if (pthread_getattr_default_np(&attr) == 0) {
+    std::size_t s = 0;
+    if (pthread_attr_getstacksize(&attr, &s) == 0 && s > 0) stack = s;
+    pthread_attr_destroy(&attr);
+  }
+  return static_cast<std::uint64_t>(stack) + page;
+}
+
+// Threads that fit in what is left of the address-space limit (ulimit -v): each reserves its
+// whole stack there, touched or not. kUnlimited without such a limit.
+std::uint64_t address_space_threads() {
+  const std::uint64_t as = rlimit_cur(RLIMIT_AS);
+  if (as == kUnlimited) return kUnlimited;
+  std::uint64_t used = 0;
+  {
+    std::ifstream statm("/proc/self/statm");
+    std::uint64_t pages = 0;
+    if (statm >> pages) used = pages * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  }
+  return as > used ? (as - used) / thread_stack_reservation() : 0;
+}
+
 }  // namespace
 
 std::uint64_t available_memory_bytes() {
@@ -72,7 +100,7 @@ std::uint64_t available_memory_bytes() {
 std::uint64_t available_threads() {
   const std::uint64_t cap = std::min({rlimit_cur(RLIMIT_NPROC), read_number("/proc/sys/kernel/threads-max"),
                                       read_number("/proc/sys/kernel/pid_max")});
-  if (cap == kUnlimited) return cap;
+  if (cap == kUnlimited) return address_space_threads();
   // /proc/loadavg's fourth field: runnable/total scheduling entities (threads) right now.
   std::ifstream in("/proc/loadavg");
   double l1 = 0, l5 = 0, l15 = 0;
@@ -82,7 +110,7 @@ std::uint64_t available_threads() {
     const auto slash = tasks.find('/');
     if (slash != std::string::npos) now = std::strtoull(tasks.c_str() + slash + 1, nullptr, 10);
   }
-  return cap > now ? cap - now : 0;
+  return std::min(cap > now ? cap - now : 0, address_space_threads());
 }
 
 std::string memory_text(std::uint64_t bytes) {
@@ -109,6 +137,11 @@ void require_memory(std::uint64_t bytes, const std::string& what) {
 void require_threads(std::uint64_t threads, const std::string& what) {
   const std::uint64_t avail = available_threads();
   if (threads <= avail) return;
+  if (avail == address_space_threads()) {
+    throw InputError(what + " needs " + std::to_string(threads) + " threads, more than the " + std::to_string(avail) +
+                     " whose stacks (" + memory_text(thread_stack_reservation()) +
+                     " each) fit in this process's address-space limit (ulimit -v)");
+  }
   throw InputError(what + " needs " + std::to_string(threads) + " threads, more than the " + std::to_string(avail) +
                    " this system can start now (kernel.pid_max, kernel.threads-max, ulimit -u)");
 }

@@ -17,15 +17,18 @@ namespace postbox {
 std::uint64_t available_memory_bytes();
 
 // Threads this process may still start: the smallest of RLIMIT_NPROC, kernel.threads-max and
-// kernel.pid_max, less the threads the system runs now (/proc/loadavg).
+// kernel.pid_max, less the threads the system runs now (/proc/loadavg); under an address-space
+// limit (RLIMIT_AS, ulimit -v) at most as many as the limit, less what the process maps now,
+// holds default thread stacks (RLIMIT_STACK, plus a guard page).
 std::uint64_t available_threads();
 
 // InputError "WHAT needs about N of memory, more than the M this machine has available" when
 // bytes exceed available_memory_bytes().
 void require_memory(std::uint64_t bytes, const std::string& what);
 
-// InputError "WHAT needs N threads, more than the M this system can start now" when threads
-// exceed available_threads().
+// InputError "WHAT needs N threads, more than the M this system can start now (...)" when threads
+// exceed available_threads(); "... more than the M whose stacks (8.0 MiB each) fit in this
+// process's address-space limit (ulimit -v)" when that limit is what binds.
 void require_threads(std::uint64_t threads, const std::string& what);
 
 // The memory a Team of plan.p threads needs to run `plan` with mailbox rings of ring_bytes
