@@ -7,6 +7,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <vector>
 #include <system_error>
 
 #include "cli.hpp"
@@ -22,8 +23,10 @@ namespace {
 int g_exit_code = 0;
 bool g_dry_run = false;
 std::FILE* g_err = stderr;
+std::vector<std::string> g_notes;
 }  // namespace
 void set_exit_code(int code) { g_exit_code = code; }
+void note(std::string line) { g_notes.push_back(std::move(line)); }
 int exit_code() { return g_exit_code; }
 void set_dry_run(bool on) { g_dry_run = on; }
 bool dry_run() { return g_dry_run; }
@@ -177,6 +180,7 @@ std::unique_ptr<CLI::App> make_app() {
 
 int run_main(int argc, char** argv, std::FILE* err) {
   g_exit_code = 0;
+  g_notes.clear();
   g_err = err;
 #ifdef POSTBOX_HAVE_MPI
   // `run` under mpirun is one job across the processes (cluster_cli.hpp); fails before parsing
@@ -225,7 +229,12 @@ int run_parsed(int argc, char** argv) {
   } catch (const std::system_error& e) {
     return fail(std::string("the system refused: ") + e.what());
   }
-  return check_stdout(exit_code());
+  const int code = check_stdout(exit_code());
+  if (code != 2) {
+    for (const std::string& line : g_notes) std::fprintf(g_err, "%s\n", line.c_str());
+  }
+  g_notes.clear();
+  return code;
 }
 
 }  // namespace postbox::cli

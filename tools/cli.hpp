@@ -39,6 +39,10 @@ void register_serve(CLI::App& app);
 void set_exit_code(int code);
 int exit_code();
 
+// A line for stderr (no newline) printed after the command's output, and only when the command
+// does not end in an error, so that exit 2 comes with its one line (the run's wrap-around note).
+void note(std::string line);
+
 // The tool: every command and option registered (the fuzz target reads the option tables).
 std::unique_ptr<CLI::App> make_app();
 

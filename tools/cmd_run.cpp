@@ -187,7 +187,9 @@ void run_collective(const RunArgs& args) {
   require_memory(plan_run_memory(*plan, opts.mailbox.ring_bytes),
                  plan->op + "/" + plan->algo + " on " + std::to_string(plan->p) + " threads");
   PlanExecutor exec(plan);
+  opts.announce_wrap = false;  // said after the output: an error that follows stays one line
   Team team(plan->p, opts);
+  if (team.wrapped()) note(team.wrap_note());
   std::vector<std::vector<std::byte>> bufs(static_cast<std::size_t>(plan->p));
   std::vector<std::span<std::byte>> users;
   for (int r = 0; r < plan->p; ++r) {

@@ -118,9 +118,12 @@ Team::Team(int p, TeamOptions options)
   if (wrapped_) {
     const std::size_t places = options.placement.policy == Placement::Policy::list ? options.placement.pus.size()
                                                                                   : static_cast<std::size_t>(topology_->pus());
-    std::fprintf(stderr, "postbox: team of %d %s on %zu places (%s placement): wrapping around, several share a PU\n", k,
-                 fibers_ ? "fiber workers" : "ranks", places,
-                 options.placement.policy == Placement::Policy::list ? "list" : options.placement.to_string().c_str());
+    wrap_note_ = "postbox: team of " + std::to_string(k) + (fibers_ ? " fiber workers" : " ranks") + " on " +
+                 std::to_string(places) + " places (" +
+                 (options.placement.policy == Placement::Policy::list ? std::string("list")
+                                                                      : options.placement.to_string()) +
+                 " placement): wrapping around, several share a PU";
+    if (options.announce_wrap) std::fprintf(stderr, "%s\n", wrap_note_.c_str());
   }
   if (k + 1 > allowed_cpus_) park_wait_.spin_ns = 0;
   if (fibers_) {

@@ -138,6 +138,18 @@ TEST(Team, WrappingIsSaidOnceOnStderr) {
   EXPECT_EQ(std::count(wrapped.begin(), wrapped.end(), '\n'), 1) << wrapped;
   EXPECT_NE(wrapped.find("wrapping"), std::string::npos) << wrapped;
   EXPECT_EQ(fits, "");
+  // announce_wrap = false: nothing printed, the same line in wrap_note() for the caller.
+  o.announce_wrap = false;
+  testing::internal::CaptureStderr();
+  std::string note;
+  {
+    Team team(pus + 1, o);
+    EXPECT_TRUE(team.wrapped());
+    note = team.wrap_note();
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(note + "\n", wrapped);
+  EXPECT_EQ(Team(pus, o).wrap_note(), "");
 }
 
 // ---- failures ----------------------------------------------------------------------------

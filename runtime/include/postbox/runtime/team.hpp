@@ -27,7 +27,8 @@
 // (the machine when null). A worker pins itself with Topology::bind_thread when
 // TeamOptions::pin is set and the topology can bind (the real machine; a synthetic or XML
 // topology cannot, so such a team is never pinned). When p exceeds the places, placement wraps
-// (rank r on place r mod n) and the constructor prints one line saying so on stderr.
+// (rank r on place r mod n) and the constructor prints one line saying so (wrap_note()) on
+// stderr, unless TeamOptions::announce_wrap is false.
 //
 // Oversubscription (threads): when p exceeds allowed_cpu_count() (the CPUs this process may run on, not
 // the host's), the mailboxes skip the spin phase (mailboxes().options().wait.spin_ns == 0): a
@@ -84,6 +85,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -131,6 +133,9 @@ struct TeamOptions {
   // more; 4096 ranks reserve 1 GiB of address space, of which only the touched pages are
   // resident (docs/fibers.md). Below 16 KiB → InputError.
   std::size_t fiber_stack_bytes = 256 * 1024;
+  // Print wrap_note() on stderr in the constructor when the placement wraps. False leaves it to
+  // the caller (the CLI prints it after its output, so that a later error stays one line).
+  bool announce_wrap = true;
 };
 
 // What a rank sees inside run(): its rank, the team size, and the team's mailboxes with its
@@ -188,6 +193,9 @@ class Team {
   // True when p exceeds the placement's places, so some PU hosts several ranks (with fibers:
   // when workers() exceeds them).
   [[nodiscard]] bool wrapped() const noexcept { return wrapped_; }
+  // The one line (no newline) saying how the placement wraps, "postbox: team of 5 ranks on 4
+  // places (compact placement): wrapping around, several share a PU"; empty when !wrapped().
+  [[nodiscard]] const std::string& wrap_note() const noexcept { return wrap_note_; }
   // True when the ranks run as fibers (RanksMode::fibers, or automatic resolved to it).
   [[nodiscard]] bool fibers() const noexcept { return fibers_; }
   // Kernel threads that run the ranks: p with threads, the fiber workers with fibers.
@@ -220,6 +228,7 @@ class Team {
   std::vector<int> placement_;
   bool pin_request_;
   bool wrapped_ = false;
+  std::string wrap_note_;
   // allowed_cpu_count() when the team was made: the ranks outnumber it → oversubscribed.
   int allowed_cpus_;
   bool pinned_ = false;
