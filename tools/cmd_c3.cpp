@@ -43,7 +43,10 @@ C3Machine machine_of(const C3Options& o) {
     m.l = parse_real(*o.l, "--l");
     m.b = parse_real(*o.b, "--b");
     m.h = parse_real(*o.h, "--h");
-    validate_c3_machine(m);
+    validate_c3_parameter('s', m.s, "--s", *o.s);
+    validate_c3_parameter('l', m.l, "--l", *o.l);
+    validate_c3_parameter('b', m.b, "--b", *o.b);
+    validate_c3_parameter('h', m.h, "--h", *o.h);
   }
   if (o.switching == "wh") m.switching = Switching::wormhole;
   else if (o.switching == "sf") m.switching = Switching::store_and_forward;

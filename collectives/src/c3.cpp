@@ -600,21 +600,28 @@ Plan build_c3_plan(const C3Request& req) {
   return plan;
 }
 
-void validate_c3_machine(const C3Machine& m) {
+void validate_c3_parameter(char param, double value, std::string_view what, std::string_view text) {
   // Bounded so that every unit count stays finite (units grow like L/l·h·p).
   constexpr double kMax = 1e9;
-  auto check = [](const char* name, double v, bool zero_ok) {
+  PB_CHECK(param == 's' || param == 'l' || param == 'b' || param == 'h', "validate_c3_parameter: no parameter '" +
+                                                                            std::string(1, param) + "'");
+  const bool zero_ok = param == 's' || param == 'h';
+  if (!std::isfinite(value) || value > kMax || value < 0 || (!zero_ok && value == 0)) {
+    throw InputError(std::string(what) + " must be " + (zero_ok ? "in [0, " : "in (0, ") + "1e9], got " +
+                     std::string(text));
+  }
+}
+
+void validate_c3_machine(const C3Machine& m) {
+  auto check = [](char name, double v) {
     char text[48];
     std::snprintf(text, sizeof text, "%.6g", v);
-    if (!std::isfinite(v) || v > kMax || v < 0 || (!zero_ok && v == 0)) {
-      throw InputError(std::string("C3 machine: ") + name + " must be " + (zero_ok ? "in [0, " : "in (0, ") +
-                       "1e9], got " + text);
-    }
+    validate_c3_parameter(name, v, std::string("C3 machine: ") + name, text);
   };
-  check("s", m.s, true);
-  check("l", m.l, false);
-  check("b", m.b, false);
-  check("h", m.h, true);
+  check('s', m.s);
+  check('l', m.l);
+  check('b', m.b);
+  check('h', m.h);
 }
 
 C3Units c3_units(const Plan& plan, const C3Machine& mc, Mesh mesh) {

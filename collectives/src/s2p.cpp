@@ -526,8 +526,8 @@ std::vector<int> source_distribution(std::string_view name, const Mesh& m, int s
 
 std::vector<int> parse_source_list(std::string_view text) {
   std::vector<int> out;
-  for (const std::string_view item : split_list(text, ',', "source list")) {
-    out.push_back(static_cast<int>(postbox::parse_int(item, "source list: rank", 0, kMaxMeshRanks - 1)));
+  for (const std::string_view item : split_list(text, ',', "--source-list")) {
+    out.push_back(static_cast<int>(postbox::parse_int(item, "--source-list: rank", 0, kMaxMeshRanks - 1)));
   }
   return out;
 }

@@ -429,5 +429,25 @@ TEST(C3Machine, NonFiniteOrHugeParametersAreRefused) {
   EXPECT_NO_THROW((void)c3_units(plan, C3Machine::delta()));
 }
 
+// Regression (issue 16): `c3 --l 1e308` said "C3 machine: l must be in (0, 1e9], got 1e+308",
+// naming neither the option nor the value as typed.
+TEST(C3Machine, ParameterMessageNamesTheOptionAndQuotesTheText) {
+  try {
+    validate_c3_parameter('l', 1e308, "--l", "1e308");
+    ADD_FAILURE() << "l = 1e308 accepted";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "--l must be in (0, 1e9], got 1e308");
+  }
+  try {
+    validate_c3_parameter('h', -0.5, "--h", "-0.5");
+    ADD_FAILURE() << "h = -0.5 accepted";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "--h must be in [0, 1e9], got -0.5");
+  }
+  EXPECT_NO_THROW(validate_c3_parameter('h', 0, "--h", "0"));
+  EXPECT_NO_THROW(validate_c3_parameter('s', 1e9, "--s", "1e9"));
+  EXPECT_THROW(validate_c3_parameter('b', 0, "--b", "0"), InputError);
+}
+
 }  // namespace
 }  // namespace postbox

@@ -86,6 +86,11 @@ struct C3Machine {
 // s and h in [0, 1e9], l and b in (0, 1e9], all finite, or InputError naming the parameter.
 void validate_c3_machine(const C3Machine& machine);
 
+// validate_c3_machine's rule for one parameter (param 's', 'l', 'b' or 'h'; another is a PB_CHECK
+// failure), with the InputError "WHAT must be in (0, 1e9], got TEXT" naming the option and quoting
+// the value as the user typed it (the CLI: what "--l", text "1e308").
+void validate_c3_parameter(char param, double value, std::string_view what, std::string_view text);
+
 struct C3Superstep {
   int messages = 0;   // send operations
   int cong = 0;       // communicating processor pairs
