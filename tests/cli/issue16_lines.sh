@@ -162,6 +162,7 @@ refuse "--p 512 needs 512 threads, more than the [0-9]+ whose stacks .* address-
 # (the root's last send starts at p - 2), and "ok" for the plan.
 answer '[[ $(json_field time_us "$out") == 65536.0 ]]' sim --machine postal:2 --op bcast --algo flat --p 65536 --json
 answer '[[ $(cat "$out") == ok ]]' plan check --op bcast --algo flat --p 65536
+refuse "--p must be at most 4096 for run, got 65536" run --op bcast --algo flat --p 65536
 refuse "--bytes 1073741824|give --lambda" sim --machine delta --bytes 1073741824
 
 # ---------------------------------------------------------------------------------------------
