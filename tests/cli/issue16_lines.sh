@@ -4,8 +4,8 @@
 # exactly one stderr line and exit 2 naming what was typed, or with exit 0 and a correct answer
 # (each `answer` line says what correct is and checks it against an independent run).
 #   tests/cli/issue16_lines.sh POSTBOX DATA_DIR WORK_DIR     (ctest cli.issue16.lines)
-# Prints one line per command (ok / FAIL, exit code, seconds, the command) and exits 1 when any
-# failed. Limits: ISSUE16_TIME seconds (default 20) and ISSUE16_MEM_KB of address space (ulimit -v,
+# Prints one line per command (ok / FAIL, exit code, seconds, the command; with ISSUE16_VERBOSE=1
+# also each stderr) and exits 1 when any failed. Limits: ISSUE16_TIME seconds (default 20) and ISSUE16_MEM_KB of address space (ulimit -v,
 # default 4 GiB) per command.
 set -uo pipefail
 pb=${1:?postbox binary}
@@ -41,6 +41,7 @@ report() {  # report OK|FAIL WHY ARGS...
   [[ -n $mem ]] && shown="$shown(ulimit -v $mem)"
   if [[ $verdict == ok ]]; then
     printf 'ok    exit %-3s %6ss  %s\n' "$rc" "$secs" "${env_shown}postbox $shown"
+    [[ -n ${ISSUE16_VERBOSE:-} && -s $err ]] && sed 's/^/      stderr: /' "$err"
   else
     fails=$((fails + 1))
     printf 'FAIL  exit %-3s %6ss  %s\n      %s\n' "$rc" "$secs" "${env_shown}postbox $shown" "$why"
