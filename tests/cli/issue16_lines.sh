@@ -261,6 +261,7 @@ full_lines=(
   "sim --machine postal:2 --op bcast --algo binomial --p 8"
   "sweep --machine postal:2 --op bcast --algo binomial --param p=2:4:1 --csv"
   "calibrate --machine delta --sizes 16"
+  "bench barrier --p 4 --impl fibo --outer 1 --rounds 1"
 )
 for l in "${full_lines[@]}"; do
   read -r -a a <<< "$l"
