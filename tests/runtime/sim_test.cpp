@@ -440,10 +440,11 @@ TEST(Disciplines, MeshEventsArePerPacketPerHop) {
   }
 }
 
-// A message alone on a wormhole mesh: its send, the injection, per packet one event that takes
-// the whole path and one when the worm is done, its acceptance and its receive: 2k + 4 events
-// for k packets over any number of hops (the per-hop discipline: k(h + 3) + 4).
-TEST(Disciplines, LoneWormholeMessageIsTwoEventsPerPacket) {
+// A message alone on a wormhole mesh: its send, the injection (its first packet's header takes
+// the whole path at once, its worm's end follows, and so does every later packet of the stream),
+// its acceptance and its receive: 4 events whatever its packets and hops (the per-hop
+// discipline: k(h + 3) + 4 for k packets over h hops).
+TEST(Disciplines, LoneWormholeMessageIsFourEvents) {
   Machine m = load_machine("delta");
   m.mesh.dims = {16, 16};
   for (const std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{5000}, std::uint64_t{70000}}) {
@@ -457,8 +458,30 @@ TEST(Disciplines, LoneWormholeMessageIsTwoEventsPerPacket) {
     const SimResult a = simulate(plan, m), b = simulate(plan, m, per_hop);
     SCOPED_TRACE(bytes);
     EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
-    EXPECT_EQ(a.events, 2 * k + 4);
+    EXPECT_EQ(a.events, 4U);
     EXPECT_EQ(b.events, k * (hops + 3) + 4);
+    EXPECT_EQ(a.events + a.inline_steps, b.events);
+  }
+}
+
+// Issue 16: Bruck's λ experiments (what `sim` runs on a mesh without --lambda) send messages one
+// after another; at 16 MiB each is 32 768 Delta packets. A packet of a message alone on its path
+// costs no event of its own, so the work is a few events per message, not per packet, and the
+// times are the per-hop discipline's.
+TEST(Disciplines, PacketStreamsCostEventsPerMessage) {
+  const Machine m = load_machine("delta");
+  for (const std::uint64_t bytes : {std::uint64_t{4096}, std::uint64_t{1} << 20}) {
+    for (int experiment : {1, 2}) {
+      const Plan plan = bruck_experiment_plan(experiment, 6, bytes);
+      SimOptions per_hop;
+      per_hop.per_hop_mesh = true;
+      const SimResult a = simulate(plan, m), b = simulate(plan, m, per_hop);
+      SCOPED_TRACE(std::to_string(bytes) + " bytes, experiment " + std::to_string(experiment));
+      EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
+      EXPECT_EQ(a.events + a.inline_steps, b.events);
+      EXPECT_LE(a.events, 8 * a.messages);
+      EXPECT_GE(b.events, a.packets * 4);
+    }
   }
 }
 

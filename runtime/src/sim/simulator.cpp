@@ -631,7 +631,7 @@ class Engine {
         ++res_.events;
         now_ = e.t;
         horizon_ = -1;
-        if (e.kind == kHop && !opt_.per_hop_mesh) {
+        if (!opt_.per_hop_mesh) {
           horizon_ = kMaxTicks + 1;
           if (!net_.empty()) horizon_ = net_.top().t;
           if (!heap_.empty()) horizon_ = std::min(horizon_, heap_.top().t);  // valid (cleaned above) or lower
@@ -1055,19 +1055,27 @@ class Engine {
       left -= payload;
       packets_.push_back(Packet{e.a, payload + m_.mesh.header_bytes, -1, kNil});
     }
-    for (std::uint32_t k = 0; k < msgs_[e.a].packets; ++k)
-      acquire(msgs_[e.a].first_packet + k, inject_link(node_of_[static_cast<std::size_t>(msgs_[e.a].src)]), e.t);
+    // The first packet takes the injection channel, the others wait in its FIFO behind it.
+    const std::uint32_t first = msgs_[e.a].first_packet;
+    const Ticks due = acquire(first, inject_link(node_of_[static_cast<std::size_t>(msgs_[e.a].src)]), e.t);
+    for (std::uint32_t k = 1; k < msgs_[e.a].packets; ++k)  // (store-and-forward: steps queued after the first's)
+      acquire(first + k, inject_link(node_of_[static_cast<std::size_t>(msgs_[e.a].src)]), e.t, false);
+    if (due >= 0) {  // its step is due before every other event: the queue would pop it next
+      ++res_.inline_steps;
+      now_ = due;
+      on_hop(first, due);
+    }
   }
 
   // Packet pi's header asks for `link` at t. Granted: its next step is due at the returned
   // time, which is before horizon_, so the caller handles it now; or the step was queued as an
   // event, or the packet waits for the link (-1).
-  Ticks acquire(std::uint32_t pi, std::int64_t link, Ticks t) {
+  Ticks acquire(std::uint32_t pi, std::int64_t link, Ticks t, bool may_inline = true) {
     Packet& pk = packets_[pi];
     pk.link = link;
     const auto l = static_cast<std::size_t>(link);
     auto step = [&](Ticks due) -> Ticks {
-      if (due < horizon_) return checked(due);
+      if (may_inline && due < horizon_) return checked(due);
       push_net(due, pi, kHop);
       return -1;
     };
@@ -1094,19 +1102,22 @@ class Engine {
     return -1;
   }
 
-  void release_link(std::int64_t link, Ticks t) {
+  // The worm holding `link` leaves it at t; the first waiter, if any, takes it (returned) and
+  // its header's step is queued, unless `defer`: then the caller queues it (or handles it).
+  std::int32_t release_link(std::int64_t link, Ticks t, bool defer = false) {
     const auto l = static_cast<std::size_t>(link);
     span_link(link, since_[l], t, packets_[static_cast<std::size_t>(owner_[l])]);
     const std::int32_t w = wait_head_[l];
     if (w == kNil) {
       owner_[l] = kNil;
-      return;
+      return kNil;
     }
     wait_head_[l] = packets_[static_cast<std::size_t>(w)].next_waiter;
     if (wait_head_[l] == kNil) wait_tail_[l] = kNil;
     owner_[l] = w;
     since_[l] = t;
-    push_net(t + header(link), static_cast<std::uint32_t>(w), kHop);
+    if (!defer) push_net(t + header(link), static_cast<std::uint32_t>(w), kHop);
+    return w;
   }
 
   // Packet pi finished its current link at t (wormhole: its header is through). Steps due
@@ -1122,8 +1133,12 @@ class Engine {
       if (is_eject(link)) {
         if (saf) {
           packet_delivered(pk.msg, t);
+        } else if (const Ticks done = checked(t + body(pk)); done < horizon_) {
+          ++res_.inline_steps;
+          now_ = done;
+          worm_done(pi, done);
         } else {
-          push_net(t + body(pk), pi, kWormDone);
+          push_net(done, pi, kWormDone);
         }
         return;
       }
@@ -1136,22 +1151,59 @@ class Engine {
     }
   }
 
-  void on_worm_done(const Event& e) {
-    const Packet& pk = packets_[e.a];
-    const std::uint32_t mi = pk.msg;
+  void on_worm_done(const Event& e) { worm_done(e.a, e.t); }
+
+  // Packet pi's worm is done at t: the tail leaves every channel of the path as it arrives;
+  // the channels are released together, the injection channel first. Then the stream: when the
+  // injection channel goes to the next packet of the same message and that packet's whole life
+  // (its header through the path it finds free, its body, its end) falls before every other
+  // event, the queue would pop each of its h + 3 steps next, so it is handled here, in O(1), and
+  // so on down the message's packets (issue 16: a 16 MiB message is 32 768 packets).
+  void worm_done(std::uint32_t pi, Ticks t) {
+    std::uint32_t mi = packets_[pi].msg;
     const std::int64_t src = node_of_[static_cast<std::size_t>(msgs_[mi].src)];
     const std::int64_t dst = node_of_[static_cast<std::size_t>(msgs_[mi].dst)];
-    // The tail leaves every channel of the path as it arrives; links are released together.
+    const std::int64_t inj = inject_link(src);
+    std::int32_t w = release_link(inj, t, true);
+    // The next packet's step is queued before anything below creates events (the per-hop
+    // order): its sequence number is taken now, used only if the step becomes an event.
+    std::uint64_t wseq = w == kNil ? 0 : seq_++;
     std::int64_t node = src;
-    release_link(inject_link(src), e.t);
+    Ticks hops = 0;
     for (;;) {
       const auto [link, next] = next_hop(node, src, dst);
-      release_link(link, e.t);
+      release_link(link, t);
       if (next < 0) break;
+      ++hops;
       node = next;
     }
-    packet_injected(mi, e.t);
-    packet_delivered(mi, e.t);
+    const Ticks path = hops * c_.router;
+    std::uint64_t wire = 0;  // the body time of the last wire size seen (a message's packets share one but the last)
+    Ticks wire_ticks = -1;
+    for (;;) {
+      packet_injected(mi, t);
+      packet_delivered(mi, t);
+      if (w == kNil) return;
+      const auto wi = static_cast<std::uint32_t>(w);
+      // The links past the injection channel are free (a waiter there would have an event now,
+      // before the end below) and nothing else runs until that end.
+      if (wire_ticks < 0 || packets_[wi].wire_bytes != wire) {
+        wire = packets_[wi].wire_bytes;
+        wire_ticks = body(packets_[wi]);
+      }
+      const Ticks end = t + path + wire_ticks;
+      if (opt_.trace || packets_[wi].msg != mi || !(end < horizon_)) {
+        horizon_ = std::min(horizon_, checked(t));
+        (opt_.reference_queue ? q_ : net_).push(Event{t, wseq, wi, kHop});
+        return;
+      }
+      res_.inline_steps += static_cast<std::uint64_t>(hops) + 3;
+      now_ = t = checked(end);
+      pi = wi;
+      mi = packets_[pi].msg;
+      w = release_link(inj, t, true);
+      wseq = w == kNil ? 0 : seq_++;
+    }
   }
 
   void packet_injected(std::uint32_t mi, Ticks t) {
@@ -1170,7 +1222,9 @@ class Engine {
     RankState& rs = ranks_[static_cast<std::size_t>(r)];
     rs.cpu = t;
     unblocked_[static_cast<std::size_t>(r)] = t;
-    horizon_ = std::min(horizon_, t);  // its waiting events run from t on
+    // Its waiting events (if any) run from t on.
+    if (rs.pending != kNil || std::any_of(std::begin(rs.ready), std::end(rs.ready), [](std::int32_t x) { return x != kNil; }))
+      horizon_ = std::min(horizon_, t);
     if (opt_.reference_queue) {
       auto evs = std::move(parked_[static_cast<std::size_t>(r)]);
       parked_[static_cast<std::size_t>(r)].clear();
