@@ -1193,6 +1193,11 @@ class Engine {
       }
       const Ticks end = t + path + wire_ticks;
       if (opt_.trace || packets_[wi].msg != mi || !(end < horizon_)) {
+        if (t < horizon_) {  // its first step is still due before every other event
+          ++res_.inline_steps;
+          on_hop(wi, t);
+          return;
+        }
         horizon_ = std::min(horizon_, checked(t));
         (opt_.reference_queue ? q_ : net_).push(Event{t, wseq, wi, kHop});
         return;
