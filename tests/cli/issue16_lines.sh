@@ -165,6 +165,14 @@ answer '[[ $(json_field time_us "$out") == 65536.0 ]]' sim --machine postal:2 --
 answer '[[ $(cat "$out") == ok ]]' plan check --op bcast --algo flat --p 65536
 refuse "--p must be at most 4096 for run, got 65536" run --op bcast --algo flat --p 65536
 refuse "--bytes 1073741824|give --lambda" sim --machine delta --bytes 1073741824
+# At 16 MiB sim first measures lambda on the Delta (Bruck's experiments, 32 768 packets a
+# message, 7.9 M in all; over 10 s under fuzzing): a packet stream alone on its path now costs
+# events per message. Correct: 1-lev-dir's plan does not depend on lambda, so the time is the
+# one with --lambda given (no measurement). Without --algo, one-to-all has no default.
+reference sim --machine delta --op one-to-all --algo 1-lev-dir --p 16 --bytes 16777216 --lambda 2 --json
+answer '[[ -n $(json_field time_ticks "$out") && $(json_field time_ticks "$out") == $(json_field time_ticks "$work/ref") ]]' \
+  sim --machine delta --op one-to-all --algo 1-lev-dir --p 16 --bytes 16777216 --json
+refuse "unknown --algo 'binomial' for --op one-to-all" sim --machine delta --op one-to-all --p 16 --bytes 16777216
 
 # ---------------------------------------------------------------------------------------------
 # Silent wrong answers: now refused, or answered correctly.
