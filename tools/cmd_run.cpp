@@ -111,6 +111,36 @@ Shape job_shape(const RunArgs& args, std::map<std::string, std::string>& given, 
   return shape;
 }
 
+// What a run prints, on threads or across processes: the JSON (`shape`'s fields right after "p":
+// "ranks" on threads, "processes" and "threads" across processes) or the text line (`after_p`
+// and `after_iters` inserted there). ns: the timed runs made (a failed check stops them).
+void report_run(const RunArgs& args, const Plan& plan, const nlohmann::ordered_json& shape, const std::string& after_p,
+                const std::string& after_iters, int iters, std::vector<double> ns, int checked, std::optional<bool> verified) {
+  std::sort(ns.begin(), ns.end());
+  const bool timed = !ns.empty();
+  const double median = timed ? ns[(ns.size() - 1) / 2] : 0;
+  const double p90 =
+      timed ? ns[std::min(ns.size() - 1, static_cast<std::size_t>(0.9 * static_cast<double>(ns.size() - 1) + 0.5))] : 0;
+  if (args.json) {
+    nlohmann::ordered_json j{{"op", plan.op}, {"algo", plan.algo}, {"p", plan.p}};
+    for (const auto& [key, value] : shape.items()) j[key] = value;
+    j["bytes"] = plan.bytes;
+    j["iters"] = iters;
+    j["timed_runs"] = ns.size();
+    j["median_ns"] = timed ? nlohmann::ordered_json(median) : nlohmann::ordered_json(nullptr);
+    j["p90_ns"] = timed ? nlohmann::ordered_json(p90) : nlohmann::ordered_json(nullptr);
+    j["verified"] = verified ? nlohmann::ordered_json(*verified) : nlohmann::ordered_json(nullptr);
+    j["verified_runs"] = checked;
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::printf("%s/%s p=%d%s bytes=%llu iters=%d%s: ", plan.op.c_str(), plan.algo.c_str(), plan.p, after_p.c_str(),
+              static_cast<unsigned long long>(plan.bytes), iters, after_iters.c_str());
+  if (ns.size() < static_cast<std::size_t>(iters)) std::printf("stopped after %zu timed runs, ", ns.size());
+  if (timed) std::printf("median %.1f us, p90 %.1f us", median / 1e3, p90 / 1e3);
+  std::printf("%s\n", !verified ? "" : (*verified ? ", verified" : (timed ? ", VERIFY FAILED" : "VERIFY FAILED")));
+}
+
 #ifdef POSTBOX_HAVE_MPI
 void run_across_processes(const RunArgs& args, const std::shared_ptr<const Plan>& plan, PlanRequest req,
                           const Shape& shape, int iters, int every);
@@ -227,32 +257,9 @@ void run_collective(const RunArgs& args) {
     }
     if (!*verified) break;
   }
-  std::sort(ns.begin(), ns.end());
-  // A failed check stops the runs: the timings of the runs made are what is reported.
-  const bool timed = !ns.empty();
-  const double median = timed ? ns[(ns.size() - 1) / 2] : 0;
-  const double p90 =
-      timed ? ns[std::min(ns.size() - 1, static_cast<std::size_t>(0.9 * static_cast<double>(ns.size() - 1) + 0.5))] : 0;
-  if (args.json) {
-    nlohmann::ordered_json j{{"op", plan->op},          {"algo", plan->algo},    {"p", plan->p},
-                             {"ranks", team.fibers() ? "fibers" : "threads"},
-                             {"bytes", plan->bytes},    {"iters", iters},        {"timed_runs", ns.size()},
-                             {"median_ns", nullptr},
-                             {"p90_ns", nullptr},       {"verified", nullptr},   {"verified_runs", checked}};
-    if (timed) {
-      j["median_ns"] = median;
-      j["p90_ns"] = p90;
-    }
-    if (verified) j["verified"] = *verified;
-    std::cout << j.dump(2) << '\n';
-    return;
-  }
-  std::printf("%s/%s p=%d bytes=%llu iters=%d%s: ", plan->op.c_str(), plan->algo.c_str(), plan->p,
-              static_cast<unsigned long long>(plan->bytes), iters,
-              team.fibers() ? (" on fibers (" + std::to_string(team.workers()) + " workers)").c_str() : "");
-  if (ns.size() < static_cast<std::size_t>(iters)) std::printf("stopped after %zu timed runs, ", ns.size());
-  if (timed) std::printf("median %.1f us, p90 %.1f us", median / 1e3, p90 / 1e3);
-  std::printf("%s\n", !verified ? "" : (*verified ? ", verified" : (timed ? ", VERIFY FAILED" : "VERIFY FAILED")));
+  report_run(args, *plan, {{"ranks", team.fibers() ? "fibers" : "threads"}}, "",
+             team.fibers() ? " on fibers (" + std::to_string(team.workers()) + " workers)" : "", iters, std::move(ns), checked,
+             verified);
 }
 
 #ifdef POSTBOX_HAVE_MPI
@@ -321,30 +328,9 @@ void run_across_processes(const RunArgs& args, const std::shared_ptr<const Plan>
     }
   }
   if (job.process() != 0) return;
-  std::sort(ns.begin(), ns.end());
-  const bool timed = !ns.empty();
-  const double median = timed ? ns[(ns.size() - 1) / 2] : 0;
-  const double p90 =
-      timed ? ns[std::min(ns.size() - 1, static_cast<std::size_t>(0.9 * static_cast<double>(ns.size() - 1) + 0.5))] : 0;
-  if (args.json) {
-    nlohmann::ordered_json j{{"op", plan->op},          {"algo", plan->algo},    {"p", plan->p},
-                             {"processes", job.processes()},                     {"threads", job.threads()},
-                             {"bytes", plan->bytes},    {"iters", iters},        {"timed_runs", ns.size()},
-                             {"median_ns", nullptr},
-                             {"p90_ns", nullptr},       {"verified", nullptr},   {"verified_runs", checked}};
-    if (timed) {
-      j["median_ns"] = median;
-      j["p90_ns"] = p90;
-    }
-    if (verified) j["verified"] = *verified;
-    std::cout << j.dump(2) << '\n';
-    return;
-  }
-  std::printf("%s/%s p=%d (%d processes x %d threads) bytes=%llu iters=%d: ", plan->op.c_str(), plan->algo.c_str(),
-              plan->p, job.processes(), job.threads(), static_cast<unsigned long long>(plan->bytes), iters);
-  if (ns.size() < static_cast<std::size_t>(iters)) std::printf("stopped after %zu timed runs, ", ns.size());
-  if (timed) std::printf("median %.1f us, p90 %.1f us", median / 1e3, p90 / 1e3);
-  std::printf("%s\n", !verified ? "" : (*verified ? ", verified" : (timed ? ", VERIFY FAILED" : "VERIFY FAILED")));
+  report_run(args, *plan, {{"processes", job.processes()}, {"threads", job.threads()}},
+             " (" + std::to_string(job.processes()) + " processes x " + std::to_string(job.threads()) + " threads)", "",
+             iters, std::move(ns), checked, verified);
 }
 #endif
 
