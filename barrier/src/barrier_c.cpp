@@ -1,12 +1,10 @@
 #include "postbox/barrier.h"
 
 #include <cerrno>
-#include <exception>
 #include <memory>
-#include <new>
 
 #include "postbox/barrier/barrier.hpp"
-#include "postbox/runtime/check.hpp"
+#include "postbox/barrier/internal/c_errno.hpp"
 
 struct postbox_barrier {
   std::unique_ptr<postbox::AnyBarrier> impl;
@@ -15,30 +13,16 @@ struct postbox_barrier {
 extern "C" {
 
 postbox_barrier_t* postbox_barrier_create(int p, const char* algorithm) {
-  try {
+  return postbox::internal::c_create([&] {
     auto b = std::make_unique<postbox_barrier>();
     b->impl = postbox::make_barrier(algorithm == nullptr ? "default" : algorithm, p);
     return b.release();
-  } catch (const postbox::InputError&) {
-    errno = EINVAL;
-  } catch (const std::bad_alloc&) {
-    errno = ENOMEM;
-  } catch (...) {
-    errno = EFAULT;
-  }
-  return nullptr;
+  });
 }
 
 int postbox_barrier_wait(postbox_barrier_t* barrier, int rank) {
   if (barrier == nullptr || rank < 0 || rank >= barrier->impl->size()) return EINVAL;
-  try {
-    barrier->impl->arrive_and_wait(rank);
-    return 0;
-  } catch (const postbox::BarrierBroken&) {
-    return ECANCELED;
-  } catch (...) {
-    return EFAULT;
-  }
+  return postbox::internal::c_wait([&] { barrier->impl->arrive_and_wait(rank); });
 }
 
 const char* postbox_barrier_algorithm(const postbox_barrier_t* barrier) {

@@ -2,10 +2,9 @@
 
 #include <cerrno>
 #include <memory>
-#include <new>
 
+#include "postbox/barrier/internal/c_errno.hpp"
 #include "postbox/cluster/barrier.hpp"
-#include "postbox/runtime/check.hpp"
 
 struct postbox_cluster_barrier {
   std::unique_ptr<postbox::cluster::ClusterBarrier> impl;
@@ -14,32 +13,18 @@ struct postbox_cluster_barrier {
 extern "C" {
 
 postbox_cluster_barrier_t* postbox_cluster_barrier_create(MPI_Comm comm, int threads, const char* algorithm) {
-  try {
+  return postbox::internal::c_create([&] {
     auto b = std::make_unique<postbox_cluster_barrier>();
     postbox::cluster::ClusterBarrierOptions options;
     options.intra_algorithm = algorithm == nullptr ? "default" : algorithm;
     b->impl = std::make_unique<postbox::cluster::ClusterBarrier>(comm, threads, std::move(options));
     return b.release();
-  } catch (const postbox::InputError&) {
-    errno = EINVAL;
-  } catch (const std::bad_alloc&) {
-    errno = ENOMEM;
-  } catch (...) {
-    errno = EFAULT;
-  }
-  return nullptr;
+  });
 }
 
 int postbox_cluster_barrier_wait(postbox_cluster_barrier_t* barrier, int thread) {
   if (barrier == nullptr || thread < 0 || thread >= barrier->impl->threads()) return EINVAL;
-  try {
-    barrier->impl->arrive_and_wait(thread);
-    return 0;
-  } catch (const postbox::BarrierBroken&) {
-    return ECANCELED;
-  } catch (...) {
-    return EFAULT;
-  }
+  return postbox::internal::c_wait([&] { barrier->impl->arrive_and_wait(thread); });
 }
 
 int postbox_cluster_barrier_size(const postbox_cluster_barrier_t* barrier) {
