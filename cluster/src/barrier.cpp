@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "mpi_poll.hpp"
 #include "postbox/collectives/barrier_shape.hpp"
 #include "postbox/runtime/calibrate.hpp"
 #include "postbox/runtime/check.hpp"
@@ -162,13 +163,13 @@ class ClusterEngine {
   void apply(std::uint32_t flags, const std::vector<Record>& records);
   void rebuild_links();
   std::vector<std::byte> receive(int from, int tag);
-  void poll_pause(int& polls, std::chrono::steady_clock::time_point& spin_end) const;
+  void poll_pause(MpiPoll& poll) const;
   void progress_loop();
 
   std::unique_ptr<AnyBarrier> intra_;
   std::function<void()> completion_;
   SendRecv inter_;
-  WaitPolicy poll_policy_{};
+  bool oversubscribed_ = false;  // the node's threads outnumber its CPUs: MPI polls yield (mpi_poll.hpp)
   std::vector<Slot> slots_;
 
   // Written by the completion step (on_local_complete) and by drive(), which are ordered by
@@ -228,23 +229,14 @@ ClusterEngine::ClusterEngine(MPI_Comm comm, int threads, ClusterBarrierOptions o
   if (process_ != 0) source = "process 0's " + source;
   rebuild_links();
 
-  // Polling MPI: the intra barrier's policy, or no spin when the threads of this node's
-  // processes outnumber its CPUs (a spinning poller would hold the core a sender needs).
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int on_node = 1;
-  MPI_Comm_size(node, &on_node);
-  MPI_Comm_free(&node);
   const unsigned cpus = options.intra.cpus != 0 ? options.intra.cpus : static_cast<unsigned>(allowed_cpu_count());
-  const bool oversubscribed = static_cast<unsigned>(on_node * threads_) > cpus;
-  poll_policy_ = oversubscribed && options.intra.oversubscribed_wait ? *options.intra.oversubscribed_wait
-                                                                    : options.intra.wait;
+  oversubscribed_ = node_oversubscribed(comm_, threads_, cpus);
 
   options.intra.completion = [this] { on_local_complete(); };
   intra_ = make_barrier(options.intra_algorithm, threads_, std::move(options.intra));
   reason_ = "intra: " + intra_->reason() + "; leaders: binomial arrival, Fibo wake-up over " +
             std::to_string(processes_) + " processes (s = " + inter_.s.str() + " ns, r = " + inter_.r.str() +
-            " ns from " + source + ")" + (oversubscribed ? "; polling MPI without spinning (oversubscribed)" : "");
+            " ns from " + source + ")" + (oversubscribed_ ? "; polling MPI with a yield between polls (oversubscribed)" : "");
   progress_ = std::thread([this] { progress_loop(); });
 }
 
@@ -401,24 +393,20 @@ void ClusterEngine::leave(std::uint64_t e) {
   }
 }
 
-void ClusterEngine::poll_pause(int& polls, std::chrono::steady_clock::time_point& spin_end) const {
+void ClusterEngine::poll_pause(MpiPoll& poll) const {
   if (aborted_.load(std::memory_order_relaxed)) throw Aborted();
-  if (++polls < 64) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (polls == 64) spin_end = now + std::chrono::nanoseconds(poll_policy_.spin_ns);
-  if (now >= spin_end) std::this_thread::yield();
+  poll.pause();
 }
 
 std::vector<std::byte> ClusterEngine::receive(int from, int tag) {
-  int polls = 0;
-  std::chrono::steady_clock::time_point spin_end{};
+  MpiPoll poll(oversubscribed_);
   int flag = 0;
   MPI_Message msg = MPI_MESSAGE_NULL;
   MPI_Status status;
   for (;;) {
     MPI_Improbe(from, tag, comm_, &flag, &msg, &status);
     if (flag != 0) break;
-    poll_pause(polls, spin_end);
+    poll_pause(poll);
   }
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
@@ -471,13 +459,12 @@ void ClusterEngine::drive(std::uint64_t e) {
     for (int c : links_.wake_children) send(c, kTagWake, wake);
   }
   apply(flags, records);
-  int polls = 0;
-  std::chrono::steady_clock::time_point spin_end{};
+  MpiPoll poll(oversubscribed_);
   for (;;) {
     int all = 0;
     MPI_Testall(static_cast<int>(sends.size()), sends.data(), &all, MPI_STATUSES_IGNORE);
     if (all != 0) break;
-    poll_pause(polls, spin_end);
+    poll_pause(poll);
   }
   // release: apply()'s writes before a waiter's acquire load in leave().
   done_.store(e, std::memory_order_release);

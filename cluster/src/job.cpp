@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "mpi_poll.hpp"
 #include "postbox/cluster/barrier.hpp"
 #include "postbox/runtime/check.hpp"
 
@@ -125,6 +126,7 @@ Job::Job(MPI_Comm comm, int threads, TeamOptions options) : threads_(threads), o
     }
   }
   team_ = std::make_unique<Team>(threads, options_);
+  oversubscribed_ = internal::node_oversubscribed(comm_, threads, static_cast<unsigned>(allowed_cpu_count()));
   std::vector<int> leaders(static_cast<std::size_t>(processes_));
   MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm_);
   std::vector<int> node(leaders.size());
@@ -231,13 +233,15 @@ Job::Prepared& Job::prepare(const std::shared_ptr<const Plan>& plan, const Reduc
 // One rank's transport: mailboxes inside the process, MPI between processes.
 class Job::Wire final : public Transport {
  public:
-  Wire(Job& job, Prepared::Rank& rank, RankContext& ctx) : job_(job), rank_(rank), ctx_(ctx), thread_(ctx.rank()) {}
+  // ctx: the rank's team context; null for a rank run outside the team (T = 1), which has no
+  // peer in its own process.
+  Wire(Job& job, Prepared::Rank& rank, int thread, RankContext* ctx) : job_(job), rank_(rank), ctx_(ctx), thread_(thread) {}
 
   void send(const OpView& o, std::uint32_t j, std::span<const std::byte> bytes) override {
     const int proc = o.peer / job_.threads_;
     const int peer_thread = o.peer % job_.threads_;
     if (proc == job_.process_) {
-      ctx_.send(peer_thread, bytes);
+      local().send(peer_thread, bytes);
       return;
     }
     const void* from = bytes.data();
@@ -253,7 +257,7 @@ class Job::Wire final : public Transport {
   std::size_t recv(const OpView& o, std::uint32_t, std::span<std::byte> into) override {
     const int proc = o.peer / job_.threads_;
     const int peer_thread = o.peer % job_.threads_;
-    if (proc == job_.process_) return ctx_.recv(peer_thread, into);
+    if (proc == job_.process_) return local().recv(peer_thread, into);
     MPI_Request req = MPI_REQUEST_NULL;
     MPI_Irecv(into.data(), static_cast<int>(into.size()), MPI_BYTE, proc, tag(o.tag, peer_thread, thread_), job_.comm_,
               &req);
@@ -279,22 +283,26 @@ class Job::Wire final : public Transport {
   }
 
  private:
+  RankContext& local() {
+    PB_CHECK(ctx_ != nullptr, "Job: a message inside the process of a rank run outside the team");
+    return *ctx_;
+  }
   [[nodiscard]] int tag(std::uint32_t plan_tag, int from, int to) const {
     const std::uint64_t t = static_cast<std::uint64_t>(job_.threads_);
     return static_cast<int>(((plan_tag % static_cast<std::uint64_t>(job_.tag_cycle_)) * t + static_cast<std::uint64_t>(from)) * t +
                             static_cast<std::uint64_t>(to));
   }
-  // Polls MPI (each test drives its progress) and yields between polls: the process's other
-  // ranks may need this core (P·T threads often outnumber the cores).
+  // Polls MPI (each test drives its progress); yields between polls only when the node is
+  // oversubscribed (mpi_poll.hpp).
   template <class Done>
-  static void wait(Done&& done) {
-    for (int spins = 0; !done(); ++spins)
-      if (spins >= 64) std::this_thread::yield();
+  void wait(Done&& done) {
+    internal::MpiPoll poll(job_.oversubscribed_);
+    while (!done()) poll.pause();
   }
 
   Job& job_;
   Prepared::Rank& rank_;
-  RankContext& ctx_;
+  RankContext* ctx_;
   int thread_;
   std::size_t pending_ = 0;
 };
@@ -305,19 +313,27 @@ void Job::run(const std::shared_ptr<const Plan>& plan, std::span<const std::span
                      " threads");
   }
   Prepared& prep = prepare(plan, op);
-  team_->run([&](RankContext& ctx) {
-    const int t = ctx.rank();
-    try {
-      Wire wire(*this, prep.ranks[static_cast<std::size_t>(t)], ctx);
-      prep.exec->run_rank(rank_of(t), wire, users[static_cast<std::size_t>(t)], op);
-    } catch (const InputError& e) {
-      fail_rank(comm_, rank_of(t), process_, t, e.what(), 2);
-    } catch (const std::exception& e) {
-      fail_rank(comm_, rank_of(t), process_, t, e.what(), 1);
-    } catch (...) {
-      fail_rank(comm_, rank_of(t), process_, t, "an exception that is not a std::exception", 1);
-    }
-  });
+  // T = 1: the rank runs right here. Every peer is in another process, so it needs no mailbox,
+  // and handing it to the team's thread and waiting for it would put a second runnable thread
+  // on the node for every run (two scheduler wake-ups per run; docs/cluster.md, "Measured").
+  if (threads_ == 1) {
+    run_rank(prep, 0, nullptr, users[0], op);
+    return;
+  }
+  team_->run([&](RankContext& ctx) { run_rank(prep, ctx.rank(), &ctx, users[static_cast<std::size_t>(ctx.rank())], op); });
+}
+
+void Job::run_rank(Prepared& prep, int t, RankContext* ctx, std::span<std::byte> user, const ReduceFn* op) {
+  try {
+    Wire wire(*this, prep.ranks[static_cast<std::size_t>(t)], t, ctx);
+    prep.exec->run_rank(rank_of(t), wire, user, op);
+  } catch (const InputError& e) {
+    fail_rank(comm_, rank_of(t), process_, t, e.what(), 2);
+  } catch (const std::exception& e) {
+    fail_rank(comm_, rank_of(t), process_, t, e.what(), 1);
+  } catch (...) {
+    fail_rank(comm_, rank_of(t), process_, t, "an exception that is not a std::exception", 1);
+  }
 }
 
 void Job::barrier() const { MPI_Barrier(comm_); }

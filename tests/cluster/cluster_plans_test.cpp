@@ -8,13 +8,16 @@
 // so it is listed and skipped; at least one plan per op must run. Also checked: the job's rank
 // numbering and topology levels, and that sends are staged exactly where a later op overwrites
 // their region (bcast/binomial: none; allreduce/recursive-doubling: some, once P > 1), and that
-// hier plans built with use_job_hier_levels send between processes only leader to leader.
+// hier plans built with use_job_hier_levels send between processes only leader to leader, and
+// where the ranks run (T = 1: on run()'s caller; T > 1: on the team's threads).
 // Exit 0 when everything holds; 1 naming the first failure (process 0 prints).
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "postbox/cluster/job.hpp"
@@ -185,6 +188,43 @@ int main(int argc, char** argv) {
     const double staged_rd = job.max_over_processes(static_cast<double>(job.staging_bytes(*rd)));
     if (staged_bcast != 0) fail("bcast/binomial staged " + std::to_string(staged_bcast) + " bytes (forwards only)");
     if (job.processes() > 1 && staged_rd == 0) fail("allreduce/recursive-doubling staged nothing, yet overwrites what it sent");
+  }
+
+  // Where the ranks run (Job::run): with T = 1 on the thread calling run(), with T > 1 on the
+  // team's threads. Every rank of allreduce/recursive-doubling applies the operator, which
+  // records the threads it ran on.
+  {
+    struct Seen {
+      std::mutex mu;
+      std::set<std::thread::id> threads;
+    } seen;
+    postbox::ReduceFn recording = postbox::unsigned_sum(8);
+    const postbox::ReduceFn sum8 = recording;
+    struct State {
+      postbox::ReduceFn sum;
+      Seen* seen;
+    } state{sum8, &seen};
+    recording.state = &state;
+    recording.fn = [](const std::byte* x, const std::byte* y, std::byte* out, std::size_t count, const void* st) {
+      const auto* s = static_cast<const State*>(st);
+      {
+        std::lock_guard lock(s->seen->mu);
+        s->seen->threads.insert(std::this_thread::get_id());
+      }
+      s->sum.fn(x, y, out, count, s->sum.state);
+    };
+    const auto rd = postbox::cached_plan(
+        postbox::select_plan({{"op", "allreduce"}, {"algo", "recursive-doubling"}, {"p", std::to_string(p)}, {"bytes", "64"}}));
+    std::vector<std::vector<std::byte>> bufs(static_cast<std::size_t>(threads), std::vector<std::byte>(64));
+    std::vector<std::span<std::byte>> users(bufs.begin(), bufs.end());
+    job.run(rd, users, &recording);
+    // (At p not a power of two some ranks only send and receive: count the processes that saw any.)
+    const bool on_caller = seen.threads.count(std::this_thread::get_id()) != 0;
+    const std::size_t others = seen.threads.size() - (on_caller ? 1 : 0);
+    if (threads == 1 && others != 0) fail("T = 1: the rank ran on a thread other than run()'s caller");
+    if (threads > 1 && on_caller) fail("T > 1: a rank ran on run()'s caller");
+    if (job.max_over_processes(static_cast<double>(seen.threads.size())) == 0) fail("no rank applied the operator");
+    job.forget(*rd);
   }
 
   check_job_hier(job, "bcast", "hier", 0);

@@ -6,7 +6,8 @@
 // as a thread run does (TeamOptions: placement, pinning, rings), with one exception for the
 // default (compact, pinned) options when k > 1 processes share a node: if the process's
 // topology has at least k·T PUs, process i of the node places its threads on PUs i·T .. i·T+T−1
-// (so the processes do not all pin thread t to PU t); otherwise nothing is pinned.
+// (so the processes do not all pin thread t to PU t); otherwise nothing is pinned. With T = 1
+// the one rank runs on the thread calling run() instead (see run()), whose affinity is left alone.
 //
 // Topology: JobTopology extends Topology's distance scale (kSamePu .. kMachine, inside one
 // process) with two levels above it: kSameNode for ranks in different processes on one node
@@ -108,7 +109,9 @@ class Job {
   [[nodiscard]] MPI_Comm comm() const noexcept { return comm_; }
 
   // Runs plan (plan.p == p()) with this process's thread t working on users[t] as rank
-  // rank_of(t); returns once this process's ranks have finished. The first run of a plan
+  // rank_of(t); returns once this process's ranks have finished. With T = 1 the one rank runs
+  // on the thread that calls run() (no hand-off to the team's thread: it has no peer in its
+  // process); with T > 1 rank_of(t) runs on the team's thread t. The first run of a plan
   // prepares it (executor with scratch for this process's ranks, staging, request slots; a
   // larger Team when the plan needs larger mailbox rings than the Team has); later runs of the
   // same plan object reuse that, with no allocation. Collective. InputError, alike on every
@@ -135,12 +138,17 @@ class Job {
   struct Prepared;
   class Wire;
   Prepared& prepare(const std::shared_ptr<const Plan>& plan, const ReduceFn* op);
+  // Thread t's rank of prep's plan; ctx null when it runs outside the team (T = 1).
+  void run_rank(Prepared& prep, int t, RankContext* ctx, std::span<std::byte> user, const ReduceFn* op);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int processes_ = 1;
   int process_ = 0;
   int threads_ = 1;
   int tag_cycle_ = 1;  // M above
+  // The threads of this node's processes outnumber its CPUs: a rank waiting for MPI yields
+  // between polls (else it spins, as Open MPI's own waits do).
+  bool oversubscribed_ = false;
   TeamOptions options_;
   std::unique_ptr<Team> team_;
   std::unique_ptr<JobTopology> topology_;
