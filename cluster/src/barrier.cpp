@@ -9,10 +9,11 @@
 // thread inside arrive() or arrive_and_drop() must not wait (G2): it kicks the progress thread
 // instead, and threads that reach wait() take over (drive_mu_ serialises the drivers).
 //
-// Leaders' step (drive): records up the binomial arrival tree of the processes still in
-// (barrier_shape fibo, root = lowest process), the completion function at the root, the
-// records of every process down the Fibo wake-up tree; every process then applies them (drops,
-// the fold in process order). Messages: MPI_Isend / matched probe (MPI_Improbe, MPI_Mrecv) on a
+// Leaders' step (drive): with a completion function, records up the binomial arrival tree of
+// the processes still in (barrier_shape fibo, root = lowest process), the completion function
+// at the root, the records of every process down the Fibo wake-up tree; without one, the
+// dissemination exchange (exchange()). Every process then applies the records (drops, the fold
+// in process order). Messages: MPI_Isend / matched probe (MPI_Improbe, MPI_Mrecv) on a
 // duplicate of the communicator, so they never match the application's messages. Between two
 // processes the messages of one tag are in phase order (MPI's non-overtaking rule) and every
 // message carries its phase, checked on receipt.
@@ -41,6 +42,7 @@ namespace {
 
 constexpr int kTagArrive = 1;
 constexpr int kTagWake = 2;
+constexpr int kTagExchange = 3;  // + the round of the dissemination exchange
 constexpr std::uint32_t kBroken = 1;
 
 // Wrap-safe "phase a is phase b or a later one" (G5).
@@ -159,6 +161,8 @@ class ClusterEngine {
   void on_local_complete();
   // Carries phase e's leaders' step to its end; drive_mu_ held.
   void drive(std::uint64_t e);
+  // drive() without a completion function: the dissemination exchange.
+  void exchange(std::uint64_t e);
   void leave(std::uint64_t e);
   void apply(std::uint32_t flags, const std::vector<Record>& records);
   void rebuild_links();
@@ -234,9 +238,13 @@ ClusterEngine::ClusterEngine(MPI_Comm comm, int threads, ClusterBarrierOptions o
 
   options.intra.completion = [this] { on_local_complete(); };
   intra_ = make_barrier(options.intra_algorithm, threads_, std::move(options.intra));
-  reason_ = "intra: " + intra_->reason() + "; leaders: binomial arrival, Fibo wake-up over " +
-            std::to_string(processes_) + " processes (s = " + inter_.s.str() + " ns, r = " + inter_.r.str() +
-            " ns from " + source + ")" + (oversubscribed_ ? "; polling MPI with a yield between polls (oversubscribed)" : "");
+  const std::string leaders =
+      completion_ ? "binomial arrival, Fibo wake-up over " + std::to_string(processes_) + " processes (s = " + inter_.s.str() +
+                        " ns, r = " + inter_.r.str() + " ns from " + source + ")"
+                  : "dissemination over " + std::to_string(processes_) +
+                        " processes (no completion function: one message per process and round, ceil(log2 P) rounds)";
+  reason_ = "intra: " + intra_->reason() + "; leaders: " + leaders +
+            (oversubscribed_ ? "; polling MPI with a yield between polls (oversubscribed)" : "");
   progress_ = std::thread([this] { progress_loop(); });
 }
 
@@ -420,6 +428,10 @@ void ClusterEngine::drive(std::uint64_t e) {
   if (aborted_.load(std::memory_order_relaxed)) throw Aborted();
   // acquire: local_ written by the completion step before it published e.
   PB_CHECK(pending_.load(std::memory_order_acquire) == e, "cluster barrier: leaders' step out of order");
+  if (!completion_) {
+    exchange(e);
+    return;
+  }
   std::vector<Record> records;
   if (local_.dropped != 0 || !local_.value.empty()) records.push_back(local_);
   std::uint32_t flags = 0;
@@ -459,6 +471,52 @@ void ClusterEngine::drive(std::uint64_t e) {
     for (int c : links_.wake_children) send(c, kTagWake, wake);
   }
   apply(flags, records);
+  MpiPoll poll(oversubscribed_);
+  for (;;) {
+    int all = 0;
+    MPI_Testall(static_cast<int>(sends.size()), sends.data(), &all, MPI_STATUSES_IGNORE);
+    if (all != 0) break;
+    poll_pause(poll);
+  }
+  // release: apply()'s writes before a waiter's acquire load in leave().
+  done_.store(e, std::memory_order_release);
+}
+
+// Dissemination (Hensgen, Finkel and Manber): in round k every process still in sends what it
+// knows (its own record and those it has received) to the process 2^k after it among live_ and
+// receives from the one 2^k before it, so after ceil(log2 n) rounds every process has heard,
+// directly or not, from every other: the phase is complete everywhere at once, one message
+// latency per round where the trees take one up and one down. The records (drops, reduce
+// values) travel along and are merged by process, so every process applies the same set.
+void ClusterEngine::exchange(std::uint64_t e) {
+  std::vector<Record> records;
+  if (local_.dropped != 0 || !local_.value.empty()) records.push_back(local_);
+  const int n = static_cast<int>(live_.size());
+  const int me = static_cast<int>(std::find(live_.begin(), live_.end(), process_) - live_.begin());
+  PB_CHECK(me < n, "cluster barrier: a phase of a process that left the leaders' step");
+  std::vector<MPI_Request> sends;
+  std::vector<std::vector<std::byte>> buffers;
+  int rounds = 0;
+  for (int d = 1; d < n; d *= 2) ++rounds;
+  sends.reserve(static_cast<std::size_t>(rounds));
+  buffers.reserve(static_cast<std::size_t>(rounds));
+  std::vector<Record> incoming;
+  for (int k = 0, d = 1; k < rounds; ++k, d *= 2) {
+    buffers.push_back(encode(e, 0, records));
+    sends.emplace_back();
+    MPI_Isend(buffers.back().data(), static_cast<int>(buffers.back().size()), MPI_BYTE,
+              live_[static_cast<std::size_t>((me + d) % n)], kTagExchange + k, comm_, &sends.back());
+    const int from = live_[static_cast<std::size_t>((me - d + n) % n)];
+    incoming.clear();
+    const Header h = decode(receive(from, kTagExchange + k), incoming);
+    PB_CHECK(h.phase == e, "cluster barrier: process " + std::to_string(from) + " sent another phase's round");
+    for (Record& r : incoming) {
+      const bool known = std::any_of(records.begin(), records.end(), [&](const Record& x) { return x.process == r.process; });
+      if (!known) records.push_back(std::move(r));
+    }
+  }
+  std::sort(records.begin(), records.end(), [](const Record& a, const Record& b) { return a.process < b.process; });
+  apply(0, records);
   MpiPoll poll(oversubscribed_);
   for (;;) {
     int all = 0;

@@ -366,7 +366,8 @@ std::string abort_local(Ctx& c) {
 }
 
 // Bad arguments: T differing across processes, T = 0, an unknown intra barrier: InputError on
-// every process, naming the problem.
+// every process, naming the problem. And reason() names the leaders' step: dissemination without
+// a completion function, the trees with one.
 std::string bad_arguments(Ctx& c) {
   const auto throws = [](const std::function<void()>& f, const std::string& needle) {
     try {
@@ -384,7 +385,13 @@ std::string bad_arguments(Ctx& c) {
   throws([&] { pc::ClusterBarrier b(MPI_COMM_WORLD, c.T, o); }, "unknown");
   pc::ClusterBarrier b(MPI_COMM_WORLD, c.T);
   expect(b.size() == c.n && b.participants() == c.n && b.rank(0) == c.process * c.T, "size/participants/rank");
-  expect(b.reason().find("leaders") != std::string::npos, "reason() without the leaders' tree: " + b.reason());
+  expect(b.reason().find("leaders: dissemination") != std::string::npos,
+         "without a completion function the leaders' step is not dissemination: " + b.reason());
+  pc::ClusterBarrierOptions with;
+  with.completion = [] {};
+  pc::ClusterBarrier t(MPI_COMM_WORLD, c.T, with);
+  expect(t.reason().find("leaders: binomial arrival, Fibo wake-up") != std::string::npos,
+         "with a completion function the leaders' step is not the trees: " + t.reason());
   return "";
 }
 

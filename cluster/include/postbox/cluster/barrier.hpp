@@ -2,9 +2,13 @@
 // process·T + thread. Three steps per phase (Cordsen §2: reduction phase + distribution phase,
 // one level per step): the library's intra-process barrier (barrier.hpp) gathers the T threads
 // of each process; its completion step hands the process's arrival to the leaders' step across
-// processes, a binomial arrival tree and a Fibo wake-up tree over the processes (barrier_shape
-// "fibo", built from the inter-process s and r), carried by MPI point-to-point messages on a
-// duplicate of the communicator; the intra-process wake-up then releases the threads.
+// processes, carried by MPI point-to-point messages on a duplicate of the communicator; the
+// intra-process wake-up then releases the threads. The leaders' step, fixed at construction:
+// with a completion function, a binomial arrival tree and a Fibo wake-up tree over the
+// processes (barrier_shape "fibo", built from the inter-process s and r), whose root runs the
+// completion; without one, dissemination over the processes (⌈log2 P⌉ rounds of one message
+// per process: one message latency per round, where the trees take two in a row). reason()
+// names the one in use.
 // docs/cluster.md, "The barrier across processes", describes it and the test of each sentence.
 //
 // Every process of the communicator constructs one ClusterBarrier (collective: it duplicates
