@@ -5,10 +5,11 @@
 // The job has N = P·T processes. Flat competitors run on all N, one thread each. Hybrid
 // competitors run on P of them (world ranks 0, T, 2T, ...) with T threads each, while the other
 // N − P wait in a sleeping MPI_Ibarrier loop (so they leave the cores alone, as if those ranks
-// were the hybrid's threads). Rounds: a warm-up round sizes each competitor's batch to about
-// target_ms, then every round measures every competitor once in turn, the first one rotating; a
-// batch's time per operation is the slowest process's elapsed time over the batch's operations;
-// a competitor's figure is the median over the rounds.
+// were the hybrid's threads). Rounds: a warm-up round (a batch of 8 operations, or the median
+// of three where the first took under 10 target_ms) sizes each competitor's batch to about
+// target_ms, then every round measures every competitor once in turn, the first one rotating;
+// a batch's time per operation is the slowest process's elapsed time over the batch's
+// operations; a competitor's figure is the median over the rounds.
 #pragma once
 
 #include <mpi.h>
