@@ -100,7 +100,7 @@ ClusterBatch job_batch(std::shared_ptr<SharedJob> shared, PlanRequest req) {
   };
 }
 
-std::string hybrid_reason(const std::string& op) {
+std::string hybrid_reason(const std::string& op, int threads) {
   const std::string common = " on one cluster::Job (plan built once, run repeatedly)";
   if (op == "bcast") {
     std::string source;
@@ -110,7 +110,12 @@ std::string hybrid_reason(const std::string& op) {
            "processes, the fewest a tree can send); tree among processes from " + source +
            ", inside each from the intra figures";
   }
-  return std::string("postbox hybrid allreduce: ") + kHybridAllreduceAlgo + common +
+  if (threads == 1) {
+    return std::string("postbox hybrid allreduce: ") + hybrid_allreduce_algo(threads) + common +
+           ": T = 1, every rank is a process, so its rounds of exchanges (log2 P message latencies), as Open MPI's own "
+           "small allreduce";
+  }
+  return std::string("postbox hybrid allreduce: ") + hybrid_allreduce_algo(threads) + common +
          ": ranks are process-major, so with P and T powers of two its interval trees have whole processes as "
          "subtrees: 2(P - 1) messages between processes, each of the whole buffer once";
 }
@@ -239,13 +244,13 @@ void add_cluster_rows(ClusterBench& bench) {
     req.op = "bcast";
     req.algo = kHybridBcastAlgo;
     bench.add("bcast " + size, "postbox hybrid", true, job_batch(shared, req),
-              bytes == 8 ? hybrid_reason("bcast") : std::string());
+              bytes == 8 ? hybrid_reason("bcast", bench.threads()) : std::string());
     if (have_openmp()) bench.add("bcast " + size, "MPI+OpenMP", true, omp(bcast));
     bench.add("bcast " + size, "MPI_Bcast", false, flat(bcast));
     req.op = "allreduce";
-    req.algo = kHybridAllreduceAlgo;
+    req.algo = hybrid_allreduce_algo(bench.threads());
     bench.add("allreduce " + size, "postbox hybrid", true, job_batch(shared, req),
-              bytes == 8 ? hybrid_reason("allreduce") : std::string());
+              bytes == 8 ? hybrid_reason("allreduce", bench.threads()) : std::string());
     if (have_openmp()) bench.add("allreduce " + size, "MPI+OpenMP", true, omp(allreduce));
     bench.add("allreduce " + size, "MPI_Allreduce", false, flat(allreduce));
   }

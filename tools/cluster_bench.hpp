@@ -67,6 +67,7 @@ class ClusterBench {
   void add(std::string group, std::string impl, bool hybrid, ClusterBatch batch, std::string reason = {});
   // Collective: runs every competitor; every process returns the same rows.
   ClusterBenchResult run();
+  [[nodiscard]] int threads() const noexcept { return options_.threads; }
 
  private:
   struct Competitor {
@@ -83,19 +84,23 @@ class ClusterBench {
 // The rows of `postbox bench cluster`: barrier (postbox hybrid, postbox intra + MPI_Barrier,
 // MPI+OpenMP, MPI_Barrier, MPI_Ibarrier), and bcast / allreduce at 8 B and 64 KiB: postbox
 // hybrid (a plan run by one cluster::Job of the P processes x T threads, kHybridBcastAlgo and
-// kHybridAllreduceAlgo, built once and run repeatedly), MPI+OpenMP and flat MPI_Bcast /
+// hybrid_allreduce_algo(T), built once and run repeatedly), MPI+OpenMP and flat MPI_Bcast /
 // MPI_Allreduce.
 void add_cluster_rows(ClusterBench& bench);
 
 // The hybrid rows' algorithms. bcast: hier across the job (cluster::use_job_hier_levels): its top
 // level groups the ranks by process, so one message enters each process (P - 1 between
 // processes, the fewest a tree can send), built from the inter-process figures, and each
-// process's tree from the intra ones. allreduce: reduce-bcast, whose recursive-halving interval
-// trees (reduce, then bcast) have whole processes as subtrees when P and T are powers of two
-// (ranks are process-major): 2(P - 1) messages between processes, each of the whole buffer once;
-// recursive doubling and postal would send log2 P or more MPI messages from every thread.
+// process's tree from the intra ones. allreduce (hybrid_allreduce_algo): with T > 1
+// reduce-bcast, whose recursive-halving interval trees (reduce, then bcast) have whole processes
+// as subtrees when P and T are powers of two (ranks are process-major): 2(P - 1) messages
+// between processes, each of the whole buffer once, where recursive doubling and postal would
+// send log2 P or more MPI messages from every thread; with T = 1 every rank is a process and
+// that advantage is gone, so recursive doubling, whose rounds are exchanges (log2 P message
+// latencies, where reduce-bcast's trees take one up and one down per level), as Open MPI's own
+// small allreduce.
 inline constexpr const char* kHybridBcastAlgo = "hier";
-inline constexpr const char* kHybridAllreduceAlgo = "reduce-bcast";
+constexpr const char* hybrid_allreduce_algo(int threads) { return threads == 1 ? "recursive-doubling" : "reduce-bcast"; }
 
 // MPI+OpenMP (cluster_bench_omp.cpp, compiled with OpenMP): T OpenMP threads; per operation
 // `#pragma omp barrier`, the master calls op(comm), `#pragma omp barrier`. Returns the master's
