@@ -86,8 +86,9 @@ void append(std::vector<std::byte>& out, const void* p, std::size_t n) {
   std::memcpy(out.data() + at, p, n);
 }
 
-std::vector<std::byte> encode(std::uint64_t phase, std::uint32_t flags, const std::vector<Record>& records) {
-  std::vector<std::byte> out;
+// Into `out` (cleared first; its capacity is kept, so a reused buffer allocates nothing).
+void encode_into(std::vector<std::byte>& out, std::uint64_t phase, std::uint32_t flags, const std::vector<Record>& records) {
+  out.clear();
   const Header h{phase, flags, static_cast<std::uint32_t>(records.size())};
   append(out, &h, sizeof h);
   for (const Record& r : records) {
@@ -95,6 +96,11 @@ std::vector<std::byte> encode(std::uint64_t phase, std::uint32_t flags, const st
     append(out, &rh, sizeof rh);
     append(out, r.value.data(), r.value.size());
   }
+}
+
+std::vector<std::byte> encode(std::uint64_t phase, std::uint32_t flags, const std::vector<Record>& records) {
+  std::vector<std::byte> out;
+  encode_into(out, phase, flags, records);
   return out;
 }
 
@@ -167,6 +173,8 @@ class ClusterEngine {
   void apply(std::uint32_t flags, const std::vector<Record>& records);
   void rebuild_links();
   std::vector<std::byte> receive(int from, int tag);
+  // Into buf (resized to the message; a reused buffer allocates only to grow).
+  void receive_into(int from, int tag, std::vector<std::byte>& buf);
   void poll_pause(MpiPoll& poll) const;
   void progress_loop();
 
@@ -191,6 +199,14 @@ class ClusterEngine {
   std::exception_ptr root_error_;        // the completion function's exception (drive_mu_)
   bool root_error_delivered_ = false;    // (drive_mu_)
   std::mutex drive_mu_;
+
+  // exchange()'s buffers, reused from phase to phase so that a plain phase allocates nothing
+  // (drive_mu_).
+  std::vector<Record> x_records_;
+  std::vector<Record> x_incoming_;
+  std::vector<MPI_Request> x_sends_;
+  std::vector<std::vector<std::byte>> x_out_;  // one per round
+  std::vector<std::byte> x_in_;
 
   std::atomic<std::uint32_t> kick_{0};
   std::atomic<bool> stop_{false};
@@ -407,6 +423,12 @@ void ClusterEngine::poll_pause(MpiPoll& poll) const {
 }
 
 std::vector<std::byte> ClusterEngine::receive(int from, int tag) {
+  std::vector<std::byte> buf;
+  receive_into(from, tag, buf);
+  return buf;
+}
+
+void ClusterEngine::receive_into(int from, int tag, std::vector<std::byte>& buf) {
   MpiPoll poll(oversubscribed_);
   int flag = 0;
   MPI_Message msg = MPI_MESSAGE_NULL;
@@ -418,9 +440,8 @@ std::vector<std::byte> ClusterEngine::receive(int from, int tag) {
   }
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
-  std::vector<std::byte> buf(static_cast<std::size_t>(count));
+  buf.resize(static_cast<std::size_t>(count));
   MPI_Mrecv(buf.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-  return buf;
 }
 
 void ClusterEngine::drive(std::uint64_t e) {
@@ -489,28 +510,28 @@ void ClusterEngine::drive(std::uint64_t e) {
 // latency per round where the trees take one up and one down. The records (drops, reduce
 // values) travel along and are merged by process, so every process applies the same set.
 void ClusterEngine::exchange(std::uint64_t e) {
-  std::vector<Record> records;
+  std::vector<Record>& records = x_records_;
+  records.clear();
   if (local_.dropped != 0 || !local_.value.empty()) records.push_back(local_);
   const int n = static_cast<int>(live_.size());
   const int me = static_cast<int>(std::find(live_.begin(), live_.end(), process_) - live_.begin());
   PB_CHECK(me < n, "cluster barrier: a phase of a process that left the leaders' step");
-  std::vector<MPI_Request> sends;
-  std::vector<std::vector<std::byte>> buffers;
   int rounds = 0;
   for (int d = 1; d < n; d *= 2) ++rounds;
-  sends.reserve(static_cast<std::size_t>(rounds));
-  buffers.reserve(static_cast<std::size_t>(rounds));
-  std::vector<Record> incoming;
+  std::vector<MPI_Request>& sends = x_sends_;
+  sends.assign(static_cast<std::size_t>(rounds), MPI_REQUEST_NULL);
+  if (x_out_.size() < sends.size()) x_out_.resize(sends.size());
   for (int k = 0, d = 1; k < rounds; ++k, d *= 2) {
-    buffers.push_back(encode(e, 0, records));
-    sends.emplace_back();
-    MPI_Isend(buffers.back().data(), static_cast<int>(buffers.back().size()), MPI_BYTE,
-              live_[static_cast<std::size_t>((me + d) % n)], kTagExchange + k, comm_, &sends.back());
+    std::vector<std::byte>& out = x_out_[static_cast<std::size_t>(k)];
+    encode_into(out, e, 0, records);
+    MPI_Isend(out.data(), static_cast<int>(out.size()), MPI_BYTE, live_[static_cast<std::size_t>((me + d) % n)],
+              kTagExchange + k, comm_, &sends[static_cast<std::size_t>(k)]);
     const int from = live_[static_cast<std::size_t>((me - d + n) % n)];
-    incoming.clear();
-    const Header h = decode(receive(from, kTagExchange + k), incoming);
+    x_incoming_.clear();
+    receive_into(from, kTagExchange + k, x_in_);
+    const Header h = decode(x_in_, x_incoming_);
     PB_CHECK(h.phase == e, "cluster barrier: process " + std::to_string(from) + " sent another phase's round");
-    for (Record& r : incoming) {
+    for (Record& r : x_incoming_) {
       const bool known = std::any_of(records.begin(), records.end(), [&](const Record& x) { return x.process == r.process; });
       if (!known) records.push_back(std::move(r));
     }
