@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -251,6 +252,24 @@ void add_cluster_rows(ClusterBench& bench) {
     req.algo = hybrid_allreduce_algo(bench.threads());
     bench.add("allreduce " + size, "postbox hybrid", true, job_batch(shared, req),
               bytes == 8 ? hybrid_reason("allreduce", bench.threads()) : std::string());
+    if (bytes == 8) {
+      // One double: the cluster barrier's own combine carries it (intra-node arrival tree, the
+      // leaders' exchange over MPI, the wake-up), with no plan and no team hand-off.
+      bench.add("allreduce " + size, "postbox barrier-reduce", true,
+                [](MPI_Comm comm, int threads, int iters) {
+                  cluster::ClusterBarrier b(comm, threads);
+                  int processes = 1;
+                  MPI_Comm_size(comm, &processes);
+                  const double ranks = static_cast<double>(processes) * threads;
+                  return threaded(threads, iters, [&](int t) {
+                    const double sum = b.arrive_and_reduce(t, 1.0, std::plus<double>());
+                    PB_CHECK(sum == ranks, "bench cluster: barrier-reduce summed " + std::to_string(sum) + " over " +
+                                               std::to_string(ranks) + " ranks");
+                  });
+                },
+                "postbox barrier-reduce: ClusterBarrier::arrive_and_reduce of one double (the barrier's arrival "
+                "combines the values, the leaders exchange them over MPI, the wake-up returns the sum)");
+    }
     if (have_openmp()) bench.add("allreduce " + size, "MPI+OpenMP", true, omp(allreduce));
     bench.add("allreduce " + size, "MPI_Allreduce", false, flat(allreduce));
   }

@@ -84,7 +84,8 @@ class ClusterBench {
 // The rows of `postbox bench cluster`: barrier (postbox hybrid, postbox intra + MPI_Barrier,
 // MPI+OpenMP, MPI_Barrier, MPI_Ibarrier), and bcast / allreduce at 8 B and 64 KiB: postbox
 // hybrid (a plan run by one cluster::Job of the P processes x T threads, kHybridBcastAlgo and
-// hybrid_allreduce_algo(T), built once and run repeatedly), MPI+OpenMP and flat MPI_Bcast /
+// hybrid_allreduce_algo(T), built once and run repeatedly), at 8 B postbox barrier-reduce
+// (ClusterBarrier::arrive_and_reduce of one double), MPI+OpenMP and flat MPI_Bcast /
 // MPI_Allreduce.
 void add_cluster_rows(ClusterBench& bench);
 
