@@ -39,6 +39,7 @@ struct Prepared {
 };
 
 void BarrierTesting::set_phase(BarrierBase& barrier, std::uint64_t phase) { barrier.engine_->set_phase_for_testing(phase); }
+int BarrierTesting::central_groups(const BarrierBase& barrier) { return barrier.engine_->central_groups_for_testing(); }
 
 }  // namespace internal
 
@@ -178,7 +179,7 @@ Prepared choose(int p, BarrierOptions o) {
                    "central: the " + std::to_string(p) +
                        " ranks are fibers: each waiting rank costs one switch out and one back, while a tree or "
                        "round wake-up among the fibers of one worker is a sequence of switches per level, so one "
-                       "counter and one release word");
+                       "release word, and a counter per worker whose last arriver counts once on the shared one");
   }
   if (static_cast<unsigned>(p) > cpus) {
     return prepare(BarrierAlgorithm::central, p, std::move(o),

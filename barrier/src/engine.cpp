@@ -166,6 +166,7 @@ Engine::Engine(BarrierAlgorithm algorithm, int p, BarrierOptions options, std::s
   std::unique_ptr<Shape> first = make_shape(all);
   switch (family_) {
     case Family::central:
+      group_count_.reset(new Line[P]);
       break;
     case Family::tree:
       counters_.reset(new Line[P]);
@@ -220,8 +221,34 @@ std::unique_ptr<Shape> Engine::make_shape(const std::vector<int>& active) const 
   const BarrierShape b = barrier_shape(algorithm_, s.n, send_recv_, topology_.get(), pus.empty() ? nullptr : &pus);
   const auto N = static_cast<std::size_t>(s.n);
   switch (s.family) {
-    case Family::central:
+    case Family::central: {
+      // Ranks that are fibers combine per worker first when that saves shared increments: only
+      // this worker's ranks touch its group's line, and count_ takes one increment per worker.
+      std::vector<int> group(N, -1);
+      std::vector<int> target;
+      std::vector<const void*> worker;
+      bool all_fibers = true;
+      for (std::size_t i = 0; i < N && all_fibers; ++i) {
+        const void* w = slots_[static_cast<std::size_t>(active[i])].worker;
+        if (w == nullptr) {
+          all_fibers = false;
+          break;
+        }
+        const auto it = std::find(worker.begin(), worker.end(), w);
+        group[i] = static_cast<int>(it - worker.begin());
+        if (it == worker.end()) {
+          worker.push_back(w);
+          target.push_back(0);
+        }
+        ++target[static_cast<std::size_t>(group[i])];
+      }
+      if (all_fibers && 2 * worker.size() <= N) {
+        s.group = std::move(group);
+        s.group_target = std::move(target);
+        s.group_worker = std::move(worker);
+      }
       break;
+    }
     case Family::tree: {
       const auto& up = b.arrival.children;
       const auto& par = b.arrival.parent;
@@ -420,7 +447,7 @@ void Engine::arrive_and_drop(int rank) {
 
 void Engine::arrival(int rank, RankSlot& me, bool wait) {
   switch (family_) {
-    case Family::central: central_arrival(me); break;
+    case Family::central: central_arrival(rank, me); break;
     case Family::tree: tree_arrival(rank, me); break;
     case Family::rounds:
       if (rounds_run(rank, me, wait)) rounds_done(rank, me, true, *me.shape.load(std::memory_order_relaxed), me.phase);
@@ -499,13 +526,37 @@ void Engine::finish(int rank, RankSlot& me) {
 // ---------------------------------------------------------------------------------------------
 // Central
 
-void Engine::central_arrival(RankSlot& me) {
+void Engine::central_arrival(int rank, RankSlot& me) {
   const std::uint64_t e = me.phase;
   const Shape& s = *me.shape.load(std::memory_order_relaxed);
+  // Which worker this rank runs on: a change (the first phase on fibers, or a rank now run by
+  // another thread) asks the completion step to regroup. Grouping is an optimisation only:
+  // the counts are right whichever thread increments a group's counter.
+  const void* const worker = postbox::internal::current_fiber_worker();
+  if (me.worker != worker) {
+    me.worker = worker;
+    // relaxed: read by the completion step, which acquires this arrival.
+    if (worker != nullptr && !regroup_.load(std::memory_order_relaxed)) regroup_.store(true, std::memory_order_relaxed);
+  }
+  std::uint64_t target = static_cast<std::uint64_t>(s.n);
+  if (!s.group.empty()) {
+    const auto g = static_cast<std::size_t>(s.group[static_cast<std::size_t>(s.index[static_cast<std::size_t>(rank)])]);
+    if (s.group_worker[g] != worker && !regroup_.load(std::memory_order_relaxed)) {
+      regroup_.store(true, std::memory_order_relaxed);
+    }
+    Line& c = group_count_[g];
+    sync_point();
+    // acq_rel, as count_ below (the tree family's node protocol, two levels): release publishes
+    // this rank's writes to the group's last arriver, whose increment of count_ carries them.
+    if (c.v.fetch_add(1, std::memory_order_acq_rel) + 1 != static_cast<std::uint64_t>(s.group_target[g])) return;
+    // relaxed: the next phase's arrivals at this group come after this phase's release.
+    c.v.store(0, std::memory_order_relaxed);
+    target = s.group_target.size();
+  }
   sync_point();
   // acq_rel: release publishes this rank's writes to the last arriver; acquire (for the last
   // arriver) makes every earlier arriver's writes visible through the release sequence.
-  if (count_.v.fetch_add(1, std::memory_order_acq_rel) + 1 != static_cast<std::uint64_t>(s.n)) return;
+  if (count_.v.fetch_add(1, std::memory_order_acq_rel) + 1 != target) return;
   // relaxed: the next phase's arrivals come after this phase's release.
   count_.v.store(0, std::memory_order_relaxed);
   me.completer = true;
@@ -708,7 +759,10 @@ std::exception_ptr Engine::complete(const Shape& s, std::uint64_t e) {
       // relaxed: published by the release that follows.
       broken_.store(true, std::memory_order_relaxed);
     }
-    if (drop_phase_[parity].load(std::memory_order_relaxed) == e) {
+    // relaxed: set before arrivals this thread has acquired; reset before the release.
+    const bool regroup = family_ == Family::central && regroup_.load(std::memory_order_relaxed);
+    if (regroup) regroup_.store(false, std::memory_order_relaxed);
+    if (drop_phase_[parity].load(std::memory_order_relaxed) == e || regroup) {
       try {
         rebuild(e);
       } catch (...) {
@@ -784,18 +838,23 @@ void Engine::block(int rank, RankSlot& me, Word& w, Done&& done) {
     }
     return;
   }
-  block_policy(me, w, ok);
+  if (postbox::internal::current_fiber_worker() != nullptr) {
+    // A fiber never spins or yields the core: the switch costs less than a poll loop. The
+    // predicate the worker polls is one flat object (no chain of references through this
+    // frame): the worker reads it for every waiting rank on every pass.
+    const auto stop = [&w, done, this] {
+      return done(w.v.load(std::memory_order_acquire)) || aborted_.load(std::memory_order_relaxed);
+    };
+    fiber_block(w, policy_, stop);
+  } else {
+    block_policy(me, w, ok);
+  }
   if (!ok()) leave_aborted(me);
 }
 
 template <class Done>
 void Engine::block_policy(RankSlot& me, Word& w, Done&& ok) const {
   auto stop = [&] { return ok() || aborted_.load(std::memory_order_relaxed); };
-  if (postbox::internal::current_fiber_worker() != nullptr) {
-    // A fiber never spins or yields the core: the switch costs less than a poll loop.
-    fiber_block(w, policy_, stop);
-    return;
-  }
   // Adaptive spin budget per rank, at most policy_.spin_ns: a wait that ends while spinning
   // grows it by half, a spin that times out halves it, and below 1 µs it is 0 (no spin)
   // except for a 2 µs probe every 64th wait. A partner that shares this core, or that another
@@ -920,6 +979,11 @@ void Engine::report_missing(int rank, std::uint64_t e, std::chrono::nanoseconds 
                algorithm_name(), rank, static_cast<long long>(waited.count() / 1'000'000),
                static_cast<unsigned long long>(e), missing.c_str());
   std::fflush(stderr);
+}
+
+int Engine::central_groups_for_testing() const {
+  // acquire: the shape the last completion step published.
+  return static_cast<int>(shape_.load(std::memory_order_acquire)->group_target.size());
 }
 
 void Engine::set_phase_for_testing(std::uint64_t phase) {

@@ -84,6 +84,12 @@ struct Shape {
   std::vector<int> rounds;   // the rounds that send or receive, in order (step 2k: send, 2k+1: receive)
   std::vector<int> send_to;  // [index * m + j]: rank signalled in send round j + 1
   std::string variant;
+  // central, ranks that are fibers: by index, the group (the fiber worker it arrived from) whose
+  // counter an arrival increments first; the group's last arrival counts once in count_
+  // (docs/fibers.md, "Barriers"). Empty: every arrival counts in count_ directly.
+  std::vector<int> group;
+  std::vector<int> group_target;  // by group: its participants
+  std::vector<const void*> group_worker;  // by group: the worker it stands for
 };
 
 // Per-rank state, on its own lines. Written only by the thread acting as that rank (the
@@ -109,6 +115,9 @@ struct alignas(kCacheLine) RankSlot {
   std::uint32_t probe = 0;
   std::uint32_t no_yield = 0;
   std::uint32_t yield_backoff = 0;
+  // central: the fiber worker (internal::current_fiber_worker()) of this rank's last arrival,
+  // null on a kernel thread; read by the completion step, after this rank's arrival.
+  const void* worker = nullptr;
 };
 static_assert(sizeof(RankSlot) % kCacheLine == 0, "RankSlot must fill whole cache lines");
 static_assert(offsetof(RankSlot, in_use) == 0, "RankSlot layout changed");
@@ -134,6 +143,8 @@ class Engine {
   // Tests only (BarrierTesting): every rank's phase counter continues from `phase` (the next
   // phase is phase + 1) and every word is as it would be after that phase. Only between phases.
   void set_phase_for_testing(std::uint64_t phase);
+  // Tests only: the per-worker groups of the central family's current shape (0: none).
+  [[nodiscard]] int central_groups_for_testing() const;
 
  private:
   class Entry;
@@ -156,7 +167,7 @@ class Engine {
   void come_back(int rank, RankSlot& me);
 
   // central
-  void central_arrival(RankSlot& me);
+  void central_arrival(int rank, RankSlot& me);
   // tree
   void tree_arrival(int rank, RankSlot& me);
   void forward(const Shape& s, int index, std::uint64_t e);
@@ -222,6 +233,9 @@ class Engine {
   // central
   Line count_;
   Word release_;  // central; rounds when a completion step is needed
+  std::unique_ptr<Line[]> group_count_;  // central: by group (at most p)
+  // central: an arrival came from another worker than its group's; the completion step regroups.
+  alignas(kCacheLine) std::atomic<bool> regroup_{false};
   // tree
   std::unique_ptr<Line[]> counters_;  // by node id
   std::unique_ptr<Word[]> wake_;      // by rank

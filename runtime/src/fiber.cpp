@@ -84,14 +84,19 @@ std::vector<const FiberWorker*>& registry() {
 
 }  // namespace
 
-struct FiberWorker::Slot {
+// What the scheduler reads on every pass comes first, on one cache line: the wait is copied in
+// (not pointed to), so polling a rank reads this line and the predicate's own object only.
+struct alignas(64) FiberWorker::Slot {
+  bool in_wait = false;    // suspended in a wait: `wait` is valid
+  bool announced = false;  // before_block ran during this wait
+  bool done = false;
+  bool parked = false;     // waiting in park(): on parked_, not active_
   int rank = 0;
+  FiberWait wait{};
+  std::size_t index = 0;  // in slots_
   ctx::fiber fiber;
   // The scheduler's continuation while this fiber runs.
   ctx::fiber scheduler;
-  const FiberWait* wait = nullptr;  // non-null while suspended in a wait
-  bool announced = false;           // before_block ran during this wait
-  bool done = false;
   // relaxed mirrors for waiting_ranks(), read from other threads: suspended in a wait; inside
   // a run (set_in_run).
   std::atomic<bool> waiting{false};
@@ -99,9 +104,18 @@ struct FiberWorker::Slot {
   void* tsan = nullptr;
 };
 
+namespace {
+// Whether the scheduler may resume s: it yielded, or the predicate of its wait holds.
+bool ready(const FiberWorker::Slot& s) { return !s.in_wait || s.wait.pred(s.wait.pred_obj); }
+}  // namespace
+
 FiberWorker* current_fiber_worker() noexcept { return t_running; }
 
+const void* current_fiber() noexcept { return t_running != nullptr ? t_running->running() : nullptr; }
+
 int fiber_wait(FiberWorker& worker, const FiberWait& wait) { return worker.wait(wait); }
+
+int fiber_park(FiberWorker& worker, const FiberWait& wait) { return worker.park(wait); }
 
 void fiber_yield() {
   if (FiberWorker* w = t_running) w->yield();
@@ -137,9 +151,16 @@ void FiberWorker::add(int rank, std::function<void()> body) {
   auto slot = std::make_unique<Slot>();
   Slot* s = slot.get();
   s->rank = rank;
+  s->index = slots_.size();
+  // Stack colouring: every stack is its own mapping, so without an offset the frames a switch
+  // touches would sit at the same page offset in every fiber and compete for the same cache
+  // sets; the body starts 64 bytes lower per fiber, cycling through 4 KiB.
+  const std::size_t colour = (s->index % 64) * 64;
   s->fiber = ctx::fiber(std::allocator_arg, ctx::protected_fixedsize_stack(stack_bytes_),
-                        [this, s, body = std::move(body)](ctx::fiber&& scheduler) mutable {
+                        [this, s, colour, body = std::move(body)](ctx::fiber&& scheduler) mutable {
                           s->scheduler = std::move(scheduler);
+                          volatile char* const pad = static_cast<char*>(__builtin_alloca(colour + 1));
+                          pad[0] = 0;  // keeps the allocation
                           try {
                             body();
                           } catch (const ctx::detail::forced_unwind&) {
@@ -153,6 +174,7 @@ void FiberWorker::add(int rank, std::function<void()> body) {
                         });
   s->tsan = tsan_create();
   slots_.push_back(std::move(slot));
+  active_.push_back(s);
   ++live_;
 }
 
@@ -168,7 +190,8 @@ void FiberWorker::resume(Slot& s) {
 
 int FiberWorker::wait(const FiberWait& w) {
   Slot& s = *current_;
-  s.wait = &w;
+  s.wait = w;
+  s.in_wait = true;
   s.announced = false;
   // relaxed: diagnostics only.
   s.waiting.store(true, std::memory_order_relaxed);
@@ -176,8 +199,13 @@ int FiberWorker::wait(const FiberWait& w) {
   s.scheduler = std::move(s.scheduler).resume();
   // Resumed by the scheduler: w.pred() held when it looked.
   s.waiting.store(false, std::memory_order_relaxed);
-  s.wait = nullptr;
+  s.in_wait = false;
   return s.announced ? 2 : 1;
+}
+
+int FiberWorker::park(const FiberWait& w) {
+  current_->parked = true;  // the scheduler moves it to parked_ when it switches back
+  return wait(w);
 }
 
 void FiberWorker::yield() {
@@ -186,64 +214,88 @@ void FiberWorker::yield() {
   s.scheduler = std::move(s.scheduler).resume();
 }
 
-// One pass over the fibers from `next`: resumes every one that can run. True when one ran.
-bool FiberWorker::poll(std::size_t& next) {
-  const std::size_t n = slots_.size();
-  bool ran = false;
-  for (std::size_t k = 0; k < n; ++k) {
-    Slot& s = *slots_[next];
-    next = next + 1 == n ? 0 : next + 1;
-    if (s.done) continue;
-    if (s.wait != nullptr && !s.wait->pred(s.wait->pred_obj)) continue;
-    resume(s);
-    ran = true;
+// When the first parked rank may go on (the next run started), every parked rank becomes
+// ready: they all wait for the same event. One whose own predicate does not hold yet is simply
+// polled with the others.
+void FiberWorker::unpark_if_ready() {
+  if (parked_.empty()) return;
+  if (!ready(*parked_.front())) return;
+  // Rank order, as at the start: neighbours hand over to neighbours, and a stable order keeps
+  // the stacks' walk predictable.
+  std::sort(parked_.begin(), parked_.end(), [](const Slot* a, const Slot* b) { return a->index < b->index; });
+  for (Slot* s : parked_) {
+    s->parked = false;
+    active_.push_back(s);
   }
+  parked_.clear();
+}
+
+// One pass over the polled fibers: resumes every one that can run, then drops from the list
+// those that finished or parked. True when one ran.
+bool FiberWorker::poll() {
+  unpark_if_ready();
+  bool ran = false;
+  std::size_t kept = 0;
+  const std::size_t n = active_.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    Slot* const s = active_[i];
+    if (ready(*s)) {
+      resume(*s);
+      ran = true;
+    }
+    if (s->done) continue;
+    if (s->parked) {
+      parked_.push_back(s);
+      continue;
+    }
+    active_[kept++] = s;
+  }
+  active_.resize(kept);
   return ran;
 }
 
 void FiberWorker::run(const WaitPolicy& idle) {
   PB_CHECK(t_running == nullptr, "FiberWorker::run on a fiber");
   tsan_main_ = tsan_current();
-  std::size_t next = 0;
   while (live_ > 0) {
-    if (!poll(next)) idle_wait(idle, next);
+    if (!poll()) idle_wait(idle);
   }
 }
 
 // Every live fiber waits and none can go on: spin, yield, then block (wait.hpp's policy).
-void FiberWorker::idle_wait(const WaitPolicy& idle, std::size_t& next) {
+void FiberWorker::idle_wait(const WaitPolicy& idle) {
   using clock = std::chrono::steady_clock;
   for (int i = 0; i < 16; ++i) {
     cpu_relax();
-    if (poll(next)) return;
+    if (poll()) return;
   }
   const auto spin_end = clock::now() + std::chrono::nanoseconds(idle.spin_ns);
   while (clock::now() < spin_end) {
     cpu_relax();
-    if (poll(next)) return;
+    if (poll()) return;
   }
   const auto yield_end = spin_end + std::chrono::nanoseconds(idle.yield_ns);
   while (clock::now() < yield_end) {
     std::this_thread::yield();
-    if (poll(next)) return;
+    if (poll()) return;
   }
   block();
 }
 
 bool FiberWorker::any_ready() const {
-  for (const auto& s : slots_) {
-    if (!s->done && (s->wait == nullptr || s->wait->pred(s->wait->pred_obj))) return true;
+  for (const Slot* s : active_) {
+    if (ready(*s)) return true;
   }
-  return false;
+  return !parked_.empty() && ready(*parked_.front());
 }
 
 void FiberWorker::block() {
   // Announce every wait first (mailboxes raise their sleeping flags): from here on a waker that
   // publishes sees the flag and calls wake(), which sees this worker counted below.
   for (auto& s : slots_) {
-    if (s->wait != nullptr && !s->announced) {
+    if (!s->done && s->in_wait && !s->announced) {
       s->announced = true;
-      s->wait->before_block(s->wait->before_block_obj);
+      s->wait.before_block(s->wait.before_block_obj);
     }
   }
   // seq_cst: Dekker with wake() (change the condition, then load blocked_workers): either the

@@ -5,6 +5,8 @@
 // returns or waits (wait_until() on a fiber calls fiber_wait(), which records the wait and
 // switches back here). The scheduler polls the waiting ranks' predicates and resumes a rank only
 // once its predicate holds, so a rank is never switched in to find that it still cannot go on.
+// Ranks parked between runs (fiber_park()) leave the polled list: the worker polls the first
+// parked rank only, and makes them all ready together once it may go on.
 // When every rank waits, the worker spins, yields, then blocks on the process-wide epoch word
 // (see wait.hpp). One worker, one thread: its ranks never migrate.
 #pragma once
@@ -19,6 +21,11 @@
 #include "postbox/runtime/wait.hpp"
 
 namespace postbox::internal {
+
+class FiberWorker;
+// The running rank fiber of this thread, as an identity for per-fiber state (the delay
+// injector's sequence); null outside rank fibers and on a worker's scheduler stack.
+const void* current_fiber() noexcept;
 
 class FiberWorker {
  public:
@@ -37,26 +44,35 @@ class FiberWorker {
 
   // On a fiber of this worker (wait_until()): see fiber_wait() in wait.hpp.
   int wait(const FiberWait& w);
+  // On a fiber of this worker: see fiber_park() in wait.hpp.
+  int park(const FiberWait& w);
   // On a fiber of this worker: suspends it, ready; the others run first (fiber_yield()).
   void yield();
 
   // On a fiber of this worker: marks the running rank as inside a run (Team: around fn) or not;
   // waiting_ranks() names only ranks inside a run, not those parked between runs.
   void set_in_run(bool in_run) noexcept;
+  // The running fiber's slot (an identity for per-fiber state), null on the scheduler's stack.
+  [[nodiscard]] const void* running() const noexcept { return current_; }
   // "rank 3, rank 5" for the ranks now suspended in a wait inside a run; a racy snapshot for
   // diagnostics.
   [[nodiscard]] std::string waiting_ranks() const;
 
- private:
   struct Slot;
+
+ private:
   void resume(Slot& s);
-  bool poll(std::size_t& next);
-  void idle_wait(const WaitPolicy& idle, std::size_t& next);
+  bool poll();
+  void unpark_if_ready();
+  void idle_wait(const WaitPolicy& idle);
   bool any_ready() const;
   void block();
 
   std::size_t stack_bytes_;
   std::vector<std::unique_ptr<Slot>> slots_;
+  // The fibers the scheduler polls, in rank order, and those parked between runs (park order).
+  std::vector<Slot*> active_;
+  std::vector<Slot*> parked_;
   Slot* current_ = nullptr;
   std::size_t live_ = 0;
   void* tsan_main_ = nullptr;

@@ -126,6 +126,11 @@ Team::Team(int p, TeamOptions options)
     if (options.announce_wrap) std::fprintf(stderr, "%s\n", wrap_note_.c_str());
   }
   if (k + 1 > allowed_cpus_) park_wait_.spin_ns = 0;
+  // With fibers park_wait_ is the caller's wait in run() alone (ranks park in their worker's
+  // scheduler). When the workers fill the allowed CPUs, a caller that yields takes a time slice
+  // from a worker on every yield: it blocks at once instead, and the last rank's wake() is one
+  // futex call.
+  if (fibers_ && k + 1 > allowed_cpus_) park_wait_.yield_ns = 0;
   if (fibers_) {
     for (int w = 0; w <= k; ++w) {
       first_rank_.push_back(static_cast<int>(static_cast<std::int64_t>(w) * p_ / k));
@@ -217,10 +222,17 @@ void Team::fiber_worker(int w) {
 
 void Team::rank_loop(int rank) {
   std::uint32_t seen = 0;
+  // acquire: pairs with the release bump in run() / stop_workers(); job_, remaining_,
+  // stopping_ and everything the caller wrote before run() become visible.
+  auto started = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+  auto nothing = [] {};
   for (;;) {
-    // acquire: pairs with the release bump in run() / stop_workers(); job_, remaining_,
-    // stopping_ and everything the caller wrote before run() become visible.
-    wait_until(park_wait_, start_word_, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+    if (internal::FiberWorker* const fiber = internal::current_fiber_worker()) {
+      // Parked in the scheduler: the worker polls one parked rank's predicate, not each one's.
+      if (!started()) (void)internal::fiber_park(*fiber, internal::fiber_wait_of(started, nothing));
+    } else {
+      wait_until(park_wait_, start_word_, started);
+    }
     // The caller bumps generation_ only after every worker finished the previous run, so the
     // value is stable here.
     seen = generation_.load(std::memory_order_relaxed);

@@ -547,6 +547,50 @@ TEST(BarrierDebug, OnFibersPollsBySwitchingAndNamesTheMissingRank) {
   EXPECT_NE(err.find("ranks not arrived: 2\n"), std::string::npos) << err;
 }
 
+// barrier.hpp, CentralBarrier: on fibers the first phase's completion groups the ranks by worker
+// (one shared increment per worker from then on); on threads nothing is grouped. The grouped
+// phases keep the contract (G1 checked here; every contract test runs on fibers as well).
+TEST(CentralOnFibers, TheFirstPhaseGroupsTheRanksByWorkerAndLaterPhasesKeepTheContract) {
+  constexpr int kP = 64;
+  constexpr int kPhases = 20;
+  for (const bool fibers : {false, true}) {
+    SCOPED_TRACE(fibers ? "fibers" : "threads");
+    BarrierOptions o;
+    o.fibers = fibers;
+    CentralBarrier b(kP, o);
+    std::atomic<int> arrived{0};
+    std::atomic<int> early{0};
+    auto body = [&](int rank) {
+      for (int k = 0; k < kPhases; ++k) {
+        arrived.fetch_add(1);
+        b.arrive_and_wait(rank);
+        if (arrived.load() < (k + 1) * kP) early.fetch_add(1);  // G1
+      }
+    };
+    if (fibers) {
+      TeamOptions t;
+      t.ranks = RanksMode::fibers;
+      t.workers = 2;
+      t.pin = false;
+      Team team(kP, t);
+      team.run([&](RankContext& ctx) { body(ctx.rank()); });
+      EXPECT_EQ(internal::BarrierTesting::central_groups(b), 2);
+      // The same ranks on another team's 4 workers: arrivals from other workers regroup.
+      arrived.store(0);
+      t.workers = 4;
+      Team other(kP, t);
+      other.run([&](RankContext& ctx) { body(ctx.rank()); });
+      EXPECT_EQ(internal::BarrierTesting::central_groups(b), 4);
+    } else {
+      std::vector<std::thread> threads;
+      for (int r = 0; r < kP; ++r) threads.emplace_back(body, r);
+      for (auto& th : threads) th.join();
+      EXPECT_EQ(internal::BarrierTesting::central_groups(b), 0);
+    }
+    EXPECT_EQ(early.load(), 0);
+  }
+}
+
 TEST(BarrierChoice, ReasonIsOneLine) {
   Barrier b(2);
   EXPECT_FALSE(b.reason().empty());

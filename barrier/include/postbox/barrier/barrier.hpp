@@ -206,7 +206,12 @@ class BarrierBase {
 
 // Sense-reversing central barrier: one shared counter, one release word. The last arriver
 // runs the completion step and sets the release word; waiters block on that one word, so it
-// is the right choice when threads outnumber cores.
+// is the right choice when threads outnumber cores. When the ranks are fibers of a Team, the
+// completion step of the first phase (and of any phase in which a rank arrived from another
+// worker than before) groups the participants by worker: from the next phase on each worker's
+// ranks count on a counter of their own, and only the last of them counts on the shared one
+// (one shared increment per worker and phase, not per rank; docs/fibers.md). That phase
+// allocates, as a drop phase does.
 class CentralBarrier : public BarrierBase {
  public:
   explicit CentralBarrier(int p, BarrierOptions options = {});
@@ -296,6 +301,8 @@ namespace internal {
 // after that phase (to test counters near a wrap). Call between phases only (PB_CHECK).
 struct BarrierTesting {
   static void set_phase(BarrierBase& barrier, std::uint64_t phase);
+  // The central barrier's per-worker groups in its current shape (0: none). Between phases.
+  static int central_groups(const BarrierBase& barrier);
 };
 }  // namespace internal
 

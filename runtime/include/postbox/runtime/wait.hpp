@@ -48,12 +48,24 @@ struct FiberWait {
   void (*before_block)(void*);
   void* before_block_obj;
 };
+// The FiberWait of a predicate and a before_block callable, both living in the caller's frame.
+template <class Pred, class BeforeBlock>
+FiberWait fiber_wait_of(Pred& pred, BeforeBlock& before_block) noexcept {
+  return FiberWait{[](void* o) -> bool { return (*static_cast<Pred*>(o))(); },
+                   const_cast<void*>(static_cast<const volatile void*>(&pred)),
+                   [](void* o) { (*static_cast<BeforeBlock*>(o))(); },
+                   const_cast<void*>(static_cast<const volatile void*>(&before_block))};
+}
 class FiberWorker;
 // The worker whose rank fiber is running on this thread; null outside rank fibers.
 FiberWorker* current_fiber_worker() noexcept;
 // Suspends the running fiber until wait.pred() is true (the caller saw it false). Returns 1
 // when the worker never blocked meanwhile, 2 when it ran wait.before_block() to block.
 int fiber_wait(FiberWorker& worker, const FiberWait& wait);
+// As fiber_wait(), for a rank parked between two runs of its Team: every parked rank of a
+// worker waits for the same event (the next run), so the worker polls only the first parked
+// rank's predicate and, once it holds, makes all of them ready (docs/fibers.md, "Scheduling").
+int fiber_park(FiberWorker& worker, const FiberWait& wait);
 // On a fiber: lets every other ready rank of the worker run once, then returns. Elsewhere a
 // no-op. For polling loops (debug modes) that must not stop the worker's other ranks.
 void fiber_yield();
@@ -128,13 +140,7 @@ int wait_until(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, Pred&
   internal::sync_point();
   if (pred()) return 0;
   if (internal::FiberWorker* const worker = internal::current_fiber_worker()) [[unlikely]] {
-    using P = std::remove_reference_t<Pred>;
-    using B = std::remove_reference_t<BeforeBlock>;
-    const internal::FiberWait w{[](void* o) -> bool { return (*static_cast<P*>(o))(); },
-                                const_cast<void*>(static_cast<const volatile void*>(&pred)),
-                                [](void* o) { (*static_cast<B*>(o))(); },
-                                const_cast<void*>(static_cast<const volatile void*>(&before_block))};
-    return internal::fiber_wait(*worker, w);
+    return internal::fiber_wait(*worker, internal::fiber_wait_of(pred, before_block));
   }
   using clock = std::chrono::steady_clock;
   for (int i = 0; i < 64; ++i) {
