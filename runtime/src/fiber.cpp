@@ -19,6 +19,20 @@
 
 #include "postbox/runtime/check.hpp"
 
+// AddressSanitizer keeps its own idea of the stack each thread runs on; a switch it is not told
+// about makes it report stack errors that are none (and lose its fake stacks). GCC defines
+// __SANITIZE_ADDRESS__, clang answers __has_feature(address_sanitizer).
+#if defined(__SANITIZE_ADDRESS__)
+#define POSTBOX_ASAN_FIBERS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define POSTBOX_ASAN_FIBERS 1
+#endif
+#endif
+#if defined(POSTBOX_ASAN_FIBERS)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #if defined(POSTBOX_TSAN)
 extern "C" {
 void* __tsan_get_current_fiber(void);
@@ -58,6 +72,23 @@ void tsan_switch([[maybe_unused]] void* to) noexcept {
 void tsan_destroy([[maybe_unused]] void* f) noexcept {
 #if defined(POSTBOX_TSAN)
   if (f != nullptr) __tsan_destroy_fiber(f);
+#endif
+}
+
+// AddressSanitizer's fiber annotations: before a switch, start_switch names the stack it enters
+// (and saves this context's fake stack, or passes null when the context ends for good); right
+// after it, on the new stack, finish_switch restores that context's fake stack and learns the
+// bounds of the stack it came from.
+void asan_start_switch([[maybe_unused]] void** fake_stack, [[maybe_unused]] const void* bottom,
+                       [[maybe_unused]] std::size_t size) noexcept {
+#if defined(POSTBOX_ASAN_FIBERS)
+  __sanitizer_start_switch_fiber(fake_stack, bottom, size);
+#endif
+}
+void asan_finish_switch([[maybe_unused]] void* fake_stack, [[maybe_unused]] const void** bottom_old,
+                        [[maybe_unused]] std::size_t* size_old) noexcept {
+#if defined(POSTBOX_ASAN_FIBERS)
+  __sanitizer_finish_switch_fiber(fake_stack, bottom_old, size_old);
 #endif
 }
 
@@ -102,7 +133,30 @@ struct alignas(64) FiberWorker::Slot {
   std::atomic<bool> waiting{false};
   std::atomic<bool> in_run{false};
   void* tsan = nullptr;
+  // AddressSanitizer: this fiber's stack (guard page included) and its saved fake stack.
+  const void* stack_bottom = nullptr;
+  std::size_t stack_size = 0;
+  void* asan_fake = nullptr;
 };
+
+namespace {
+// protected_fixedsize_stack that also records the stack's bounds in the slot (for ASan).
+class RecordingStack {
+ public:
+  RecordingStack(std::size_t bytes, FiberWorker::Slot* slot) : inner_(bytes), slot_(slot) {}
+  ctx::stack_context allocate() {
+    ctx::stack_context sc = inner_.allocate();
+    slot_->stack_bottom = static_cast<const char*>(sc.sp) - sc.size;
+    slot_->stack_size = sc.size;
+    return sc;
+  }
+  void deallocate(ctx::stack_context& sc) noexcept { inner_.deallocate(sc); }
+
+ private:
+  ctx::protected_fixedsize_stack inner_;
+  FiberWorker::Slot* slot_;
+};
+}  // namespace
 
 namespace {
 // Whether the scheduler may resume s: it yielded, or the predicate of its wait holds.
@@ -152,15 +206,24 @@ void FiberWorker::add(int rank, std::function<void()> body) {
   Slot* s = slot.get();
   s->rank = rank;
   s->index = slots_.size();
-  // Stack colouring: every stack is its own mapping, so without an offset the frames a switch
-  // touches would sit at the same page offset in every fiber and compete for the same cache
-  // sets; the body starts 64 bytes lower per fiber, cycling through 4 KiB.
+  // Stack colouring: every stack is its own mapping, so the frames a switch touches would sit at
+  // the same page offsets in every fiber and compete for the same cache sets; each fiber's body
+  // starts 64 bytes lower than the previous one's, cycling through 4 KiB (docs/fibers.md). Not
+  // under ThreadSanitizer: with a variable-size alloca in the fiber's first frame, GCC 12's TSan
+  // reports a race on the slot between the worker and the fiber it switches to.
   const std::size_t colour = (s->index % 64) * 64;
-  s->fiber = ctx::fiber(std::allocator_arg, ctx::protected_fixedsize_stack(stack_bytes_),
+  s->fiber = ctx::fiber(std::allocator_arg, RecordingStack(stack_bytes_, s),
                         [this, s, colour, body = std::move(body)](ctx::fiber&& scheduler) mutable {
+                          asan_finish_switch(nullptr, &main_stack_bottom_, &main_stack_size_);
                           s->scheduler = std::move(scheduler);
-                          volatile char* const pad = static_cast<char*>(__builtin_alloca(colour + 1));
-                          pad[0] = 0;  // keeps the allocation
+#if !defined(POSTBOX_TSAN)
+                          if (colour > 0) {
+                            volatile char* const pad = static_cast<char*>(__builtin_alloca(colour));
+                            pad[0] = 0;  // keeps the allocation
+                          }
+#else
+                          (void)colour;
+#endif
                           try {
                             body();
                           } catch (const ctx::detail::forced_unwind&) {
@@ -169,6 +232,7 @@ void FiberWorker::add(int rank, std::function<void()> body) {
                             std::terminate();  // body catches its own exceptions (Team does)
                           }
                           s->done = true;
+                          asan_start_switch(nullptr, main_stack_bottom_, main_stack_size_);  // this stack ends
                           tsan_switch(tsan_main_);
                           return std::move(s->scheduler);
                         });
@@ -181,8 +245,10 @@ void FiberWorker::add(int rank, std::function<void()> body) {
 void FiberWorker::resume(Slot& s) {
   current_ = &s;
   t_running = this;
+  asan_start_switch(&main_fake_stack_, s.stack_bottom, s.stack_size);
   tsan_switch(s.tsan);
   s.fiber = std::move(s.fiber).resume();
+  asan_finish_switch(main_fake_stack_, nullptr, nullptr);
   t_running = nullptr;
   current_ = nullptr;
   if (s.done) --live_;
@@ -195,8 +261,7 @@ int FiberWorker::wait(const FiberWait& w) {
   s.announced = false;
   // relaxed: diagnostics only.
   s.waiting.store(true, std::memory_order_relaxed);
-  tsan_switch(tsan_main_);
-  s.scheduler = std::move(s.scheduler).resume();
+  switch_to_scheduler(s);
   // Resumed by the scheduler: w.pred() held when it looked.
   s.waiting.store(false, std::memory_order_relaxed);
   s.in_wait = false;
@@ -208,10 +273,13 @@ int FiberWorker::park(const FiberWait& w) {
   return wait(w);
 }
 
-void FiberWorker::yield() {
-  Slot& s = *current_;
+void FiberWorker::yield() { switch_to_scheduler(*current_); }
+
+void FiberWorker::switch_to_scheduler(Slot& s) {
+  asan_start_switch(&s.asan_fake, main_stack_bottom_, main_stack_size_);
   tsan_switch(tsan_main_);
   s.scheduler = std::move(s.scheduler).resume();
+  asan_finish_switch(s.asan_fake, &main_stack_bottom_, &main_stack_size_);
 }
 
 // When the first parked rank may go on (the next run started), every parked rank becomes

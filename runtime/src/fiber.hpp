@@ -62,6 +62,8 @@ class FiberWorker {
 
  private:
   void resume(Slot& s);
+  // On fiber s: back to the scheduler's stack, annotated for TSan and ASan.
+  void switch_to_scheduler(Slot& s);
   bool poll();
   void unpark_if_ready();
   void idle_wait(const WaitPolicy& idle);
@@ -76,6 +78,10 @@ class FiberWorker {
   Slot* current_ = nullptr;
   std::size_t live_ = 0;
   void* tsan_main_ = nullptr;
+  // AddressSanitizer: the scheduler's (the worker thread's) stack and its saved fake stack.
+  const void* main_stack_bottom_ = nullptr;
+  std::size_t main_stack_size_ = 0;
+  void* main_fake_stack_ = nullptr;
 };
 
 }  // namespace postbox::internal
