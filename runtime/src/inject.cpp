@@ -2,6 +2,10 @@
 
 #include <chrono>
 #include <thread>
+#include <unordered_map>
+
+#include "fiber.hpp"
+#include "postbox/runtime/wait.hpp"
 
 namespace postbox::internal {
 
@@ -36,6 +40,16 @@ struct ThreadState {
 };
 thread_local ThreadState t_state;
 
+// A rank that is a fiber has a sequence of its own (its key is its own, and several ranks share
+// the worker's thread); the map lives as long as the worker thread.
+ThreadState& state() noexcept {
+  if (const void* f = current_fiber()) {
+    thread_local std::unordered_map<const void*, ThreadState> per_fiber;
+    return per_fiber[f];
+  }
+  return t_state;
+}
+
 void reseed(ThreadState& t) noexcept {
   if (!t.keyed) {
     t.key = g_next_key.fetch_add(1, std::memory_order_relaxed);
@@ -64,16 +78,17 @@ void inject_start(const InjectConfig& c) noexcept {
 void inject_stop() noexcept { g_inject_on.store(false, std::memory_order_relaxed); }
 
 void inject_bind_thread(std::uint64_t key) noexcept {
-  t_state.keyed = true;
-  t_state.key = key;
-  t_state.epoch = ~0ULL;
+  ThreadState& t = state();
+  t.keyed = true;
+  t.key = key;
+  t.epoch = ~0ULL;
 }
 
 std::uint64_t inject_points() noexcept { return g_points.load(std::memory_order_relaxed); }
 std::uint64_t inject_delays() noexcept { return g_delays.load(std::memory_order_relaxed); }
 
 void sync_point_slow() noexcept {
-  ThreadState& t = t_state;
+  ThreadState& t = state();
   if (t.epoch != g_epoch.load(std::memory_order_acquire)) reseed(t);
   g_points.fetch_add(1, std::memory_order_relaxed);
   const auto roll = static_cast<std::uint32_t>(next(t.state) % 1000);
@@ -85,7 +100,14 @@ void sync_point_slow() noexcept {
     std::this_thread::sleep_for(std::chrono::microseconds(us));
   } else if (roll < s + y) {
     g_delays.fetch_add(1, std::memory_order_relaxed);
-    std::this_thread::yield();
+    // On a fiber the yield is a switch to the worker's other ready ranks: an interleaving of
+    // the ranks of one worker that their waits alone would never produce. (A sleep, above,
+    // stalls the whole worker, as a preempted kernel thread would.)
+    if (current_fiber() != nullptr) {
+      fiber_yield();
+    } else {
+      std::this_thread::yield();
+    }
   }
 }
 

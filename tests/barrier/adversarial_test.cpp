@@ -155,69 +155,68 @@ std::optional<std::string> run_seed(const std::string& name, int p, std::uint64_
       abort_called.store(true);
     });
   }
-  std::vector<std::thread> threads;
   std::atomic<int> finished{0};
-  for (int r = 0; r < p; ++r) {
-    threads.emplace_back([&, r] {
-      internal::inject_bind_thread(static_cast<std::uint64_t>(r));
-      int k = 0;
-      try {
-        for (; k < sc.phases; ++k) {
-          const Act a = sc.act[static_cast<std::size_t>(k)][static_cast<std::size_t>(r)];
-          set_doing(r, "seed " + std::to_string(seed) + ", phase " + std::to_string(k) + ", act " +
-                           std::to_string(static_cast<int>(a)));
-          arrived[static_cast<std::size_t>(k)].fetch_add(1, std::memory_order_relaxed);
-          total_arrivals.fetch_add(1);
-          if (a == Act::drop) {
-            b->arrive_and_drop(r);
-            break;
+  // The ranks: threads, or fibers under POSTBOX_RANKS=fibers (the aborter stays a thread: an
+  // abort from outside the team must reach blocked workers too).
+  const auto errors = test::run_ranks(p, [&](int r) {
+    internal::inject_bind_thread(static_cast<std::uint64_t>(r));
+    int k = 0;
+    try {
+      for (; k < sc.phases; ++k) {
+        const Act a = sc.act[static_cast<std::size_t>(k)][static_cast<std::size_t>(r)];
+        set_doing(r, "seed " + std::to_string(seed) + ", phase " + std::to_string(k) + ", act " +
+                         std::to_string(static_cast<int>(a)));
+        arrived[static_cast<std::size_t>(k)].fetch_add(1, std::memory_order_relaxed);
+        total_arrivals.fetch_add(1);
+        if (a == Act::drop) {
+          b->arrive_and_drop(r);
+          break;
+        }
+        if (a == Act::wait) {
+          b->arrive_and_wait(r);
+        } else if (a == Act::split) {
+          BarrierToken t = b->arrive(r);
+          for (int i = 0; i < static_cast<int>(mix(seed + static_cast<std::uint64_t>(r * 131 + k)) % 4); ++i) {
+            test::yield_rank();
           }
-          if (a == Act::wait) {
-            b->arrive_and_wait(r);
-          } else if (a == Act::split) {
-            BarrierToken t = b->arrive(r);
-            for (int i = 0; i < static_cast<int>(mix(seed + static_cast<std::uint64_t>(r * 131 + k)) % 4); ++i) {
-              std::this_thread::yield();
+          b->wait(r, t);
+        } else {
+          const Tagged mine{kTag ^ static_cast<std::uint64_t>(r), r + 1 + k};
+          const Tagged got = b->arrive_and_reduce(r, mine, [&](Tagged x, Tagged y) {
+            // Each input is either a rank's tagged value or an earlier partial result.
+            if ((x.tag & ~0xFFFFULL) != (kTag & ~0xFFFFULL) || (y.tag & ~0xFFFFULL) != (kTag & ~0xFFFFULL)) {
+              fail("a reduction read a value whose owner had left (tag " + std::to_string(y.tag) + ")");
             }
-            b->wait(r, t);
-          } else {
-            const Tagged mine{kTag ^ static_cast<std::uint64_t>(r), r + 1 + k};
-            const Tagged got = b->arrive_and_reduce(r, mine, [&](Tagged x, Tagged y) {
-              // Each input is either a rank's tagged value or an earlier partial result.
-              if ((x.tag & ~0xFFFFULL) != (kTag & ~0xFFFFULL) || (y.tag & ~0xFFFFULL) != (kTag & ~0xFFFFULL)) {
-                fail("a reduction read a value whose owner had left (tag " + std::to_string(y.tag) + ")");
-              }
-              // A slow op widens the window in which an abort may let an owner leave.
-              for (std::uint64_t i = mix(seed ^ static_cast<std::uint64_t>(y.v)) % 3; i > 0; --i) std::this_thread::yield();
-              return Tagged{kTag, x.v + y.v};
-            });
-            if (got.v != sc.sum[static_cast<std::size_t>(k)]) {
-              fail("phase " + std::to_string(k) + ": reduction " + std::to_string(got.v) + ", expected " +
-                   std::to_string(sc.sum[static_cast<std::size_t>(k)]));
-            }
-          }
-          // G1: every participant of phase k has arrived before anyone leaves it.
-          if (arrived[static_cast<std::size_t>(k)].load(std::memory_order_relaxed) != sc.participants[static_cast<std::size_t>(k)]) {
-            fail("rank " + std::to_string(r) + " left phase " + std::to_string(k) + " after only " +
-                 std::to_string(arrived[static_cast<std::size_t>(k)].load()) + " of " +
-                 std::to_string(sc.participants[static_cast<std::size_t>(k)]) + " arrivals");
-          }
-          // G4: the completion of phase k ran before anyone left it.
-          if (completions.load(std::memory_order_relaxed) < k + 1) {
-            fail("rank " + std::to_string(r) + " left phase " + std::to_string(k) + " before its completion step");
+            // A slow op widens the window in which an abort may let an owner leave.
+            for (std::uint64_t i = mix(seed ^ static_cast<std::uint64_t>(y.v)) % 3; i > 0; --i) test::yield_rank();
+            return Tagged{kTag, x.v + y.v};
+          });
+          if (got.v != sc.sum[static_cast<std::size_t>(k)]) {
+            fail("phase " + std::to_string(k) + ": reduction " + std::to_string(got.v) + ", expected " +
+                 std::to_string(sc.sum[static_cast<std::size_t>(k)]));
           }
         }
-      } catch (const Aborted&) {
-        scribble();
-        if (sc.abort_after < 0) fail("rank " + std::to_string(r) + " threw Aborted without an abort");
-      } catch (const std::exception& e) {
-        fail("rank " + std::to_string(r) + " threw " + e.what());
+        // G1: every participant of phase k has arrived before anyone leaves it.
+        if (arrived[static_cast<std::size_t>(k)].load(std::memory_order_relaxed) != sc.participants[static_cast<std::size_t>(k)]) {
+          fail("rank " + std::to_string(r) + " left phase " + std::to_string(k) + " after only " +
+               std::to_string(arrived[static_cast<std::size_t>(k)].load()) + " of " +
+               std::to_string(sc.participants[static_cast<std::size_t>(k)]) + " arrivals");
+        }
+        // G4: the completion of phase k ran before anyone left it.
+        if (completions.load(std::memory_order_relaxed) < k + 1) {
+          fail("rank " + std::to_string(r) + " left phase " + std::to_string(k) + " before its completion step");
+        }
       }
-      set_doing(r, "finished");
-      finished.fetch_add(1);
-    });
-  }
-  for (auto& t : threads) t.join();
+    } catch (const Aborted&) {
+      scribble();
+      if (sc.abort_after < 0) fail("rank " + std::to_string(r) + " threw Aborted without an abort");
+    } catch (const std::exception& e) {
+      fail("rank " + std::to_string(r) + " threw " + e.what());
+    }
+    set_doing(r, "finished");
+    finished.fetch_add(1);
+  });
+  test::expect_no_errors(errors);
   abort_called.store(true);  // an aborter still waiting for arrivals that never come stops
   if (aborter.joinable()) aborter.join();
   internal::inject_stop();
@@ -226,6 +225,23 @@ std::optional<std::string> run_seed(const std::string& name, int p, std::uint64_
   }
   if (!failure.empty()) return failure;
   return std::nullopt;
+}
+
+// Run only by the ctest entry watchdog.names_waiting_barrier_fibers (tests/barrier/CMakeLists.txt),
+// with POSTBOX_RANKS=fibers and a 2 s watchdog: rank 3 loses its wake-up (it waits on a word
+// nobody changes) and the others wait for it in the barrier. The report must say what each rank
+// was doing (stuck.hpp, keyed by rank, not by thread) and name the fiber ranks still waiting.
+TEST(AdversarialWatchdog, DISABLED_ALostWakeupIsReportedWithTheRanksStillWaiting) {
+  auto b = make_barrier("central", 4, test_options("central"));
+  std::atomic<std::uint32_t> word{0};
+  test::expect_no_errors(test::run_ranks(4, [&](int r) {
+    if (r == 3) {
+      set_doing(r, "waiting for a wake-up nobody sends");
+      wait_until(word, [] { return false; });
+    }
+    set_doing(r, "in arrive_and_wait");
+    b->arrive_and_wait(r);
+  }));
 }
 
 struct Config {

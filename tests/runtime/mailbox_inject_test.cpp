@@ -24,6 +24,7 @@
 #include "mailbox_traffic.hpp"
 #include "postbox/runtime/internal/inject.hpp"
 #include "postbox/runtime/mailbox.hpp"
+#include "postbox/runtime/team.hpp"
 
 namespace postbox {
 namespace {
@@ -156,6 +157,35 @@ TEST_P(MailboxInject, EveryPatternSurvivesEverySeed) {
     EXPECT_GT(points, 0U);
     EXPECT_GT(delays, 0U);
   }
+}
+
+// inject.hpp: on a rank fiber an injected yield switches to the worker's other ready ranks.
+// Two ranks on one worker never wait, so without the switch one would run all its steps before
+// the other started; with a yield at every sync point they interleave.
+TEST(InjectOnFibers, AnInjectedYieldSwitchesToTheWorkersOtherRanks) {
+  if (!inj::inject_compiled()) GTEST_SKIP() << "needs a build with POSTBOX_INJECT_DELAYS";
+  TeamOptions t;
+  t.ranks = RanksMode::fibers;
+  t.workers = 1;
+  t.pin = false;
+  Team team(2, t);
+  std::vector<int> order;  // one worker: its ranks never run at once
+  inj::InjectConfig config;
+  config.yield_permille = 1000;
+  config.sleep_permille = 0;
+  inj::inject_start(config);
+  team.run([&](RankContext& ctx) {
+    inj::inject_bind_thread(static_cast<std::uint64_t>(ctx.rank()));
+    for (int i = 0; i < 50; ++i) {
+      inj::sync_point();
+      order.push_back(ctx.rank());
+    }
+  });
+  inj::inject_stop();
+  ASSERT_EQ(order.size(), 100U);
+  int changes = 0;
+  for (std::size_t i = 1; i < order.size(); ++i) changes += order[i] != order[i - 1] ? 1 : 0;
+  EXPECT_GT(changes, 10) << "the two ranks ran one after the other: the injected yields did not switch";
 }
 
 constexpr WaitPolicy kBlockAtOnce{0, 0};

@@ -1,8 +1,10 @@
 // Mailbox traffic patterns shared by the stress suite (mailbox_test.cpp) and the adversarial
-// suite (mailbox_inject_test.cpp): each runs real threads over a Mailboxes and returns "" when
-// every message arrived exactly once, in pair order, byte for byte, or a line saying what went
-// wrong. on_thread(key) runs first in every thread the pattern starts (the adversarial suite
-// binds the thread's delay sequence there); keys are distinct within one pattern.
+// suite (mailbox_inject_test.cpp): each runs its roles (senders, receivers, an aborter)
+// concurrently over a Mailboxes through run_ranks() (ranks.hpp: std::threads, or the fibers of a
+// Team under POSTBOX_RANKS=fibers) and returns "" when every message arrived exactly once, in
+// pair order, byte for byte, or a line saying what went wrong. on_thread(key) runs first in
+// every role (the adversarial suite binds the role's delay sequence there); keys are distinct
+// within one pattern.
 #pragma once
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "postbox/runtime/mailbox.hpp"
+#include "ranks.hpp"
 
 namespace postbox::testing_support {
 
@@ -150,7 +153,7 @@ inline std::string all_to_all(Mailboxes& mb, Mode mode, long per_pair, std::size
             ++got;
             idle = 0;
           } else if (++idle >= static_cast<unsigned>(p)) {
-            std::this_thread::yield();  // a full scan found nothing: give the core to a sender
+            test::yield_rank();  // a full scan found nothing: give the core (or the worker) to a sender
             idle = 0;
           }
         }
@@ -159,12 +162,9 @@ inline std::string all_to_all(Mailboxes& mb, Mode mode, long per_pair, std::size
     }
   };
 
-  {
-    std::vector<std::jthread> threads;
-    for (int r = 0; r < p; ++r) {
-      threads.emplace_back(receiver, r);
-      threads.emplace_back(sender, r);
-    }
+  // Role 2r is rank r's receiver, role 2r + 1 its sender.
+  for (const auto& e : test::run_ranks(2 * p, [&](int role) { role % 2 == 0 ? receiver(role / 2) : sender(role / 2); })) {
+    if (e) std::rethrow_exception(e);
   }
   for (int r = 0; r < p; ++r) {
     if (!errors[static_cast<std::size_t>(r)].empty()) return errors[static_cast<std::size_t>(r)];
@@ -186,20 +186,17 @@ inline std::string all_to_all(Mailboxes& mb, Mode mode, long per_pair, std::size
 inline std::string fan_in(Mailboxes& mb, long per_source, std::size_t max_bytes, const ThreadHook& on_thread = {}) {
   const int p = mb.size();
   std::string err;
-  {
-    std::vector<std::jthread> threads;
-    for (int s = 1; s < p; ++s) {
-      threads.emplace_back([&, s] {
-        if (on_thread) on_thread(static_cast<std::uint64_t>(s));
-        std::vector<std::byte> buf(max_bytes);
-        for (long k = 0; k < per_source; ++k) {
-          const std::uint64_t key = message_key(s, 0, k);
-          const std::size_t n = message_size(key, max_bytes);
-          fill(key, buf.data(), n);
-          mb.send(s, 0, std::span<const std::byte>(buf.data(), n));
-        }
-      });
+  auto source = [&](int s) {
+    if (on_thread) on_thread(static_cast<std::uint64_t>(s));
+    std::vector<std::byte> buf(max_bytes);
+    for (long k = 0; k < per_source; ++k) {
+      const std::uint64_t key = message_key(s, 0, k);
+      const std::size_t n = message_size(key, max_bytes);
+      fill(key, buf.data(), n);
+      mb.send(s, 0, std::span<const std::byte>(buf.data(), n));
     }
+  };
+  auto sink = [&] {
     if (on_thread) on_thread(0);
     std::vector<std::byte> buf(max_bytes), expect(max_bytes);
     std::vector<long> next(static_cast<std::size_t>(p), 0);
@@ -214,6 +211,9 @@ inline std::string fan_in(Mailboxes& mb, long per_source, std::size_t max_bytes,
         err = "fan-in: message " + std::to_string(k) + " from rank " + std::to_string(s) + " is wrong";
       }
     }
+  };
+  for (const auto& e : test::run_ranks(p, [&](int r) { r == 0 ? sink() : source(r); })) {
+    if (e) std::rethrow_exception(e);
   }
   return err;
 }
@@ -254,14 +254,13 @@ inline std::string ping_pong(Mailboxes& mb, long rounds, const ThreadHook& on_th
       }
     }
   };
-  {
-    std::jthread a(side, 0, std::ref(err0));
-    std::jthread b(side, 1, std::ref(err1));
+  for (const auto& e : test::run_ranks(2, [&](int me) { side(me, me == 0 ? err0 : err1); })) {
+    if (e) std::rethrow_exception(e);
   }
   return !err0.empty() ? err0 : err1;
 }
 
-// Abort: every thread blocks (receiver r on source r + 1, which sends only to r + 2; sender r
+// Abort: every role blocks (receiver r on source r + 1, which sends only to r + 2; sender r
 // on the full ring to r + 1, whose receiver waits on r + 2), then abort() must release every
 // one of them with Aborted; after reset() the mailboxes carry an all-to-all again. p >= 3;
 // ring_bytes must be the mailboxes' ring size.
@@ -271,32 +270,40 @@ inline std::string abort_then_reuse(Mailboxes& mb, std::size_t ring_bytes, const
   std::atomic<int> started{0};
   std::atomic<int> aborted{0};
   std::atomic<int> returned{0};
-  {
-    std::vector<std::jthread> threads;
-    for (int r = 0; r < p; ++r) {
-      threads.emplace_back([&, r] {  // receiver: waits on a source that never sends
-        if (on_thread) on_thread(static_cast<std::uint64_t>(2 * r));
-        started.fetch_add(1);
-        try {
-          (void)mb.recv(r, (r + 1) % p);
-          returned.fetch_add(1);
-        } catch (const Aborted&) {
-          aborted.fetch_add(1);
-        }
-      });
-      threads.emplace_back([&, r] {  // sender: fills the ring to a rank whose receiver waits elsewhere
-        if (on_thread) on_thread(static_cast<std::uint64_t>(2 * r + 1));
-        started.fetch_add(1);
-        const std::vector<std::byte> msg(ring_bytes / 3);  // streamed: blocks mid-message too
-        try {
-          for (;;) mb.send(r, (r + 1) % p, msg);
-        } catch (const Aborted&) {
-          aborted.fetch_add(1);
-        }
-      });
+  auto receiver = [&](int r) {  // waits on a source that never sends
+    if (on_thread) on_thread(static_cast<std::uint64_t>(2 * r));
+    started.fetch_add(1);
+    try {
+      (void)mb.recv(r, (r + 1) % p);
+      returned.fetch_add(1);
+    } catch (const Aborted&) {
+      aborted.fetch_add(1);
     }
-    while (started.load() < 2 * p) std::this_thread::yield();
-    mb.abort();
+  };
+  auto sender = [&](int r) {  // fills the ring to a rank whose receiver waits elsewhere
+    if (on_thread) on_thread(static_cast<std::uint64_t>(2 * r + 1));
+    started.fetch_add(1);
+    const std::vector<std::byte> msg(ring_bytes / 3);  // streamed: blocks mid-message too
+    try {
+      for (;;) mb.send(r, (r + 1) % p, msg);
+    } catch (const Aborted&) {
+      aborted.fetch_add(1);
+    }
+  };
+  // Roles 2r and 2r + 1: rank r's receiver and sender; role 2p aborts once all have started.
+  const auto errors = test::run_ranks(2 * p + 1, [&](int role) {
+    if (role == 2 * p) {
+      if (on_thread) on_thread(static_cast<std::uint64_t>(2 * p));
+      while (started.load() < 2 * p) test::yield_rank();
+      mb.abort();
+    } else if (role % 2 == 0) {
+      receiver(role / 2);
+    } else {
+      sender(role / 2);
+    }
+  });
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
   }
   if (returned.load() != 0) return "abort: a receive on a silent source returned";
   if (aborted.load() != 2 * p) return "abort: " + std::to_string(aborted.load()) + " of " + std::to_string(2 * p) + " threads saw Aborted";

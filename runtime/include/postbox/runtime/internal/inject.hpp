@@ -29,7 +29,8 @@ bool inject_compiled() noexcept;
 void inject_start(const InjectConfig& config) noexcept;
 void inject_stop() noexcept;
 // Gives the calling thread its key (e.g. its rank): its decisions are the sequence of
-// (seed, key). Unkeyed threads take keys 1000000, 1000001, ... in the order they first
+// (seed, key). On a rank fiber (RanksMode::fibers) the key and the sequence belong to the
+// fiber, and an injected yield switches to the worker's other ready ranks (fiber_yield()). Unkeyed threads take keys 1000000, 1000001, ... in the order they first
 // reach a sync point. Resets the thread's sequence.
 void inject_bind_thread(std::uint64_t key) noexcept;
 // Sync points passed, and delays injected, since inject_start (all threads).
