@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -161,7 +162,16 @@ void run_collective(const RunArgs& args) {
     every = static_cast<int>(parse_int(args.verify_every, "--verify-every", 1, iters));
   }
   TeamOptions opts;
-  if (args.ranks_opt->count() > 0) opts.ranks = parse_ranks_option(args.ranks);
+  // The CLI's default is auto (fibers once --p exceeds the allowed CPUs), unless --threads or
+  // POSTBOX_RANKS says otherwise; the library's TeamOptions default stays threads.
+  const char* env_ranks = std::getenv("POSTBOX_RANKS");
+  if (args.ranks_opt->count() > 0) {
+    opts.ranks = parse_ranks_option(args.ranks);
+  } else if (args.threads_opt->count() > 0) {
+    opts.ranks = RanksMode::threads;  // --threads T asks for T threads
+  } else if (env_ranks == nullptr || *env_ranks == '\0') {
+    opts.ranks = RanksMode::automatic;
+  }
   const bool from_file = args.file_opt->count() > 0;
   int processes = 1;
 #ifdef POSTBOX_HAVE_MPI
@@ -368,7 +378,8 @@ void register_run(CLI::App& app) {
   args->ranks_opt = cmd->add_option("--ranks", args->ranks,
                                     "How ranks run: threads (one kernel thread each), fibers (Boost.Context fibers on "
                                     "one worker thread per allowed CPU), auto (fibers when --p exceeds the allowed "
-                                    "CPUs). Default: POSTBOX_RANKS, else threads. Not under mpirun")
+                                    "CPUs). Default: threads with --threads, else POSTBOX_RANKS, else auto. Not under mpirun (there the ranks "
+                                    "are threads)")
                         ->type_name("MODE");
   cmd->add_flag("--json", args->json,
                 R"(Print {"op","algo","p","ranks","bytes","iters","timed_runs","median_ns","p90_ns","verified","verified_runs"}; )"

@@ -155,10 +155,12 @@ refuse "--p must be at most [0-9]+ for run, got 33000" run --op bcast --algo bin
 refuse "'core:65536 pu:1'.*did not load it within 10 s" topo --synthetic 'core:65536 pu:1'
 # p^2 rings of 64 KiB no longer: correct is a verified run (every rank's bytes checked).
 # 512 threads reserve 4 GiB of stacks: run under 8 GiB; under 1 GiB refused up front, naming ulimit -v.
+# Without --ranks, run picks auto (fibers once p exceeds the allowed CPUs): verified under 1 GiB.
 mem=8388608
-answer 'grep -q "\"verified\": true" "$out"' run --op all-to-all --algo 1-lev-dir --p 512 --bytes 8 --iters 1 --verify --json
+answer 'grep -q "\"verified\": true" "$out"' run --op all-to-all --algo 1-lev-dir --p 512 --bytes 8 --iters 1 --verify --json --ranks threads
 mem=1048576
-refuse "--p 512 needs 512 threads, more than the [0-9]+ whose stacks .* address-space limit \(ulimit -v\)" run --op all-to-all --algo 1-lev-dir --p 512
+refuse "--p 512 needs 512 threads, more than the [0-9]+ whose stacks .* address-space limit \(ulimit -v\)" run --op all-to-all --algo 1-lev-dir --p 512 --ranks threads
+answer 'grep -q "\"verified\": true" "$out"' run --op all-to-all --algo 1-lev-dir --p 512 --bytes 8 --iters 1 --verify --json
 # No longer quadratic: correct is the postal time of the flat tree, (p - 2) + lambda = 65536 units
 # (the root's last send starts at p - 2), and "ok" for the plan.
 answer '[[ $(json_field time_us "$out") == 65536.0 ]]' sim --machine postal:2 --op bcast --algo flat --p 65536 --json
