@@ -247,18 +247,27 @@ Round route_step(std::vector<std::vector<int>>& held, std::vector<std::set<int>>
   return rd;
 }
 
+// All-to-all 1-lev-dir: one round, rank i sends block i·p + j to j = i + 1, i + 2, ... (mod p).
+// Generated, not stored: its p(p − 1) transfers would take 1 GB at p = 4096.
+internal::GeneratedRound direct_all_to_all(int p) {
+  internal::GeneratedRound rd;
+  const auto n = static_cast<std::size_t>(p) - 1;
+  rd.size = static_cast<std::size_t>(p) * n;
+  rd.fill = [p, n](std::size_t k, Transfer& t) {
+    const int i = static_cast<int>(k / n), d = static_cast<int>(k % n) + 1;
+    t.from = i;
+    t.to = (i + d) % p;
+    t.blocks.assign(1, i * p + t.to);
+  };
+  return rd;
+}
+
+// The stored rounds of every all-to-all algorithm but 1-lev-dir (direct_all_to_all()).
 std::vector<Round> all_to_all_rounds(const std::string& algo, const Mesh& m) {
   const int p = m.p();
   auto blk = [p](int i, int j) { return i * p + j; };
   std::vector<Round> rounds;
-  if (algo == "1-lev-dir") {
-    Round rd;
-    rd.reserve(static_cast<std::size_t>(p) * static_cast<std::size_t>(p - 1));
-    for (int i = 0; i < p; ++i) {
-      for (int d = 1; d < p; ++d) rd.push_back(Transfer{i, (i + d) % p, {blk(i, (i + d) % p)}});
-    }
-    rounds.push_back(std::move(rd));
-  } else if (algo == "1-lev-perm:linear") {
+  if (algo == "1-lev-perm:linear") {
     for (int d = 1; d < p; ++d) {
       Round rd;
       for (int i = 0; i < p; ++i) rd.push_back(Transfer{i, (i + d) % p, {blk(i, (i + d) % p)}});
@@ -578,7 +587,7 @@ Plan build_c3_plan(const C3Request& req) {
     };
     lay.final_blocks = [p](int r) { return std::vector<int>{one_to_one_source(p, r)}; };
   } else if (req.op == "all-to-all") {
-    rounds = all_to_all_rounds(req.algo, m);
+    if (req.algo != "1-lev-dir") rounds = all_to_all_rounds(req.algo, m);
     lay.user_bytes.assign(static_cast<std::size_t>(p), 2 * L * static_cast<std::uint64_t>(p));
     // Block i·p + j goes from i (offset j·L) to j (offset (p + i)·L).
     lay.initial_at = [p, L](int r, int b) -> std::int64_t {
@@ -595,7 +604,9 @@ Plan build_c3_plan(const C3Request& req) {
   } else {
     (void)c3_algorithm_names(req.op);  // throws the "unknown operation" error
   }
-  Plan plan = internal::plan_from_rounds(req.op, req.algo, lay, rounds, true);
+  Plan plan = req.op == "all-to-all" && req.algo == "1-lev-dir"
+                  ? internal::plan_from_generated_round(req.op, req.algo, lay, direct_all_to_all(p), true)
+                  : internal::plan_from_rounds(req.op, req.algo, lay, rounds, true);
   plan.root = root;
   return plan;
 }

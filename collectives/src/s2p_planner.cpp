@@ -35,10 +35,6 @@ class StateTable {
       if (keys_[i] == k) return &states_[vals_[i]];
     }
   }
-  void reserve(std::size_t n) {
-    while (2 * n > keys_.size()) grow();
-    states_.reserve(n);
-  }
   // Adds rank r's block b; false if r already holds it.
   bool insert(int r, int b, const BlockState& st) {
     if (2 * (states_.size() + 1) > keys_.size()) grow();
@@ -87,16 +83,17 @@ struct RankState {
 
 class Builder {
  public:
-  Builder(const BlockLayout& layout, bool sync, PlanDraft& draft, std::size_t moves)
-      : L_(layout), sync_(sync), st_(static_cast<std::size_t>(layout.p)), draft_(draft) {
-    table_.reserve(moves);
-  }
+  Builder(const BlockLayout& layout, bool sync, PlanDraft& draft)
+      : L_(layout), sync_(sync), st_(static_cast<std::size_t>(layout.p)), draft_(draft),
+        direct_(static_cast<std::size_t>(layout.p)) {}
 
-  void round(const Round& rd) {
+  // Transfers 0..n−1 of one round; at(i) gives transfer i (a reference valid until the next call).
+  template <class At>
+  void round(std::size_t n, At&& at) {
     // All sends of the round before any receive, so a rank that runs its program in order
     // (executor.hpp) never waits for a message before it has sent what others wait for.
-    for (const auto& t : rd) send_part(t);
-    for (const auto& t : rd) recv_part(t);
+    for (std::size_t i = 0; i < n; ++i) send_part(at(i));
+    for (std::size_t i = 0; i < n; ++i) recv_part(at(i));
     for (auto& rs : st_) {
       if (!rs.this_round_comm.empty()) {
         rs.prev_round_comm = std::move(rs.this_round_comm);
@@ -134,6 +131,14 @@ class Builder {
   BlockState held(int r, int b) {
     const std::int64_t at = L_.initial_at(r, b);
     if (at < 0) {
+      std::uint64_t fin = 0;
+      if (const std::int32_t w = direct_writer(r, b, fin); w >= 0) {
+        BlockState s;
+        s.read_off = fin;
+        s.read_writer = s.final_writer = w;
+        s.final_done = true;
+        return s;
+      }
       const BlockState* s = table_.find(r, b);
       PB_CHECK(s != nullptr, "rank " + std::to_string(r) + " never holds block " + std::to_string(b));
       return *s;
@@ -144,8 +149,47 @@ class Builder {
     return s;
   }
   void receive(int r, int b, const BlockState& st) {
-    PB_CHECK(L_.initial_at(r, b) < 0 && table_.insert(r, b, st),
+    std::uint64_t fin = 0;
+    PB_CHECK(L_.initial_at(r, b) < 0 && direct_writer(r, b, fin) < 0 && table_.insert(r, b, st),
              "rank " + std::to_string(r) + " receives block " + std::to_string(b) + " twice");
+  }
+  // Block b received by op `id` of rank r straight into its final place `fin`: a slot of
+  // direct_ when the place is one (4 bytes instead of a table entry's 36), else the table.
+  void receive_direct(int r, int b, std::uint64_t fin, std::int32_t id) {
+    std::int32_t* slot = direct_slot(r, fin, true);
+    if (slot == nullptr) {
+      BlockState st;
+      st.read_off = fin;
+      st.read_writer = st.final_writer = id;
+      st.final_done = true;
+      return receive(r, b, st);
+    }
+    PB_CHECK(L_.initial_at(r, b) < 0 && *slot < 0 && table_.find(r, b) == nullptr,
+             "rank " + std::to_string(r) + " receives block " + std::to_string(b) + " twice");
+    *slot = id;
+  }
+  // Rank r's slot for the block whose final place is user[fin, +bytes), or nullptr when places
+  // of rank r are not slots (0-byte blocks, an offset not a multiple of the size, a user buffer
+  // of more than 2p + 2 blocks). make: allocate rank r's slots if it has none yet.
+  std::int32_t* direct_slot(int r, std::uint64_t fin, bool make) {
+    const std::uint64_t bytes = L_.bytes;
+    if (bytes == 0 || fin % bytes != 0) return nullptr;
+    const std::uint64_t n = L_.user_bytes[static_cast<std::size_t>(r)] / bytes;
+    if (fin / bytes >= n || n > 2 * static_cast<std::uint64_t>(L_.p) + 2) return nullptr;
+    auto& v = direct_[static_cast<std::size_t>(r)];
+    if (v.empty()) {
+      if (!make) return nullptr;
+      v.assign(static_cast<std::size_t>(n), -1);
+    }
+    return &v[static_cast<std::size_t>(fin / bytes)];
+  }
+  // The op that received block b straight into its final place at rank r (fin: that place), or -1.
+  std::int32_t direct_writer(int r, int b, std::uint64_t& fin) {
+    const std::int64_t f = L_.final_at(r, b);
+    if (f < 0) return -1;
+    fin = static_cast<std::uint64_t>(f);
+    const std::int32_t* slot = direct_slot(r, fin, false);
+    return slot == nullptr ? -1 : *slot;
   }
 
   int push(int r, Op op) {
@@ -241,14 +285,7 @@ class Builder {
       recv.a = Region{Buffer::user, fin_off[0], total};
       const int id = push(t.to, std::move(recv));
       rcv.this_round_comm.push_back(static_cast<std::uint32_t>(id));
-      for (std::size_t k = 0; k < t.blocks.size(); ++k) {
-        BlockState b;
-        b.read_off = fin_off[k];
-        b.read_writer = id;
-        b.final_done = true;
-        b.final_writer = id;
-        receive(t.to, t.blocks[k], b);
-      }
+      for (std::size_t k = 0; k < t.blocks.size(); ++k) receive_direct(t.to, t.blocks[k], fin_off[k], id);
       return;
     }
     const std::uint64_t base = rcv.scratch_top;
@@ -292,6 +329,7 @@ class Builder {
   std::vector<RankState> st_;
   StateTable table_;
   PlanDraft& draft_;
+  std::vector<std::vector<std::int32_t>> direct_;  // per rank, by final place / bytes: see receive_direct()
 };
 
 // A 0-byte plan has every region at offset 0, and a 0-byte region still orders (it is the byte
@@ -342,19 +380,24 @@ void order_zero_byte(std::vector<RankProgram>& ranks, std::vector<std::uint64_t>
 
 }  // namespace
 
-Plan plan_from_rounds(std::string op, std::string algo, const BlockLayout& layout,
-                      const std::vector<Round>& rounds, bool superstep_sync) {
+namespace {
+
+// The one body of plan_from_rounds() and plan_from_generated_round(): `rounds` rounds, round k
+// of size(k) transfers, transfer i of it given by at(k, i).
+template <class Size, class At>
+Plan plan_from(std::string op, std::string algo, const BlockLayout& layout, std::size_t rounds, Size&& size, At&& at,
+               bool superstep_sync) {
   PB_CHECK(layout.p >= 1 && layout.user_bytes.size() == static_cast<std::size_t>(layout.p) && layout.initial_at &&
                layout.final_at && layout.final_blocks,
            "inconsistent block layout");
   PlanDraft draft(std::move(op), std::move(algo), layout.p, -1, layout.bytes, 1);
   draft.plan().user_bytes = layout.user_bytes;
   {
-    std::size_t moves = 0;  // blocks received, at most one state each
-    for (const auto& rd : rounds)
-      for (const auto& t : rd) moves += t.blocks.size();
-    Builder b(layout, superstep_sync, draft, moves);
-    for (const auto& rd : rounds) b.round(rd);
+    std::size_t transfers = 0;  // each a send and a receive
+    for (std::size_t k = 0; k < rounds; ++k) transfers += size(k);
+    draft.reserve(2 * transfers + static_cast<std::size_t>(layout.p));
+    Builder b(layout, superstep_sync, draft);
+    for (std::size_t k = 0; k < rounds; ++k) b.round(size(k), [&](std::size_t i) -> const Transfer& { return at(k, i); });
     b.finish();
   }
   Plan plan = draft.finish_as_given();
@@ -365,6 +408,27 @@ Plan plan_from_rounds(std::string op, std::string algo, const BlockLayout& layou
     plan.finalize();
   }
   return plan;
+}
+
+}  // namespace
+
+Plan plan_from_rounds(std::string op, std::string algo, const BlockLayout& layout,
+                      const std::vector<Round>& rounds, bool superstep_sync) {
+  return plan_from(
+      std::move(op), std::move(algo), layout, rounds.size(), [&](std::size_t k) { return rounds[k].size(); },
+      [&](std::size_t k, std::size_t i) -> const Transfer& { return rounds[k][i]; }, superstep_sync);
+}
+
+Plan plan_from_generated_round(std::string op, std::string algo, const BlockLayout& layout, const GeneratedRound& round,
+                               bool superstep_sync) {
+  Transfer t;
+  return plan_from(
+      std::move(op), std::move(algo), layout, 1, [&](std::size_t) { return round.size; },
+      [&](std::size_t, std::size_t i) -> const Transfer& {
+        round.fill(i, t);
+        return t;
+      },
+      superstep_sync);
 }
 
 }  // namespace postbox::internal

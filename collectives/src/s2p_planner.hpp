@@ -9,6 +9,7 @@
 // contiguous there, otherwise in scratch, and copies out the ones it must keep.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <functional>
@@ -45,5 +46,16 @@ struct BlockLayout {
 // carries (s-to-p: "as soon as a processor has all relevant data, it continues").
 Plan plan_from_rounds(std::string op, std::string algo, const BlockLayout& layout,
                       const std::vector<Round>& rounds, bool superstep_sync);
+
+// A round too big to store (the C³ all-to-all 1-lev-dir: p(p − 1) transfers, 64 bytes each as a
+// Transfer): `size` transfers, the i-th written by fill(i, out) into a reused Transfer.
+struct GeneratedRound {
+  std::size_t size = 0;
+  std::function<void(std::size_t i, Transfer& out)> fill;
+};
+
+// plan_from_rounds() for one generated round: the same plan as if the round were stored.
+Plan plan_from_generated_round(std::string op, std::string algo, const BlockLayout& layout, const GeneratedRound& round,
+                               bool superstep_sync);
 
 }  // namespace postbox::internal

@@ -543,6 +543,13 @@ PlanDraft::PlanDraft(std::string op, std::string algo, int p, int root, std::uin
   count_.assign(static_cast<std::size_t>(p), 0);
 }
 
+void PlanDraft::reserve(std::size_t ops) {
+  if (ops >= kMaxCount) return;  // push() refuses so many
+  recs_.reserve(ops);
+  rank_.reserve(ops);
+  dep_count_.reserve(ops);
+}
+
 std::uint32_t PlanDraft::intern(const Region& g) {
   for (int i = 0; i < 2; ++i)
     if (last_id_[i] != ~0U && g == last_region_[i]) return last_id_[i];

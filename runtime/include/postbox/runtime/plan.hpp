@@ -217,6 +217,9 @@ class PlanDraft {
   // user_bytes = `bytes` and scratch_bytes = 0 at every rank.
   PlanDraft(std::string op, std::string algo, int p, int root, std::uint64_t bytes, std::uint32_t elem_bytes);
   Plan& plan() noexcept { return plan_; }
+  // Room for `ops` ops (a hint: more may be appended), so that a builder that knows its op count
+  // grows no array by copying.
+  void reserve(std::size_t ops);
 
   void send(int r, int peer, Region a, std::uint32_t round = 0) { push(r, OpCode::send, peer, a, {}, false, round); }
   void recv(int r, int peer, Region a, std::uint32_t round = 0) { push(r, OpCode::recv, peer, a, {}, false, round); }
