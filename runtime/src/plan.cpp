@@ -280,9 +280,10 @@ std::vector<std::uint32_t> match_by_sequence(const Plan& plan, const std::vector
     std::uint32_t at = start[static_cast<std::size_t>(r)];
     for (std::uint32_t g = plan.first_op(r); g < plan.first_op(r + 1); ++g)
       if (is_recv(g)) keys[at++] = Key{plan.peer_at(g), seq[g], g};
-    std::sort(keys.begin() + start[static_cast<std::size_t>(r)], keys.begin() + at, [](const Key& x, const Key& y) {
-      return x.src != y.src ? x.src < y.src : x.k < y.k;
-    });
+    const auto by_src = [](const Key& x, const Key& y) { return x.src != y.src ? x.src < y.src : x.k < y.k; };
+    // Receives posted by source (all-to-all, gathers) need no sort.
+    const auto lo = keys.begin() + start[static_cast<std::size_t>(r)], hi = keys.begin() + at;
+    if (!std::is_sorted(lo, hi, by_src)) std::sort(lo, hi, by_src);
   }
   for (int r = 0; r < n; ++r) {
     for (std::uint32_t g = plan.first_op(r); g < plan.first_op(r + 1); ++g) {
@@ -605,46 +606,52 @@ void PlanDraft::pack() {
   for (std::size_t r = 0; r < p; ++r) count[r + 1] = count[r] + count_[r];
   plan_.first_ = count;
   const bool with_deps = deps_given_;
-  // Deps of appended op i: deps_[dep_at[i], dep_at[i] + dep_count_[i]).
+  const std::size_t n = recs_.size();
+  // Where each rank's deps go: ranks in order, each rank's ops in the order appended (which is
+  // its program order), so one pass over the appended ops places every op and its deps.
   std::vector<std::uint32_t> dep_at;
   if (with_deps) {
-    dep_at.assign(recs_.size() + 1, 0);
-    for (std::size_t i = 0; i < recs_.size(); ++i) dep_at[i + 1] = dep_at[i] + dep_count_[i];
+    dep_at.assign(p + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) dep_at[static_cast<std::size_t>(rank_[i]) + 1] += dep_count_[i];
+    for (std::size_t r = 0; r < p; ++r) dep_at[r + 1] += dep_at[r];
+    plan_.deps_.assign(deps_.size(), 0);
+  } else {
+    plan_.deps_.clear();
   }
-  std::vector<std::uint32_t> order;  // packed position → appended op
+  plan_.dep_first_.assign(n + 1, 0);
   if (sorted_) {
     plan_.recs_ = std::move(recs_);
     plan_.rounds_ = std::move(rounds_);
   } else {
-    // Stable counting sort by rank: each rank keeps the order its ops were appended in.
-    plan_.recs_.resize(recs_.size());
-    if (any_round_) plan_.rounds_.resize(recs_.size());
-    if (with_deps) order.resize(recs_.size());
-    std::vector<std::uint32_t> at(count.begin(), count.end() - 1);
-    for (std::size_t i = 0; i < recs_.size(); ++i) {
-      const std::uint32_t to = at[static_cast<std::size_t>(rank_[i])]++;
+    plan_.recs_.resize(n);
+    if (any_round_) plan_.rounds_.resize(n);
+  }
+  // Stable counting sort by rank (nothing moves when the ops came in rank order).
+  std::vector<std::uint32_t> at(count.begin(), count.end() - 1);
+  std::size_t from = 0;  // appended op i's deps: deps_[from, from + dep_count_[i])
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto r = static_cast<std::size_t>(rank_[i]);
+    const std::uint32_t to = at[r]++;
+    if (!sorted_) {
       plan_.recs_[to] = recs_[i];
       if (any_round_) plan_.rounds_[to] = rounds_[i];
-      if (with_deps) order[to] = static_cast<std::uint32_t>(i);
     }
-    recs_ = {};
-    rounds_ = {};
+    if (with_deps) {
+      const std::uint32_t c = dep_count_[i];
+      std::copy(deps_.begin() + static_cast<std::ptrdiff_t>(from), deps_.begin() + static_cast<std::ptrdiff_t>(from + c),
+                plan_.deps_.begin() + dep_at[r]);
+      dep_at[r] += c;
+      from += c;
+      plan_.dep_first_[to + 1] = c;
+    }
   }
+  for (std::size_t g = 0; g < n; ++g) plan_.dep_first_[g + 1] += plan_.dep_first_[g];
+  recs_ = {};
+  rounds_ = {};
   rank_ = {};
   ids_ = {};
-  const std::size_t n = plan_.recs_.size();
-  plan_.dep_first_.assign(n + 1, 0);
-  plan_.deps_.clear();
-  if (with_deps) {
-    plan_.deps_.reserve(deps_.size());
-    for (std::size_t g = 0; g < n; ++g) {
-      const std::uint32_t i = order.empty() ? static_cast<std::uint32_t>(g) : order[g];
-      plan_.deps_.insert(plan_.deps_.end(), deps_.begin() + dep_at[i], deps_.begin() + dep_at[i] + dep_count_[i]);
-      plan_.dep_first_[g + 1] = static_cast<std::uint32_t>(plan_.deps_.size());
-    }
-    deps_ = {};
-    dep_count_ = {};
-  }
+  deps_ = {};
+  dep_count_ = {};
 }
 
 Plan PlanDraft::finish() {
