@@ -123,6 +123,27 @@ INSTANTIATE_TEST_SUITE_P(
                 "deadlock: rank 0 op 0 (recv)", true}),
     [](const testing::TestParamInfo<BadCase>& c) { return std::string(c.param.name); });
 
+// validate() skips the hazard sweep of a rank whose ops touch disjoint bytes, found by merging
+// the rank's sorted runs of regions: an overlap between ops of different runs is still found.
+TEST(PlanValidate, HazardAcrossRunsOfRegionsIsFound) {
+  auto plan_with_recv_at = [](std::uint64_t off) {
+    Hand h = empty_plan(2, 64);
+    for (std::uint64_t o : {32, 40, 0, 8}) add(h, 0, send(1, U(o, 8)));  // two runs upwards
+    add(h, 0, recv(1, U(off, 8)));                                       // a third; no deps
+    for (std::uint64_t o : {0, 8, 16, 24}) add(h, 1, recv(0, U(o, 8)));
+    add(h, 1, send(0, U(48, 8)));
+    Plan plan = h.pack(false);
+    plan.finalize();
+    return plan;
+  };
+  EXPECT_EQ(validate(plan_with_recv_at(16)), std::nullopt);  // disjoint: sound without deps
+  for (std::uint64_t off : {12, 36, 44}) {  // overlaps the send of [8, 16), [32, 40), [40, 48)
+    const auto problem = validate(plan_with_recv_at(off));
+    ASSERT_TRUE(problem.has_value()) << off;
+    EXPECT_NE(problem->find("without a dependency"), std::string::npos) << *problem;
+  }
+}
+
 TEST(PlanValidate, ExchangeIsDeadlockFreeOnlyWithRoomyRings) {
   // Both ranks send 64 KiB first, then receive: fine with buffering, stuck with small rings.
   Hand h = empty_plan(2, 65536);
