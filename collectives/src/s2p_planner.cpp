@@ -14,7 +14,8 @@ struct Where {
   int writer = -1;  // op that wrote it; -1: there from the start
 };
 
-// What a rank knows of a block it holds: 24 bytes (the C³ all-to-all keeps p² of them).
+// What a rank knows of a block it holds: 24 bytes, in the StateTable (a block received straight
+// into its final place is a 4-byte slot instead: Builder::receive_direct()).
 struct BlockState {
   std::uint64_t read_off = 0;  // where the block's bytes can be read ...
   std::int32_t read_writer = -1;  // ... written by this op (-1: there from the start)
