@@ -14,7 +14,8 @@
 // at the root, the records of every process down the Fibo wake-up tree; without one, the
 // dissemination exchange (exchange()). Every process then applies the records (drops, the fold
 // in process order). Messages: MPI_Isend / matched probe (MPI_Improbe, MPI_Mrecv) on a
-// duplicate of the communicator, so they never match the application's messages. Between two
+// duplicate of the communicator (the exchange's rounds: a receive posted before the send, see
+// kInlineBytes), so they never match the application's messages. Between two
 // processes the messages of one tag are in phase order (MPI's non-overtaking rule) and every
 // message carries its phase, checked on receipt.
 #include "postbox/cluster/barrier.hpp"
@@ -43,6 +44,12 @@ namespace {
 constexpr int kTagArrive = 1;
 constexpr int kTagWake = 2;
 constexpr int kTagExchange = 3;  // + the round of the dissemination exchange
+// A round's message of more than kInlineBytes goes on kTagExchange + kTagBig + round, announced
+// by an empty message on the round's own tag: the receiver posts its receive for the round
+// before it sends (kInlineBytes, enough for the header and a few records), so the usual message
+// is matched on arrival instead of by probing.
+constexpr int kTagBig = 64;
+constexpr std::size_t kInlineBytes = 256;
 constexpr std::uint32_t kBroken = 1;
 
 // Wrap-safe "phase a is phase b or a later one" (G5).
@@ -519,16 +526,47 @@ void ClusterEngine::exchange(std::uint64_t e) {
   int rounds = 0;
   for (int d = 1; d < n; d *= 2) ++rounds;
   std::vector<MPI_Request>& sends = x_sends_;
-  sends.assign(static_cast<std::size_t>(rounds), MPI_REQUEST_NULL);
-  if (x_out_.size() < sends.size()) x_out_.resize(sends.size());
+  sends.assign(2 * static_cast<std::size_t>(rounds), MPI_REQUEST_NULL);  // per round: the message, the big one
+  if (x_out_.size() < static_cast<std::size_t>(rounds)) x_out_.resize(static_cast<std::size_t>(rounds));
   for (int k = 0, d = 1; k < rounds; ++k, d *= 2) {
+    const int from = live_[static_cast<std::size_t>((me - d + n) % n)];
+    const int to = live_[static_cast<std::size_t>((me + d) % n)];
+    const int tag = kTagExchange + k;
+    x_in_.resize(kInlineBytes);
+    MPI_Request recv = MPI_REQUEST_NULL;
+    MPI_Irecv(x_in_.data(), static_cast<int>(kInlineBytes), MPI_BYTE, from, tag, comm_, &recv);
     std::vector<std::byte>& out = x_out_[static_cast<std::size_t>(k)];
     encode_into(out, e, 0, records);
-    MPI_Isend(out.data(), static_cast<int>(out.size()), MPI_BYTE, live_[static_cast<std::size_t>((me + d) % n)],
-              kTagExchange + k, comm_, &sends[static_cast<std::size_t>(k)]);
-    const int from = live_[static_cast<std::size_t>((me - d + n) % n)];
+    MPI_Request* req = &sends[2 * static_cast<std::size_t>(k)];
+    if (out.size() <= kInlineBytes) {
+      MPI_Isend(out.data(), static_cast<int>(out.size()), MPI_BYTE, to, tag, comm_, req);
+    } else {
+      MPI_Isend(nullptr, 0, MPI_BYTE, to, tag, comm_, req);
+      MPI_Isend(out.data(), static_cast<int>(out.size()), MPI_BYTE, to, tag + kTagBig, comm_, req + 1);
+    }
+    MPI_Status status;
+    MpiPoll poll(oversubscribed_);
+    try {
+      for (;;) {
+        int done = 0;
+        MPI_Test(&recv, &done, &status);
+        if (done != 0) break;
+        poll_pause(poll);
+      }
+    } catch (...) {
+      // Aborted: the posted receive must not outlive this wait (its buffer is reused).
+      MPI_Cancel(&recv);
+      MPI_Wait(&recv, MPI_STATUS_IGNORE);
+      throw;
+    }
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
     x_incoming_.clear();
-    receive_into(from, kTagExchange + k, x_in_);
+    if (count == 0) {
+      receive_into(from, tag + kTagBig, x_in_);
+    } else {
+      x_in_.resize(static_cast<std::size_t>(count));
+    }
     const Header h = decode(x_in_, x_incoming_);
     PB_CHECK(h.phase == e, "cluster barrier: process " + std::to_string(from) + " sent another phase's round");
     for (Record& r : x_incoming_) {
