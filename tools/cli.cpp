@@ -49,13 +49,6 @@ RanksMode parse_ranks_option(const std::string& text) {
 namespace postbox::cli {
 namespace {
 
-// One line, whatever the message holds.
-std::string one_line(std::string text) {
-  for (char& c : text)
-    if (c == '\n' || c == '\r') c = ' ';
-  return text;
-}
-
 int fail(const std::string& message) {
   std::fflush(stdout);
 #ifdef POSTBOX_HAVE_MPI

@@ -80,5 +80,14 @@ TEST(SplitList, RefusesEmptyElements) {
   }
 }
 
+// check.hpp: InputError's what() is one line, even when the text it quotes holds line breaks
+// (parsers quote the text as typed: "--p 1<newline>2" gave two lines).
+TEST(InputErrorMessage, IsOneLineWhateverItQuotes) {
+  EXPECT_EQ(message_of([] { (void)parse_int("1\n2", "--p"); }), "--p must be an integer, got '1 2'");
+  EXPECT_EQ(message_of([] { (void)parse_real("\r\n", "--alpha"); }), "--alpha must be a number, got '  '");
+  EXPECT_STREQ(InputError("a\nb\r").what(), "a b ");
+  EXPECT_STREQ(InputError(std::string("one line")).what(), "one line");
+}
+
 }  // namespace
 }  // namespace postbox

@@ -15,10 +15,20 @@
 
 namespace postbox {
 
-// Recoverable, user-caused error. what() is one line, no trailing newline.
+// `text` with every line break (CR, LF) made a space: an error line stays one line whatever
+// the input it quotes holds.
+inline std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+// Recoverable, user-caused error. what() is one line, no trailing newline: a line break in the
+// message (a value quoted as typed may hold one) becomes a space.
 class InputError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit InputError(const std::string& what) : std::runtime_error(one_line(what)) {}
+  explicit InputError(const char* what) : InputError(std::string(what)) {}
 };
 
 namespace internal {
