@@ -135,6 +135,9 @@ Plan plan_from_json(std::string_view text) {
     j = json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     throw InputError(std::string("plan JSON: not valid JSON (byte ") + std::to_string(e.byte) + ")");
+  } catch (const json::exception& e) {
+    // out_of_range 406: a number beyond a double, e.g. 1e309 (found by the fuzz target).
+    throw InputError(std::string("plan JSON: not valid JSON (") + e.what() + ")");
   }
   Plan plan;
   plan.op = get<std::string>(j, "op", "the plan");

@@ -238,6 +238,14 @@ TEST(PlanExport, JsonErrorsAreInputErrors) {
   EXPECT_THROW((void)plan_from_json("{"), InputError);
   EXPECT_THROW((void)plan_from_json("{\"op\": 3}"), InputError);
   EXPECT_THROW((void)plan_from_json("[]"), InputError);
+  // nlohmann::json throws out_of_range, not parse_error, on a number beyond a double.
+  try {
+    (void)plan_from_json("{\"op\": 1e309}");
+    ADD_FAILURE() << "accepted 1e309";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("plan JSON: not valid JSON ("), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1e309"), std::string::npos) << e.what();
+  }
 }
 
 TEST(PlanExport, GoalMatchesThePlan) {
