@@ -144,8 +144,12 @@ Rational Rational::parse(std::string_view text, std::string_view what) {
 Rational Rational::from_double(double x, std::string_view what) {
   if (!std::isfinite(x)) throw InputError(std::string(what) + " must be finite, got " + std::to_string(x));
   if (std::fabs(x) > static_cast<double>(kParseLimit)) throw InputError(std::string(what) + " is too large");
-  constexpr std::int64_t scale = 1'000'000'000'000LL;
   const auto whole = static_cast<std::int64_t>(std::trunc(x));
+  // 12 decimals below 1000 in magnitude, fewer above: 15 significant digits in all, what a
+  // double holds, and whole · scale stays far inside 64 bits (10^12 decimals of 3.2e8 overflowed).
+  std::int64_t scale = 1'000'000'000'000LL;
+  const std::int64_t magnitude = whole < 0 ? -whole : whole;
+  while (scale > 1 && magnitude >= 1'000'000'000'000'000LL / scale) scale /= 10;
   const auto frac = static_cast<std::int64_t>(std::llround((x - static_cast<double>(whole)) * static_cast<double>(scale)));
   return Rational(whole) + Rational(frac, scale);
 }

@@ -61,6 +61,11 @@ TEST(Rational, FromDoubleRefusesNonFinite) {
   EXPECT_THROW((void)Rational::from_double(std::numeric_limits<double>::quiet_NaN()), InputError);
   EXPECT_THROW((void)Rational::from_double(std::numeric_limits<double>::infinity()), InputError);
   EXPECT_EQ(Rational::from_double(1.8), Rational(9, 5));
+  // Large magnitudes round to fewer decimals instead of overflowing 64 bits (PB_CHECK abort
+  // before; found by the rational fuzz target).
+  EXPECT_EQ(Rational::from_double(315535737.8), Rational(1577678689, 5));
+  EXPECT_EQ(Rational::from_double(-999999999999.5), Rational(-1999999999999, 2));
+  EXPECT_THROW((void)Rational::from_double(1.5e12), InputError);
 }
 
 // Bruck §2.5: lcm(1, 1.8) = 9 and f = lcm/λ = 5.

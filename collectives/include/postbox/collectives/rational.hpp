@@ -44,7 +44,8 @@ class Rational {
   // a zero denominator, NaN/inf, or magnitude beyond 10^12.
   static Rational parse(std::string_view text, std::string_view what = "value");
   // The exact value of a finite double with at most 12 significant fraction digits (rounded to
-  // 1e-12). Throws InputError on NaN/inf.
+  // 1e-12; from 1000 in magnitude on, to 15 significant digits in all, what a double holds).
+  // Throws InputError on NaN/inf or magnitude beyond 10^12.
   static Rational from_double(double x, std::string_view what = "value");
 
   friend Rational operator+(const Rational& a, const Rational& b);
