@@ -313,7 +313,113 @@ void check_cluster(const ClusterSpec& c, const std::string& what) {
 
 }  // namespace
 
+// toml++ 3.3 (Debian 12) has undefined behaviour on some text it should refuse, so such text is
+// refused here, before toml++ sees it, naming the line:
+//  * It reaches __builtin_unreachable() when it asks whether some non-ASCII code points
+//    (U+00A1..U+0499 among them: 'µ', 'ö') are whitespace: where a key, a value or whitespace
+//    may come, and in a multi-line basic string right after a backslash or in the whitespace a
+//    line-ending backslash skips. TOML allows non-ASCII only inside strings and comments:
+//    refused outside them, and in those two spots of multi-line basic strings.
+//  * A table header whose key starts with neither a bare-key character nor a quote ("[{model]")
+//    fails an assertion in toml++'s parse_key() (an assumption under NDEBUG with clang).
+void check_toml_text(std::string_view t, std::string_view origin) {
+  int line = 1;
+  auto refuse = [&](const char* what) {
+    bad(origin, "line " + std::to_string(line) + ": " + what);
+  };
+  auto non_ascii = [&](std::size_t i) { return i < t.size() && static_cast<unsigned char>(t[i]) >= 0x80; };
+  auto blank = [&](std::size_t i) { return i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r' || t[i] == '\n'); };
+  auto space = [&](std::size_t i) { return i < t.size() && (t[i] == ' ' || t[i] == '\t'); };
+  auto key_start = [&](std::size_t i) {
+    if (i >= t.size()) return true;  // toml++ refuses the end of the text itself
+    const char k = t[i];
+    return (k >= 'A' && k <= 'Z') || (k >= 'a' && k <= 'z') || (k >= '0' && k <= '9') || k == '_' || k == '-' ||
+           k == '"' || k == '\'' || k == ']';
+  };
+  constexpr const char* kNonAscii = "a non-ASCII character outside a string or comment (TOML allows one only there)";
+  bool line_start = true;  // only blanks so far on this line
+  bool in_value = false;   // after a key's '=', until the line ends outside brackets
+  int depth = 0;           // open '[' and '{' of the value
+  std::size_t i = 0;
+  while (i < t.size()) {
+    const char c = t[i];
+    if (c == '\n') {
+      ++line;
+      ++i;
+      line_start = true;
+      if (depth == 0) in_value = false;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') {
+      ++i;
+      continue;
+    }
+    const bool at_line_start = line_start;
+    line_start = false;
+    if (c == '#') {  // a comment, to the end of the line
+      while (i < t.size() && t[i] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      const bool basic = c == '"';
+      const bool multi = t.substr(i, 3) == std::string_view(basic ? R"(""")" : "'''");
+      i += multi ? 3 : 1;
+      while (i < t.size()) {
+        const char d = t[i];
+        if (d == '\n') {
+          if (!multi) break;  // toml++ refuses it; the scan goes on outside the string
+          ++line;
+          ++i;
+        } else if (d == c) {
+          if (!multi) {
+            ++i;
+            break;
+          }
+          std::size_t run = 0;
+          while (i + run < t.size() && t[i + run] == c) ++run;
+          i += run;
+          if (run >= 3) break;  // three close the string; up to two more before them are content
+        } else if (basic && d == '\\') {
+          ++i;
+          if (!multi) {
+            if (i < t.size() && t[i] != '\n') ++i;  // the escaped character
+          } else if (non_ascii(i)) {
+            refuse("a non-ASCII character right after a backslash in a multi-line string");
+          } else if (blank(i)) {  // a line-ending backslash: toml++ skips the blanks after it
+            for (; blank(i); ++i)
+              if (t[i] == '\n') ++line;
+            if (non_ascii(i)) refuse("a non-ASCII character after a line-ending backslash in a multi-line string");
+          } else if (i < t.size()) {
+            ++i;  // the escaped character
+          }
+        } else {
+          ++i;
+        }
+      }
+    } else if (non_ascii(i)) {
+      refuse(kNonAscii);
+    } else {
+      if (c == '[' && at_line_start && !in_value) {  // a table header: [key] or [[key]]
+        std::size_t k = i + 1;
+        while (space(k)) ++k;
+        if (k < t.size() && t[k] == '[') {
+          ++k;
+          while (space(k)) ++k;
+        }
+        if (non_ascii(k)) refuse(kNonAscii);
+        if (!key_start(k)) refuse("a table header must start with a key or a quoted key");
+      } else if (c == '=' && depth == 0) {
+        in_value = true;
+      } else if ((c == '[' || c == '{') && in_value) {
+        ++depth;
+      } else if ((c == ']' || c == '}') && depth > 0) {
+        --depth;
+      }
+      ++i;
+    }
+  }
+}
+
 Machine parse_profile(std::string_view toml_text, std::string_view origin) {
+  check_toml_text(toml_text, origin);
   toml::table root;
   try {
     root = toml::parse(toml_text, origin);
