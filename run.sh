@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # postbox's one entry point: installs what is missing, builds, then does its job.
 #   ./run.sh demo    build (Release) and run the demo: measured, never canned
-#   ./run.sh test    build, build the ThreadSanitizer tree, run the whole suite through ctest
+#   ./run.sh test    build, build the ThreadSanitizer and ASan + UBSan trees, run the whole
+#                    suite through ctest
 #   ./run.sh build   build only (build/bin/postbox)
 #   ./run.sh bench   build and run the benchmarks in bench/
 #   ./run.sh repro   build, then regenerate the papers' figures into docs/reproduction.md
@@ -17,6 +18,7 @@ cd "$(dirname "$(readlink -f "$0")")"
 ROOT=$PWD
 BUILD=$ROOT/build
 TSAN_BUILD=$ROOT/build-tsan
+ASAN_BUILD=$ROOT/build-asan
 INJECT_BUILD=$ROOT/build-inject
 FUZZ_BUILD=$ROOT/build-fuzz
 JOBS=$(nproc 2>/dev/null || echo 2)
@@ -65,6 +67,16 @@ build_tsan() {
   cmake --build "$TSAN_BUILD" -j "$JOBS" --target postbox_concurrency_tests
 }
 
+# GCC with AddressSanitizer and UndefinedBehaviorSanitizer at -O1: the library, the unit suites
+# of POSTBOX_ASAN_SUITES (tests/CMakeLists.txt) and the parsers' fuzz targets on a standalone
+# driver (tests/fuzz), nothing else: CI builds it from scratch on 2 cores.
+build_asan() {
+  say "building the AddressSanitizer + UBSan tree (unit suites, parser fuzz smoke runs) into build-asan/"
+  cmake -S "$ROOT" -B "$ASAN_BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O1 -DCMAKE_C_FLAGS_DEBUG=-O1 \
+    -DPOSTBOX_SANITIZE=address,undefined -DPOSTBOX_BUILD_BENCH=OFF -DPOSTBOX_BUILD_TOOLS=OFF -DPOSTBOX_WERROR=$WERROR >/dev/null
+  cmake --build "$ASAN_BUILD" -j "$JOBS" --target postbox_asan_tests
+}
+
 # Release with delay injection (docs/barrier.md, "Proof"): the adversarial suites only.
 build_inject() {
   say "building the delay-injection tree (adversarial suites) into build-inject/"
@@ -94,9 +106,11 @@ case "$cmd" in
     install_packages
     build_tsan
     build_inject
-    configure_main -DPOSTBOX_TSAN_BUILD_DIR="$TSAN_BUILD" -DPOSTBOX_INJECT_BUILD_DIR="$INJECT_BUILD"
+    build_asan
+    configure_main -DPOSTBOX_TSAN_BUILD_DIR="$TSAN_BUILD" -DPOSTBOX_INJECT_BUILD_DIR="$INJECT_BUILD" \
+      -DPOSTBOX_ASAN_BUILD_DIR="$ASAN_BUILD"
     build_main
-    say "running the suite (unit tests, the TSan concurrency suites, the install check)"
+    say "running the suite (unit tests, the TSan concurrency suites, the ASan + UBSan unit suites and parser fuzz smoke runs, the install check)"
     cd "$BUILD"
     ctest --output-on-failure -j "$JOBS"
     ;;
@@ -145,11 +159,12 @@ case "$cmd" in
     cmake --build "$BUILD" -j "$JOBS" --target postbox_fuzz_cli
     build_fuzz
     "$BUILD/bin/postbox_fuzz_cli" --seconds "$seconds" --seed "$(date +%s)"
-    for t in plan_json goal calibration profile topology_xml; do
+    # -timeout=30: hwloc loads synthetic descriptions and XML in a child stopped at 10 s (topology.hpp).
+    for t in plan_json goal calibration profile topology_xml rational shape synthetic mesh source_list; do
       say "libFuzzer: $t for $seconds s (new inputs into build-fuzz/corpus/$t; a crash leaves crash-* in build-fuzz/)"
       mkdir -p "$FUZZ_BUILD/corpus/$t"
       (cd "$FUZZ_BUILD" && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$FUZZ_BUILD/bin/postbox_fuzz_$t" \
-        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
         "corpus/$t" "$ROOT/tests/fuzz/corpus/$t" 2>&1 | grep -v '^#[0-9]')
     done
     ;;

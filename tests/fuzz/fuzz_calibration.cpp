@@ -14,7 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   postbox::Calibration c;
   try {
     c = postbox::parse_calibration(text, "calibration file fuzz.json");
-  } catch (const postbox::InputError&) {
+  } catch (const postbox::InputError& e) {
+    postbox::fuzz::one_line(e);
     return 0;
   }
   if (!(c.s_ns > 0) || !(c.r_ns >= 0) || !(c.lambda >= 1) || !std::isfinite(c.s_ns) || !std::isfinite(c.r_ns))

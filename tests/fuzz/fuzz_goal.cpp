@@ -3,13 +3,15 @@
 #include <cstdint>
 #include <string_view>
 
+#include "fuzz_support.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/goal_parse.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
     (void)postbox::parse_goal(std::string_view(reinterpret_cast<const char*>(data), size));
-  } catch (const postbox::InputError&) {
+  } catch (const postbox::InputError& e) {
+    postbox::fuzz::one_line(e);
   }
   return 0;
 }

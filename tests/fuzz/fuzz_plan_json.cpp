@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   postbox::Plan plan;
   try {
     plan = postbox::plan_from_json(text);
-  } catch (const postbox::InputError&) {
+  } catch (const postbox::InputError& e) {
+    postbox::fuzz::one_line(e);
     return 0;
   }
   const std::string exported = postbox::plan_to_json(plan);

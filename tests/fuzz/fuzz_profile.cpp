@@ -15,7 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   postbox::sim::Machine m;
   try {
     m = postbox::sim::parse_profile(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.toml");
-  } catch (const postbox::InputError&) {
+  } catch (const postbox::InputError& e) {
+    postbox::fuzz::one_line(e);
     return 0;
   }
   for (const double v : {m.lambda, m.send_us, m.recv_us, m.L, m.o, m.g, m.G, m.reduce_us_per_byte, m.copy_us_per_byte})

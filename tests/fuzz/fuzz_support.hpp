@@ -7,15 +7,31 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
+
+#include "postbox/runtime/check.hpp"
 
 namespace postbox::fuzz {
 
 [[noreturn]] inline void violation(const std::string& what) {
   std::fprintf(stderr, "fuzz: VIOLATION: %s\n", what.c_str());
   std::abort();
+}
+
+// A refusal keeps check.hpp's promise: InputError's what() is one non-empty line.
+inline void one_line(const postbox::InputError& e) {
+  const std::string_view m = e.what();
+  if (m.empty()) violation("an InputError with an empty message");
+  if (m.find_first_of("\n\r") != std::string_view::npos) violation("an InputError of more than one line: " + std::string(m));
+}
+
+inline std::string_view text_of(const std::uint8_t* data, std::size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
 }
 
 // Every key of `exported` that `input` also has holds the same value (numbers by value, so 8 and

@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (t.pus() < 1) postbox::fuzz::violation("accepted a topology without PUs");
     for (int i = 0; i < t.pus(); ++i) (void)t.pu(i);
     (void)t.place(postbox::Placement::scatter(), t.pus());
-  } catch (const postbox::InputError&) {
+  } catch (const postbox::InputError& e) {
+    postbox::fuzz::one_line(e);
   }
   std::remove(path.c_str());
   return 0;
