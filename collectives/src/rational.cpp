@@ -26,6 +26,7 @@ i128 gcd128(i128 a, i128 b) {
 }
 
 constexpr std::int64_t kParseLimit = 1'000'000'000'000LL;  // 10^12
+constexpr std::int64_t kTermLimit = 1'000'000'000'000'000'000LL;  // 10^18
 
 }  // namespace
 
@@ -96,7 +97,7 @@ Rational Rational::parse(std::string_view text, std::string_view what) {
     return InputError(w + " must be a finite number such as 2, 1.8 or 9/5 (" + why + "), got '" + t + "'");
   };
   if (t.empty()) throw bad("empty");
-  auto parse_int = [&](std::string_view s, bool allow_sign) -> std::int64_t {
+  auto parse_int = [&](std::string_view s, bool allow_sign, std::int64_t limit) -> std::int64_t {
     bool neg = false;
     std::size_t i = 0;
     if (allow_sign && i < s.size() && (s[i] == '-' || s[i] == '+')) {
@@ -107,19 +108,22 @@ Rational Rational::parse(std::string_view text, std::string_view what) {
     std::int64_t v = 0;
     for (; i < s.size(); ++i) {
       if (s[i] < '0' || s[i] > '9') throw bad("unexpected character");
+      if (v > (limit - (s[i] - '0')) / 10) throw bad("too large");
       v = v * 10 + (s[i] - '0');
-      if (v > kParseLimit) throw bad("too large");
     }
     return neg ? -v : v;
   };
+  // p/q takes the terms str() prints for any value parse() accepts (up to 10^18 each: a decimal
+  // of 18 digits over 10^12); the value itself is bounded by 10^12 like every other form.
   if (const auto slash = text.find('/'); slash != std::string_view::npos) {
-    const std::int64_t n = parse_int(text.substr(0, slash), true);
-    const std::int64_t d = parse_int(text.substr(slash + 1), false);
+    const std::int64_t n = parse_int(text.substr(0, slash), true, kTermLimit);
+    const std::int64_t d = parse_int(text.substr(slash + 1), false, kTermLimit);
     if (d == 0) throw bad("zero denominator");
+    if (abs128(n) > static_cast<i128>(kParseLimit) * d) throw bad("too large");
     return Rational(n, d);
   }
   const auto dot = text.find('.');
-  if (dot == std::string_view::npos) return Rational(parse_int(text, true));
+  if (dot == std::string_view::npos) return Rational(parse_int(text, true, kParseLimit));
   std::string_view ip = text.substr(0, dot);
   std::string_view fp = text.substr(dot + 1);
   bool neg = false;
@@ -129,7 +133,7 @@ Rational Rational::parse(std::string_view text, std::string_view what) {
   }
   if (ip.empty() && fp.empty()) throw bad("missing digits");
   if (fp.size() > 12) throw bad("more than 12 decimals");
-  const std::int64_t whole = ip.empty() ? 0 : parse_int(ip, false);
+  const std::int64_t whole = ip.empty() ? 0 : parse_int(ip, false, kParseLimit);
   std::int64_t frac = 0;
   std::int64_t scale = 1;
   for (char c : fp) {
@@ -137,7 +141,9 @@ Rational Rational::parse(std::string_view text, std::string_view what) {
     frac = frac * 10 + (c - '0');
     scale *= 10;
   }
-  Rational r = Rational(whole) + Rational(frac, scale);
+  // whole · scale + frac within 10^18: 999999999999.999999999999 overflowed 64 bits (an abort).
+  if (whole > (kTermLimit - frac) / scale) throw bad("more than 18 digits");
+  Rational r(whole * scale + frac, scale);
   return neg ? -r : r;
 }
 
