@@ -143,6 +143,7 @@ Rational Rational::parse(std::string_view text, std::string_view what) {
   }
   // whole · scale + frac within 10^18: 999999999999.999999999999 overflowed 64 bits (an abort).
   if (whole > (kTermLimit - frac) / scale) throw bad("more than 18 digits");
+  if (whole == kParseLimit && frac > 0) throw bad("too large");  // 1000000000000.5
   Rational r(whole * scale + frac, scale);
   return neg ? -r : r;
 }

@@ -67,6 +67,8 @@ TEST(Rational, ParseBoundsDigitsAndReadsBackWhatStrPrints) {
     EXPECT_EQ(Rational::parse(r.str(), "--x"), r) << text;
   }
   EXPECT_THROW((void)Rational::parse("1000000000001/1", "--x"), InputError);
+  EXPECT_THROW((void)Rational::parse("1000000000000.99999", "--x"), InputError);
+  EXPECT_EQ(Rational::parse("-1000000000000.000", "--x"), Rational(-1000000000000));
   EXPECT_THROW((void)Rational::parse("1/1000000000000000001", "--x"), InputError);
 }
 
