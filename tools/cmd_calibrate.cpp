@@ -209,8 +209,8 @@ void register_calibrate(CLI::App& app) {
       "k back-to-back sends (s), and Bruck's experiment 1 (P0 sends to P1..Pk, Pk answers P0) and 2\n"
       "(Pk answers Pk-1..P0), least squares over k = 1..K; medians over runs. With --machine, Bruck's\n"
       "two experiments run inside the emulator for each message size.\n"
-      "Exit status: 0 measured; 1 the machine was too noisy for a usable fit in 5 attempts (another\n"
-      "process on the cores: try again); 2 bad input.");
+      "Exit status: 0 measured; 1 the machine was too noisy for a usable fit in 5 attempts, each\n"
+      "with twice the trials of the one before (another process on the cores: try again); 2 bad input.");
   auto* machine_opt =
       sub->add_option("--machine", args->machine, "Emulated machine: model string, profile name or profile file");
   auto* sizes = sub->add_option("--sizes", args->sizes, "Message sizes in bytes, comma-separated, each 0 to 1073741824 "

@@ -454,10 +454,18 @@ Calibration calibrate(const CalibrateOptions& o) {
   return c;
 }
 
+CalibrateOptions retry_options(const CalibrateOptions& o, int attempt) {
+  CalibrateOptions next = o;
+  const int doublings = std::min(attempt - 1, 8);
+  next.trials = static_cast<int>(std::min<std::int64_t>(static_cast<std::int64_t>(o.trials) << doublings, 1'000'000));
+  if (o.budget_ns > 0) next.budget_ns = o.budget_ns << doublings;
+  return next;
+}
+
 Calibration calibrate_with_retries(const CalibrateOptions& o, int attempts) {
   for (int attempt = 1;; ++attempt) {
     try {
-      return calibrate(o);
+      return calibrate(retry_options(o, attempt));
     } catch (const InputError&) {
       throw;
     } catch (const std::runtime_error& e) {

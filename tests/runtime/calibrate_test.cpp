@@ -442,5 +442,23 @@ TEST(Calibrate, DescribeSaysWhenTheLambdasDisagree) {
   EXPECT_THAT(describe(c), ::testing::Not(HasSubstr("DISAGREE")));
 }
 
+// calibrate_with_retries: attempt n doubles trials and the budget n − 1 times (at most 8, trials
+// at most 10^6), keeping k_max and runs (calibrate.hpp).
+TEST(CalibrateRetry, EachAttemptDoublesTrialsAndBudget) {
+  const CalibrateOptions q = CalibrateOptions::quick();
+  const CalibrateOptions a1 = retry_options(q, 1), a3 = retry_options(q, 3), a20 = retry_options(q, 20);
+  EXPECT_EQ(a1.trials, q.trials);
+  EXPECT_EQ(a1.budget_ns, q.budget_ns);
+  EXPECT_EQ(a3.trials, q.trials * 4);
+  EXPECT_EQ(a3.budget_ns, q.budget_ns * 4);
+  EXPECT_EQ(a3.k_max, q.k_max);
+  EXPECT_EQ(a3.runs, q.runs);
+  EXPECT_EQ(a20.trials, q.trials * 256);
+  CalibrateOptions unbounded;
+  unbounded.trials = 900'000;
+  EXPECT_EQ(retry_options(unbounded, 4).trials, 1'000'000);
+  EXPECT_EQ(retry_options(unbounded, 4).budget_ns, 0);
+}
+
 }  // namespace
 }  // namespace postbox

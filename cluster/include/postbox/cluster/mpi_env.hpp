@@ -15,7 +15,8 @@ namespace postbox::cluster {
 
 [[nodiscard]] bool launched_by_mpi() noexcept;
 
-// A barrier over comm whose waiting sleeps (MPI_Ibarrier, then MPI_Test every 200 µs): processes
+// A barrier over comm whose waiting sleeps (MPI_Ibarrier, then MPI_Test after sleeps that double
+// from 50 µs to 5 ms, so a waiter wakes at most 200 times a second once it has waited): processes
 // that have nothing to do while others measure leave the cores alone (calibrate_mpi, bench).
 void sleeping_barrier(MPI_Comm comm);
 

@@ -132,8 +132,12 @@ struct Calibration : LatencyFigures {
 // Runs the experiments on two threads (the caller and one it starts). Bad options → InputError.
 Calibration calibrate(const CalibrateOptions& options = {});
 // calibrate() up to `attempts` times while a measurement is too noisy (a runtime_error); the last
-// one's error gains " (N attempts)". InputError is not retried.
+// one's error gains " (N attempts)". InputError is not retried. Attempt n runs with
+// retry_options(options, n): more samples where fewer were too noisy.
 Calibration calibrate_with_retries(const CalibrateOptions& options, int attempts);
+// The options of attempt n (1-based): trials and budget_ns (when set) doubled n − 1 times (at
+// most 8 doublings; trials at most 10^6); k_max and runs as given.
+CalibrateOptions retry_options(const CalibrateOptions& options, int attempt);
 // Throws InputError for options calibrate() refuses.
 void check_calibrate_options(const CalibrateOptions& options);
 
