@@ -176,6 +176,7 @@ class ClusterEngine {
   void drive(std::uint64_t e);
   // drive() without a completion function: the dissemination exchange.
   void exchange(std::uint64_t e);
+  void finish(std::uint64_t e, std::vector<MPI_Request>& sends);
   void leave(std::uint64_t e);
   void apply(std::uint32_t flags, const std::vector<Record>& records);
   void rebuild_links();
@@ -499,15 +500,7 @@ void ClusterEngine::drive(std::uint64_t e) {
     for (int c : links_.wake_children) send(c, kTagWake, wake);
   }
   apply(flags, records);
-  MpiPoll poll(oversubscribed_);
-  for (;;) {
-    int all = 0;
-    MPI_Testall(static_cast<int>(sends.size()), sends.data(), &all, MPI_STATUSES_IGNORE);
-    if (all != 0) break;
-    poll_pause(poll);
-  }
-  // release: apply()'s writes before a waiter's acquire load in leave().
-  done_.store(e, std::memory_order_release);
+  finish(e, sends);
 }
 
 // Dissemination (Hensgen, Finkel and Manber): in round k every process still in sends what it
@@ -576,6 +569,11 @@ void ClusterEngine::exchange(std::uint64_t e) {
   }
   std::sort(records.begin(), records.end(), [](const Record& a, const Record& b) { return a.process < b.process; });
   apply(0, records);
+  finish(e, sends);
+}
+
+// The end of a phase's leaders' step: once this process's sends have left, the phase is done here.
+void ClusterEngine::finish(std::uint64_t e, std::vector<MPI_Request>& sends) {
   MpiPoll poll(oversubscribed_);
   for (;;) {
     int all = 0;
