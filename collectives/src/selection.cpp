@@ -95,8 +95,8 @@ const std::vector<SelectionOption>& plan_selection_options() {
 }
 
 PlanRequest select_plan(const std::map<std::string, std::string>& given, const SelectionContext& context) {
-  for (const auto& [key, text] : given) {
-    (void)text;
+  for (const auto& entry : given) {
+    const std::string& key = entry.first;  // a named reference: clang 14 cannot capture a structured binding
     const auto& opts = plan_selection_options();
     PB_CHECK(std::any_of(opts.begin(), opts.end(), [&](const SelectionOption& o) { return o.name == key; }),
              "select_plan: '" + key + "' is not a plan selection option");
