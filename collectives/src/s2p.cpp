@@ -555,7 +555,9 @@ std::vector<int> s2p_request_sources(const PlanRequest& req, const Mesh& mesh) {
   const int s = count ? static_cast<int>(postbox::parse_int(*count, "--sources", std::numeric_limits<int>::min(),
                                                             std::numeric_limits<int>::max()))
                       : 1;
-  if (count && (s < 1 || s > p)) throw InputError("--sources " + *count + " is outside 1.." + std::to_string(p));
+  if (count && (s < 1 || s > p)) {
+    throw InputError("--sources " + *count + " is outside 1.." + std::to_string(p) + " (p, from --p or --mesh)");
+  }
   if (list) {
     if (dist) throw InputError("give either --dist or --source-list, not both");
     if (seed) throw InputError("--seed applies to --dist random only");

@@ -134,7 +134,7 @@ TEST(Selection, PlanMemoryIsCheckedFirst) {
 TEST(Selection, S2PErrorsNameTheOption) {
   const Given s2p{{"op", "s2p"}, {"algo", "xor"}, {"p", "16"}, {"bytes", "8"}};
   EXPECT_EQ(error_of(with(s2p, "mesh", "3x5")), "--mesh 3x5 has 15 ranks, but --p is 16");
-  EXPECT_EQ(error_of(with(s2p, "sources", "17")), "--sources 17 is outside 1..16");
+  EXPECT_EQ(error_of(with(s2p, "sources", "17")), "--sources 17 is outside 1..16 (p, from --p or --mesh)");
   EXPECT_EQ(error_of(with(s2p, "source-list", "1,5,9,5")), "--source-list gives source 5 twice");
   EXPECT_EQ(error_of(with(s2p, "source-list", "1,16")), "--source-list '1,16' names source rank 16, outside 0..15");
   EXPECT_NE(error_of(with(s2p, "source-list", "1,,2")).find("has an empty element"), std::string::npos);
