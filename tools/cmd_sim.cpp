@@ -62,7 +62,13 @@ void run_sim(const SimArgs& a) {
     if (!in) throw InputError("cannot read --goal file '" + a.goal + "'");
     std::ostringstream text;
     text << in.rdbuf();
-    schedule = sim::schedule_of_goal(parse_goal(text.str()), std::filesystem::path(a.goal).filename().string());
+    GoalSchedule goal;
+    try {
+      goal = parse_goal(text.str());
+    } catch (const InputError& e) {
+      throw InputError("--goal '" + a.goal + "': " + e.what());  // the file, then the line in it
+    }
+    schedule = sim::schedule_of_goal(goal, std::filesystem::path(a.goal).filename().string());
     m = select_schedule_machine(given, schedule.p);
     if (dry_run()) return;
   } else {
