@@ -133,7 +133,9 @@ void run_fibo(const FiboArgs& a) {
   const Rational r = Rational::parse(a.r, "--r");
   if (s <= Rational(0)) throw InputError("--s must be > 0, got " + a.s);
   if (r < Rational(0)) throw InputError("--r must be >= 0, got " + a.r);
-  if (a.p.has_value() == a.t.has_value()) throw InputError("give exactly one of --p and --t");
+  if (a.p.has_value() == a.t.has_value()) {
+    throw InputError(a.p.has_value() ? "give either --p or --t, not both" : "--p or --t is required (give exactly one)");
+  }
   std::int64_t t_max = 0;
   std::int64_t steps = -1;
   Rational exact;
