@@ -164,13 +164,12 @@ void run_collective(const RunArgs& args) {
   TeamOptions opts;
   // The CLI's default is auto (fibers once --p exceeds the allowed CPUs), unless --threads or
   // POSTBOX_RANKS says otherwise; the library's TeamOptions default stays threads.
-  const char* env_ranks = std::getenv("POSTBOX_RANKS");
   if (args.ranks_opt->count() > 0) {
     opts.ranks = parse_ranks_option(args.ranks);
   } else if (args.threads_opt->count() > 0) {
     opts.ranks = RanksMode::threads;  // --threads T asks for T threads
-  } else if (env_ranks == nullptr || *env_ranks == '\0') {
-    opts.ranks = RanksMode::automatic;
+  } else {
+    opts.ranks = default_ranks_mode(RanksMode::automatic);
   }
   const bool from_file = args.file_opt->count() > 0;
   int processes = 1;

@@ -66,9 +66,9 @@ RanksMode parse_ranks_mode(std::string_view text) {
   throw InputError("ranks must be threads, fibers or auto, got '" + std::string(text) + "'");
 }
 
-RanksMode default_ranks_mode() {
+RanksMode default_ranks_mode(RanksMode otherwise) {
   const char* v = std::getenv("POSTBOX_RANKS");
-  if (v == nullptr || *v == '\0') return RanksMode::threads;
+  if (v == nullptr || *v == '\0') return otherwise;
   try {
     return parse_ranks_mode(v);
   } catch (const InputError&) {

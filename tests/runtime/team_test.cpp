@@ -523,9 +523,13 @@ TEST(TeamFibers, ModesParsePrintAndComeFromTheEnvironment) {
   RanksEnv keep;
   ::unsetenv("POSTBOX_RANKS");
   EXPECT_EQ(default_ranks_mode(), RanksMode::threads);
+  EXPECT_EQ(default_ranks_mode(RanksMode::automatic), RanksMode::automatic);  // postbox run's fallback
   EXPECT_EQ(TeamOptions{}.ranks, RanksMode::threads);
+  ::setenv("POSTBOX_RANKS", "", 1);  // empty: not set
+  EXPECT_EQ(default_ranks_mode(RanksMode::automatic), RanksMode::automatic);
   ::setenv("POSTBOX_RANKS", "fibers", 1);
   EXPECT_EQ(TeamOptions{}.ranks, RanksMode::fibers);
+  EXPECT_EQ(default_ranks_mode(RanksMode::automatic), RanksMode::fibers);
   ::setenv("POSTBOX_RANKS", "green", 1);
   try {
     (void)default_ranks_mode();

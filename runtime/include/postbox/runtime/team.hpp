@@ -109,9 +109,10 @@ enum class RanksMode { threads, fibers, automatic };
 const char* to_string(RanksMode mode) noexcept;
 // Inverse of to_string(); anything else → InputError naming the value and the three choices.
 RanksMode parse_ranks_mode(std::string_view text);
-// POSTBOX_RANKS when set (parsed as above; malformed → InputError naming the variable), else
-// RanksMode::threads. Read at each call.
-RanksMode default_ranks_mode();
+// POSTBOX_RANKS when set and not empty (parsed as above; malformed → InputError naming the
+// variable), else `otherwise` (the library's default: threads; postbox run's: automatic). Read at
+// each call.
+RanksMode default_ranks_mode(RanksMode otherwise = RanksMode::threads);
 // The mode a team of p ranks uses: automatic resolved against allowed_cpu_count().
 RanksMode resolve_ranks_mode(RanksMode mode, int p);
 
