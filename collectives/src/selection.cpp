@@ -178,7 +178,11 @@ PlanRequest select_plan(const std::map<std::string, std::string>& given, const S
   }
   // A plan too large for memory is refused before any work that grows with p: s2p's source
   // list, λ measured on a mesh as large as p (issue 16: 29 s and 57 s at p = 2^31 - 1 and 2^24.3).
-  check_plan_memory(req);
+  try {
+    check_plan_memory(req);
+  } catch (const InputError& e) {  // the message names the option as well as the p it was given
+    throw InputError("--p " + value("p").value_or(std::to_string(req.p)) + ": " + e.what());
+  }
   if (op_takes_mesh(req.op)) {
     if (const auto m = value("mesh")) req.params["mesh"] = *m;
     const Mesh mesh = s2p_request_mesh(req);
@@ -251,7 +255,9 @@ sim::Machine emulated_machine(const std::map<std::string, std::string>& given, i
   if (is_mesh) {
     // The emulator keeps a few words per link (2·dims per node, twice on a torus) and per node.
     const auto nodes = static_cast<std::uint64_t>(m.mesh.nodes());
-    require_memory(nodes * kEmulatorBytesPerNode, "a mesh of " + std::to_string(nodes) + " nodes");
+    require_memory(nodes * kEmulatorBytesPerNode, (mesh != given.end() ? "--mesh " + mesh->second + ": a mesh of "
+                                                                         : "--machine " + machine->second + ": a mesh of ") +
+                                                      std::to_string(nodes) + " nodes");
   }
   if (is_mesh && m.mesh.nodes() < p) {
     throw InputError("the mesh has " + std::to_string(m.mesh.nodes()) + " nodes, fewer than --p " + std::to_string(p));
