@@ -21,6 +21,7 @@
 #include "postbox/runtime/parse.hpp"
 #include "postbox/runtime/sim/calibrate.hpp"
 #include "postbox/runtime/topology.hpp"
+#include "plans_internal.hpp"
 
 namespace postbox {
 namespace {
@@ -137,6 +138,11 @@ PlanRequest select_plan(const std::map<std::string, std::string>& given, const S
     req.elem_bytes = static_cast<std::uint32_t>(v);
   } else {
     req.elem_bytes = combines(req.op) ? 8 : 1;
+  }
+  try {
+    internal::require_elements(req);  // the builders' rule, checked here to name --bytes as typed
+  } catch (const InputError& e) {
+    throw InputError("--bytes " + *value("bytes") + ": " + e.what());
   }
 
   const auto lambda = value("lambda"), s = value("s"), r = value("r");

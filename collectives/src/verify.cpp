@@ -8,6 +8,7 @@
 #include "postbox/collectives/c3.hpp"
 #include "postbox/collectives/s2p.hpp"
 #include "postbox/runtime/check.hpp"
+#include "plans_internal.hpp"
 
 namespace postbox {
 namespace {
@@ -77,10 +78,7 @@ Oracle::Oracle(const PlanRequest& req) : op_(req.op), p_(req.p), root_(req.root)
   combines_ = op_ == "reduce" || op_ == "allreduce";
   if (combines_) {
     sum_fn_ = unsigned_sum(req.elem_bytes);
-    if (bytes_ % req.elem_bytes != 0) {
-      throw InputError("--bytes " + std::to_string(bytes_) + " must be a multiple of the element size, --elem-bytes " +
-                       std::to_string(req.elem_bytes));
-    }
+    internal::require_elements(req);
     sum_.resize(bytes_);
     std::vector<std::byte> in(bytes_);
     for (int q = 0; q < p_; ++q) {
