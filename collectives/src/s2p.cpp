@@ -572,7 +572,8 @@ std::vector<int> s2p_request_sources(const PlanRequest& req, const Mesh& mesh) {
       seen[static_cast<std::size_t>(r)] = 1;
     }
     if (count && s != static_cast<int>(sources.size())) {
-      throw InputError("--sources " + *count + " does not match the " + std::to_string(sources.size()) + " listed sources");
+      throw InputError("--sources " + *count + " does not match the " + std::to_string(sources.size()) +
+                       (sources.size() == 1 ? " source" : " sources") + " of --source-list '" + *list + "'");
     }
     return sources;
   }
