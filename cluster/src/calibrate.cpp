@@ -201,17 +201,9 @@ Calibration calibrate_two_levels(MPI_Comm comm, const CalibrateOptions& o, int t
   }
   sleeping_barrier(comm);
   throw_everywhere(error, comm);
-  for (int attempt = 1;; ++attempt) {
-    try {
-      c.inter = calibrate_mpi(comm, o, threads);
-      break;
-    } catch (const InputError&) {
-      throw;
-    } catch (const std::runtime_error& e) {
-      // calibrate_mpi() throws the same error on every process, so all retry or all give up.
-      if (attempt >= attempts) throw std::runtime_error(std::string(e.what()) + " (" + std::to_string(attempts) + " attempts)");
-    }
-  }
+  // calibrate_mpi() throws the same error on every process, so all retry (with the same
+  // doubled trials) or all give up.
+  c.inter = measure_with_retries(o, attempts, [&](const CalibrateOptions& x) { return calibrate_mpi(comm, x, threads); });
   return c;
 }
 

@@ -463,15 +463,7 @@ CalibrateOptions retry_options(const CalibrateOptions& o, int attempt) {
 }
 
 Calibration calibrate_with_retries(const CalibrateOptions& o, int attempts) {
-  for (int attempt = 1;; ++attempt) {
-    try {
-      return calibrate(retry_options(o, attempt));
-    } catch (const InputError&) {
-      throw;
-    } catch (const std::runtime_error& e) {
-      if (attempt >= attempts) throw std::runtime_error(std::string(e.what()) + " (" + std::to_string(attempts) + " attempts)");
-    }
-  }
+  return measure_with_retries(o, attempts, [](const CalibrateOptions& x) { return calibrate(x); });
 }
 
 std::string describe(const Calibration& c) {

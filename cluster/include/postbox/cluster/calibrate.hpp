@@ -27,7 +27,8 @@ InterCalibration calibrate_mpi(MPI_Comm comm, const CalibrateOptions& options = 
 
 // Both levels: process 0 measures inside itself (calibrate(), up to `attempts` times while a
 // measurement is too noisy) while the others wait without spinning, then calibrate_mpi() (also up
-// to `attempts` times while too noisy; every process sees the same outcome of each). Process
+// to `attempts` times while too noisy, by the same rule: measure_with_retries(); every process
+// sees the same outcome of each). Process
 // 0 returns both (inter set, source "measured"); the others the inter figures only (their own
 // level's figures left 0). Collective; errors as calibrate_mpi(), on every process.
 Calibration calibrate_two_levels(MPI_Comm comm, const CalibrateOptions& options, int threads, int attempts = 5);

@@ -30,9 +30,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "postbox/runtime/check.hpp"
 
 namespace postbox {
 
@@ -138,6 +141,21 @@ Calibration calibrate_with_retries(const CalibrateOptions& options, int attempts
 // The options of attempt n (1-based): trials and budget_ns (when set) doubled n − 1 times (at
 // most 8 doublings; trials at most 10^6); k_max and runs as given.
 CalibrateOptions retry_options(const CalibrateOptions& options, int attempt);
+// The retry rule of calibrate_with_retries() for any measurement: measure(retry_options(options,
+// n)) for n = 1, 2, ... while it throws a runtime_error that is not an InputError (too noisy), at
+// most `attempts` times; the last one's error gains " (N attempts)".
+template <class Measure>
+auto measure_with_retries(const CalibrateOptions& options, int attempts, Measure&& measure) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return measure(retry_options(options, attempt));
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      if (attempt >= attempts) throw std::runtime_error(std::string(e.what()) + " (" + std::to_string(attempts) + " attempts)");
+    }
+  }
+}
 // Throws InputError for options calibrate() refuses.
 void check_calibrate_options(const CalibrateOptions& options);
 
