@@ -133,13 +133,7 @@ class Builder {
     const std::int64_t at = L_.initial_at(r, b);
     if (at < 0) {
       std::uint64_t fin = 0;
-      if (const std::int32_t w = direct_writer(r, b, fin); w >= 0) {
-        BlockState s;
-        s.read_off = fin;
-        s.read_writer = s.final_writer = w;
-        s.final_done = true;
-        return s;
-      }
+      if (const std::int32_t w = direct_writer(r, b, fin); w >= 0) return in_final_place(fin, w);
       const BlockState* s = table_.find(r, b);
       PB_CHECK(s != nullptr, "rank " + std::to_string(r) + " never holds block " + std::to_string(b));
       return *s;
@@ -158,16 +152,18 @@ class Builder {
   // direct_ when the place is one (4 bytes instead of a table entry's 36), else the table.
   void receive_direct(int r, int b, std::uint64_t fin, std::int32_t id) {
     std::int32_t* slot = direct_slot(r, fin, true);
-    if (slot == nullptr) {
-      BlockState st;
-      st.read_off = fin;
-      st.read_writer = st.final_writer = id;
-      st.final_done = true;
-      return receive(r, b, st);
-    }
+    if (slot == nullptr) return receive(r, b, in_final_place(fin, id));
     PB_CHECK(L_.initial_at(r, b) < 0 && *slot < 0 && table_.find(r, b) == nullptr,
              "rank " + std::to_string(r) + " receives block " + std::to_string(b) + " twice");
     *slot = id;
+  }
+  // A block that op `id` received straight into its final place `fin`.
+  static BlockState in_final_place(std::uint64_t fin, std::int32_t id) {
+    BlockState s;
+    s.read_off = fin;
+    s.read_writer = s.final_writer = id;
+    s.final_done = true;
+    return s;
   }
   // Rank r's slot for the block whose final place is user[fin, +bytes), or nullptr when places
   // of rank r are not slots (0-byte blocks, an offset not a multiple of the size, a user buffer
