@@ -315,6 +315,7 @@ std::vector<std::uint32_t> match_by_sequence(const Plan& plan, const std::vector
     std::uint32_t k;
     std::uint32_t op;
   };
+  const auto by_src = [](const Key& x, const Key& y) { return x.src != y.src ? x.src < y.src : x.k < y.k; };
   std::vector<std::uint32_t> start(static_cast<std::size_t>(n) + 1, 0);
   auto is_recv = [&](std::uint32_t g) {
     return plan.code_at(g) == OpCode::recv && plan.peer_at(g) >= 0 && plan.peer_at(g) < n;
@@ -329,7 +330,6 @@ std::vector<std::uint32_t> match_by_sequence(const Plan& plan, const std::vector
     std::uint32_t at = start[static_cast<std::size_t>(r)];
     for (std::uint32_t g = plan.first_op(r); g < plan.first_op(r + 1); ++g)
       if (is_recv(g)) keys[at++] = Key{plan.peer_at(g), seq[g], g};
-    const auto by_src = [](const Key& x, const Key& y) { return x.src != y.src ? x.src < y.src : x.k < y.k; };
     // Receives posted by source (all-to-all, gathers) need no sort.
     const auto lo = keys.begin() + start[static_cast<std::size_t>(r)], hi = keys.begin() + at;
     if (!std::is_sorted(lo, hi, by_src)) std::sort(lo, hi, by_src);
@@ -358,9 +358,9 @@ std::vector<std::uint32_t> match_by_sequence(const Plan& plan, const std::vector
     while (i < start[b + 1] && j < sstart[b + 1]) {
       const Key& x = keys[i];
       const Key& y = sends[j];
-      if (x.src != y.src ? x.src < y.src : x.k < y.k) {
+      if (by_src(x, y)) {
         ++i;
-      } else if (y.src != x.src ? y.src < x.src : y.k < x.k) {
+      } else if (by_src(y, x)) {
         ++j;
       } else {
         partner[y.op] = x.op;
