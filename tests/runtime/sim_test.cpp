@@ -233,6 +233,24 @@ TEST(Mesh, TwoWormsCrossingOneLink) {
   const SimResult r = simulate(plan.plan(), mesh_machine({1, 4}, Switching::wormhole));
   EXPECT_DOUBLE_EQ(r.per_rank_us[3], 12);
   EXPECT_DOUBLE_EQ(r.per_rank_us[2], 23);
+  EXPECT_EQ(r.channel_waits, 1U);  // the 0→2 header at link 1→2
+}
+
+TEST(Mesh, StoreAndForwardCountsEachBusyChannel) {
+  // 0→2 (10 bytes) and 1→2 (20 bytes) on a 1×3 line, store-and-forward, link 1 byte/µs, router 1:
+  // 1's packet holds link 1→2 over [20, 41) and the ejection over [41, 61); 0's packet reaches
+  // link 1→2 at 21 (waits), crosses it over [41, 52), reaches the ejection at 52 (waits).
+  Hand plan = empty_plan(3, 20);
+  plan.ranks[0].ops = {op(OpCode::send, 2, 10)};
+  plan.ranks[1].ops = {op(OpCode::send, 2, 20)};
+  plan.ranks[2].ops = {op(OpCode::recv, 0, 10), op(OpCode::recv, 1, 20)};
+  const Machine m = mesh_machine({1, 3}, Switching::store_and_forward);
+  SimOptions per_hop;
+  per_hop.per_hop_mesh = true;
+  const SimResult r = simulate(plan.plan(), m), q = simulate(plan.plan(), m, per_hop);
+  EXPECT_EQ(r.channel_waits, 2U);
+  EXPECT_EQ(q.channel_waits, 2U);
+  EXPECT_DOUBLE_EQ(r.per_rank_us[2], 71);  // 0's ejection over [61, 71)
 }
 
 TEST(Mesh, BlockingSendWaitsForInjectionNonblockingDoesNot) {
@@ -251,6 +269,7 @@ TEST(Mesh, BlockingSendWaitsForInjectionNonblockingDoesNot) {
   EXPECT_DOUBLE_EQ(nonblocking.per_rank_us[0], 5);
   EXPECT_DOUBLE_EQ(nonblocking.per_rank_us[1], 18);
   EXPECT_EQ(nonblocking.packets, 3U);
+  EXPECT_EQ(nonblocking.channel_waits, 0U);  // packets 2 and 3 queue for their own injection channel: not counted
 }
 
 TEST(Mesh, TorusTakesTheShortWayRound) {
@@ -370,6 +389,7 @@ TEST(Disciplines, PerRankQueuesEqualThePutBackLoop) {
       const SimResult b = simulate(sched, m, ref);
       EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
       EXPECT_EQ(a.events + a.inline_steps, b.events);  // the put-back loop takes every mesh step as an event
+      EXPECT_EQ(a.channel_waits, b.channel_waits);
       EXPECT_EQ(a.postponed, 0U);
       if (m.kind != ModelKind::mesh) {
         EXPECT_EQ(a.events, sched.ops() + a.messages);
@@ -434,6 +454,7 @@ TEST(Disciplines, MeshEventsArePerPacketPerHop) {
           const SimResult d = simulate(sched, m);
           EXPECT_EQ(d.per_rank_ticks, r.per_rank_ticks);
           EXPECT_EQ(d.events + d.inline_steps, expected);
+          EXPECT_EQ(d.channel_waits, r.channel_waits);
         }
       }
     }
@@ -461,6 +482,8 @@ TEST(Disciplines, LoneWormholeMessageIsFourEvents) {
     EXPECT_EQ(a.events, 4U);
     EXPECT_EQ(b.events, k * (hops + 3) + 4);
     EXPECT_EQ(a.events + a.inline_steps, b.events);
+    EXPECT_EQ(a.channel_waits, 0U);
+    EXPECT_EQ(b.channel_waits, 0U);
   }
 }
 
@@ -479,6 +502,7 @@ TEST(Disciplines, PacketStreamsCostEventsPerMessage) {
       SCOPED_TRACE(std::to_string(bytes) + " bytes, experiment " + std::to_string(experiment));
       EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
       EXPECT_EQ(a.events + a.inline_steps, b.events);
+      EXPECT_EQ(a.channel_waits, b.channel_waits);
       EXPECT_LE(a.events, 8 * a.messages);
       EXPECT_GE(b.events, a.packets * 4);
     }
@@ -517,7 +541,7 @@ TEST(Disciplines, MeshStepsInlineMatchPerHopOnRandomTraffic) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return (z ^ (z >> 31)) % n;
   };
-  std::uint64_t inlined = 0;
+  std::uint64_t inlined = 0, waits = 0;
   int ran = 0;
   for (int trial = 0; trial < 24; ++trial) {
     const int p = 6 + static_cast<int>(rnd(11));
@@ -568,12 +592,15 @@ TEST(Disciplines, MeshStepsInlineMatchPerHopOnRandomTraffic) {
       a = simulate(sched, m);
       EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
       EXPECT_EQ(a.events + a.inline_steps, b.events);
+      EXPECT_EQ(a.channel_waits, b.channel_waits);
       inlined += a.inline_steps;
+      waits += a.channel_waits;
       ++ran;
     }
   }
   EXPECT_EQ(ran, 24 * 6);
   EXPECT_GT(inlined, 0U);  // the fast path ran
+  EXPECT_GT(waits, 0U);    // and the traffic contended
 }
 
 // ---- exact time (issue 14) ----

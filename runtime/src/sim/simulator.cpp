@@ -1080,6 +1080,7 @@ class Engine {
       return -1;
     };
     if (m_.mesh.switching == Switching::store_and_forward) {
+      if (free_at_[l] > t && !is_inject(link)) ++res_.channel_waits;
       const Ticks start = std::max(t, free_at_[l]);
       const Ticks end = start + header(link) + body(pk);
       free_at_[l] = end;
@@ -1092,6 +1093,7 @@ class Engine {
       return step(t + header(link));
     }
     // FIFO wait; the worm keeps every link it already holds.
+    if (!is_inject(link)) ++res_.channel_waits;
     pk.next_waiter = kNil;
     if (wait_tail_[l] == kNil) {
       wait_head_[l] = static_cast<std::int32_t>(pi);

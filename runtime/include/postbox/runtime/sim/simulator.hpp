@@ -63,6 +63,10 @@ struct SimResult {
   std::uint64_t events = 0;      // operation starts, message acceptances, mesh network steps (queue events)
   std::uint64_t postponed = 0;   // reference_queue: events put back because their rank was busy
   std::uint64_t inline_steps = 0;  // mesh steps handled inside the event before them (not in events)
+  // Mesh models: how many times a packet found the next link or ejection channel taken and
+  // waited for it (wormhole: its header joined the channel's FIFO; store-and-forward: the link was
+  // still busy). A message's packets queueing for their own node's injection channel are not counted.
+  std::uint64_t channel_waits = 0;
   std::uint64_t messages = 0;
   std::uint64_t packets = 0;
   std::vector<Span> rank_spans;       // when traced
