@@ -47,6 +47,8 @@ const std::vector<Case> kCases{
     {"all-to-all-4096", "postal:2", "all-to-all", "1-lev-dir", 4096, 256, 8, 1024},
     {"allreduce-rd-65536", "logp:3:2:0.5:0.004", "allreduce", "recursive-doubling", 65536, 4096, 1024, 65536},
     {"bcast-binomial-delta-512", "delta", "bcast", "binomial", 512, 64, 4096, 512},
+    // Contended wormhole traffic: every channel step an event (docs/emulator.md, "Why a contended step stays an event").
+    {"all-to-all-delta-512", "delta", "all-to-all", "1-lev-dir", 512, 64, 2048, 64},
 };
 
 struct Figures {

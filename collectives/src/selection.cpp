@@ -39,9 +39,10 @@ bool is_c3_op(const std::string& op) {
 
 bool combines(const std::string& op) { return op == "reduce" || op == "allreduce"; }
 
-// Counted from the emulator's arrays on a 2-D wormhole mesh: six links of four words each, a node's
-// placement entry and slack.
-constexpr std::uint64_t kEmulatorBytesPerNode = 256;
+// Counted from the emulator's arrays (simulator.cpp, build_mesh) on a 2-D wormhole torus: ten
+// channels of 24 bytes (four links of two virtual channels, injection, ejection), the far node of
+// each of the eight links (64), two coordinates (8) and the node's placement entry (8).
+constexpr std::uint64_t kEmulatorBytesPerNode = 320;
 
 // Keys only s2p reads (mesh is read by the C³ ops too).
 constexpr std::string_view kS2POnly[] = {"sources", "dist", "seed", "source-list"};

@@ -978,10 +978,35 @@ class Engine {
       throw InputError("the run sends " + std::to_string(packets) + " packets through the mesh, more than " +
                        std::to_string(kMaxMeshPackets) + " (minutes of emulation): use fewer bytes or ranks");
     require_memory(packets * sizeof(Packet), "the run's " + std::to_string(packets) + " packets");
+    packets_.reserve(packets);  // grown by doubling they were copied, and their pages zeroed, twice over
     node_of_ = place_ranks(ms, m_.placement, s_.p);
     net_links_ = nodes_count_ * nd_ * 2 * nvc_;
     const std::int64_t total = net_links_ + 2 * nodes_count_;
-    require_memory(static_cast<std::uint64_t>(total) * 24, "the mesh's " + std::to_string(total) + " channels");
+    // Per channel: owner, since, FIFO head and tail (or free_at); per link its far node; per node its coordinates.
+    require_memory(static_cast<std::uint64_t>(total) * 24 + static_cast<std::uint64_t>(net_links_) * 8 +
+                       static_cast<std::uint64_t>(nodes_count_) * static_cast<std::uint64_t>(nd_) * 4,
+                   "the mesh's " + std::to_string(total) + " channels");
+    // Routing reads coordinates and far ends from tables: the divisions they take were about a
+    // third of a contended Delta run's time.
+    strides_.assign(static_cast<std::size_t>(nd_), 1);
+    for (int d = nd_ - 2; d >= 0; --d)
+      strides_[static_cast<std::size_t>(d)] = strides_[static_cast<std::size_t>(d) + 1] * ms.dims[static_cast<std::size_t>(d) + 1];
+    coords_.resize(static_cast<std::size_t>(nodes_count_) * static_cast<std::size_t>(nd_));
+    for (std::int64_t n = 0; n < nodes_count_; ++n)
+      for (int d = 0; d < nd_; ++d)
+        coords_[static_cast<std::size_t>(n * nd_ + d)] =
+            static_cast<std::int32_t>((n / strides_[static_cast<std::size_t>(d)]) % ms.dims[static_cast<std::size_t>(d)]);
+    far_node_.resize(static_cast<std::size_t>(net_links_));
+    for (std::int64_t n = 0; n < nodes_count_; ++n)
+      for (int d = 0; d < nd_; ++d)
+        for (int dir = 0; dir < 2; ++dir) {
+          const int k = ms.dims[static_cast<std::size_t>(d)];
+          const int c = coord(n, d);
+          const int nc = dir == 0 ? (c + 1) % k : (c - 1 + k) % k;
+          for (int vc = 0; vc < nvc_; ++vc)
+            far_node_[static_cast<std::size_t>(((n * nd_ + d) * 2 + dir) * nvc_ + vc)] =
+                n + static_cast<std::int64_t>(nc - c) * strides_[static_cast<std::size_t>(d)];
+        }
     if (ms.switching == Switching::wormhole) {
       owner_.assign(static_cast<std::size_t>(total), kNil);
       since_.assign(static_cast<std::size_t>(total), 0);
@@ -997,14 +1022,8 @@ class Engine {
   [[nodiscard]] bool is_inject(std::int64_t l) const { return l >= net_links_ && l < net_links_ + nodes_count_; }
   [[nodiscard]] bool is_eject(std::int64_t l) const { return l >= net_links_ + nodes_count_; }
 
-  [[nodiscard]] std::int64_t stride(int d) const {
-    std::int64_t s = 1;
-    for (int i = nd_ - 1; i > d; --i) s *= m_.mesh.dims[static_cast<std::size_t>(i)];
-    return s;
-  }
-  [[nodiscard]] int coord(std::int64_t node, int d) const {
-    return static_cast<int>((node / stride(d)) % m_.mesh.dims[static_cast<std::size_t>(d)]);
-  }
+  [[nodiscard]] std::int64_t stride(int d) const { return strides_[static_cast<std::size_t>(d)]; }
+  [[nodiscard]] int coord(std::int64_t node, int d) const { return coords_[static_cast<std::size_t>(node * nd_ + d)]; }
 
   // Dimension-order routing: X (the last, fastest dimension) first, then towards dimension 0.
   // Torus: the shorter way round (ties: +), and Dally–Seitz dateline virtual channels so a
@@ -1031,17 +1050,7 @@ class Engine {
     }
     return {eject_link(dst), -1};
   }
-  [[nodiscard]] std::int64_t link_to_node(std::int64_t link) const {
-    const std::int64_t per_node = static_cast<std::int64_t>(nd_) * 2 * nvc_;
-    const std::int64_t node = link / per_node;
-    const std::int64_t rest = link % per_node;
-    const int d = static_cast<int>(rest / (2 * nvc_));
-    const int dir = static_cast<int>((rest / nvc_) % 2);
-    const int k = m_.mesh.dims[static_cast<std::size_t>(d)];
-    const int c = coord(node, d);
-    const int nc = dir == 0 ? (c + 1) % k : (c - 1 + k) % k;
-    return node + static_cast<std::int64_t>(nc - c) * stride(d);
-  }
+  [[nodiscard]] std::int64_t link_to_node(std::int64_t link) const { return far_node_[static_cast<std::size_t>(link)]; }
   [[nodiscard]] Ticks body(const Packet& pk) const { return c_.link.at(pk.wire_bytes); }
   [[nodiscard]] Ticks header(std::int64_t link) const { return (is_inject(link) || is_eject(link)) ? 0 : c_.router; }
 
@@ -1337,6 +1346,9 @@ class Engine {
   int nvc_ = 1;
   std::int64_t nodes_count_ = 0;
   std::int64_t net_links_ = 0;
+  std::vector<std::int64_t> strides_;   // node index step per dimension (row-major)
+  std::vector<std::int32_t> coords_;    // node n's coordinate in dimension d at n·nd + d
+  std::vector<std::int64_t> far_node_;  // the node a network link leads to
   std::vector<std::int64_t> node_of_;
   std::vector<std::int32_t> owner_, wait_head_, wait_tail_;
   std::vector<Ticks> since_, free_at_;
