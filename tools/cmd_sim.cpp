@@ -106,6 +106,7 @@ void run_sim(const SimArgs& a) {
     j["inline_steps"] = r.inline_steps;  // mesh steps handled inside the event before them
     j["packets"] = r.packets;
     j["channel_waits"] = r.channel_waits;  // mesh: a packet found its next channel taken
+    j["channel_ties"] = r.channel_ties;    // wormhole: ... taken at the same tick
     j["events_per_s"] = eps;  // the only field that depends on the host's speed
     j["per_rank_us"] = nullptr;
     // per_rank_us is written here, not through nlohmann::json: 10^7 ranks would take GiBs there.
@@ -130,7 +131,8 @@ void run_sim(const SimArgs& a) {
               static_cast<unsigned long long>(r.packets), static_cast<unsigned long long>(r.events), eps);
   if (r.inline_steps > 0) std::printf(", mesh steps inline %llu", static_cast<unsigned long long>(r.inline_steps));
   if (m.kind == sim::ModelKind::mesh)
-    std::printf(", channel waits %llu", static_cast<unsigned long long>(r.channel_waits));
+    std::printf(", channel waits %llu (ties %llu)", static_cast<unsigned long long>(r.channel_waits),
+                static_cast<unsigned long long>(r.channel_ties));
   std::printf("\n");
   std::printf("wall     %.2f s building the schedule, %.2f s simulating\n", build_s, wall);
 }
@@ -152,7 +154,8 @@ void register_sim(CLI::App& app) {
                   "with --machine, --mesh, --placement and --seed only)");
   sub->add_flag("--json", args->json,
                 "Print JSON: machine, op, algo, p, bytes, time_us, time_ticks, messages, events, inline_steps, packets,\n"
-                "channel_waits (mesh: times a packet found its next channel taken), events_per_s, "
+                "channel_waits (mesh: times a packet found its next channel taken), channel_ties (wormhole: of\n"
+                "those, taken at the same tick), events_per_s, "
                 "per_rank_us");
   sub->add_option("--trace", args->trace, "Write a Chrome trace-event JSON file (open in Perfetto)");
   sub->callback([args] { run_sim(*args); });

@@ -236,6 +236,32 @@ TEST(Mesh, TwoWormsCrossingOneLink) {
   EXPECT_EQ(r.channel_waits, 1U);  // the 0→2 header at link 1→2
 }
 
+TEST(Mesh, TwoHeadersAtOneTickAreATie) {
+  // 0→1 and 2→1 on a 1×3 line: both headers cross one link and ask for node 1's ejection channel
+  // at t = 1; one takes it, the other waits: one wait, and a tie.
+  Hand plan = empty_plan(3, 10);
+  plan.ranks[0].ops = {op(OpCode::send, 1, 10)};
+  plan.ranks[2].ops = {op(OpCode::send, 1, 10)};
+  plan.ranks[1].ops = {op(OpCode::recv, 0, 10), op(OpCode::recv, 2, 10)};
+  const Machine m = mesh_machine({1, 3}, Switching::wormhole);
+  SimOptions per_hop;
+  per_hop.per_hop_mesh = true;
+  const SimResult r = simulate(plan.plan(), m), q = simulate(plan.plan(), m, per_hop);
+  EXPECT_EQ(r.channel_waits, 1U);
+  EXPECT_EQ(r.channel_ties, 1U);
+  EXPECT_EQ(q.channel_ties, 1U);
+  EXPECT_DOUBLE_EQ(r.per_rank_us[1], 21);  // the second worm streams its 10 bytes after the first's end at 11
+  // A worm that meets a channel taken at an earlier tick waits without a tie.
+  Hand crossing = empty_plan(4, 10);
+  crossing.ranks[0].ops = {op(OpCode::send, 2, 10)};
+  crossing.ranks[1].ops = {op(OpCode::send, 3, 10)};
+  crossing.ranks[2].ops = {op(OpCode::recv, 0, 10)};
+  crossing.ranks[3].ops = {op(OpCode::recv, 1, 10)};
+  const SimResult c = simulate(crossing.plan(), mesh_machine({1, 4}, Switching::wormhole));
+  EXPECT_EQ(c.channel_waits, 1U);
+  EXPECT_EQ(c.channel_ties, 0U);
+}
+
 TEST(Mesh, StoreAndForwardCountsEachBusyChannel) {
   // 0→2 (10 bytes) and 1→2 (20 bytes) on a 1×3 line, store-and-forward, link 1 byte/µs, router 1:
   // 1's packet holds link 1→2 over [20, 41) and the ejection over [41, 61); 0's packet reaches
@@ -390,6 +416,7 @@ TEST(Disciplines, PerRankQueuesEqualThePutBackLoop) {
       EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
       EXPECT_EQ(a.events + a.inline_steps, b.events);  // the put-back loop takes every mesh step as an event
       EXPECT_EQ(a.channel_waits, b.channel_waits);
+      EXPECT_EQ(a.channel_ties, b.channel_ties);
       EXPECT_EQ(a.postponed, 0U);
       if (m.kind != ModelKind::mesh) {
         EXPECT_EQ(a.events, sched.ops() + a.messages);
@@ -455,6 +482,7 @@ TEST(Disciplines, MeshEventsArePerPacketPerHop) {
           EXPECT_EQ(d.per_rank_ticks, r.per_rank_ticks);
           EXPECT_EQ(d.events + d.inline_steps, expected);
           EXPECT_EQ(d.channel_waits, r.channel_waits);
+          EXPECT_EQ(d.channel_ties, r.channel_ties);
         }
       }
     }
@@ -503,6 +531,7 @@ TEST(Disciplines, PacketStreamsCostEventsPerMessage) {
       EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
       EXPECT_EQ(a.events + a.inline_steps, b.events);
       EXPECT_EQ(a.channel_waits, b.channel_waits);
+      EXPECT_EQ(a.channel_ties, b.channel_ties);
       EXPECT_LE(a.events, 8 * a.messages);
       EXPECT_GE(b.events, a.packets * 4);
     }
@@ -593,6 +622,7 @@ TEST(Disciplines, MeshStepsInlineMatchPerHopOnRandomTraffic) {
       EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
       EXPECT_EQ(a.events + a.inline_steps, b.events);
       EXPECT_EQ(a.channel_waits, b.channel_waits);
+      EXPECT_EQ(a.channel_ties, b.channel_ties);
       inlined += a.inline_steps;
       waits += a.channel_waits;
       ++ran;

@@ -1102,7 +1102,10 @@ class Engine {
       return step(t + header(link));
     }
     // FIFO wait; the worm keeps every link it already holds.
-    if (!is_inject(link)) ++res_.channel_waits;
+    if (!is_inject(link)) {
+      ++res_.channel_waits;
+      if (since_[l] == t) ++res_.channel_ties;  // taken at this very tick: the tie rule chose
+    }
     pk.next_waiter = kNil;
     if (wait_tail_[l] == kNil) {
       wait_head_[l] = static_cast<std::int32_t>(pi);

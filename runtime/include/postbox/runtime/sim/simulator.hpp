@@ -67,6 +67,9 @@ struct SimResult {
   // waited for it (wormhole: its header joined the channel's FIFO; store-and-forward: the link was
   // still busy). A message's packets queueing for their own node's injection channel are not counted.
   std::uint64_t channel_waits = 0;
+  // Wormhole: of those waits, the ones where the channel had been taken at the same tick, so the
+  // tie rule (the step created first goes first) chose who waits.
+  std::uint64_t channel_ties = 0;
   std::uint64_t messages = 0;
   std::uint64_t packets = 0;
   std::vector<Span> rank_spans;       // when traced
