@@ -234,46 +234,44 @@ TEST(Mesh, TwoWormsCrossingOneLink) {
   EXPECT_DOUBLE_EQ(r.per_rank_us[3], 12);
   EXPECT_DOUBLE_EQ(r.per_rank_us[2], 23);
   EXPECT_EQ(r.channel_waits, 1U);  // the 0→2 header at link 1→2
+  EXPECT_EQ(r.channel_ties, 0U);   // taken at an earlier tick
+}
+
+// Senders (rank, bytes) to one receiver `to`, which receives in that order.
+Plan to_one(int p, int to, const std::vector<std::pair<int, std::uint64_t>>& senders) {
+  std::uint64_t most = 0;
+  for (const auto& sender : senders) most = std::max(most, sender.second);
+  Hand plan = empty_plan(p, most);
+  for (const auto& [from, bytes] : senders) {
+    plan.ranks[static_cast<std::size_t>(from)].ops = {op(OpCode::send, to, bytes)};
+    plan.ranks[static_cast<std::size_t>(to)].ops.push_back(op(OpCode::recv, from, bytes));
+  }
+  return plan.plan();
 }
 
 TEST(Mesh, TwoHeadersAtOneTickAreATie) {
   // 0→1 and 2→1 on a 1×3 line: both headers cross one link and ask for node 1's ejection channel
   // at t = 1; one takes it, the other waits: one wait, and a tie.
-  Hand plan = empty_plan(3, 10);
-  plan.ranks[0].ops = {op(OpCode::send, 1, 10)};
-  plan.ranks[2].ops = {op(OpCode::send, 1, 10)};
-  plan.ranks[1].ops = {op(OpCode::recv, 0, 10), op(OpCode::recv, 2, 10)};
+  const Plan plan = to_one(3, 1, {{0, 10}, {2, 10}});
   const Machine m = mesh_machine({1, 3}, Switching::wormhole);
   SimOptions per_hop;
   per_hop.per_hop_mesh = true;
-  const SimResult r = simulate(plan.plan(), m), q = simulate(plan.plan(), m, per_hop);
+  const SimResult r = simulate(plan, m), q = simulate(plan, m, per_hop);
   EXPECT_EQ(r.channel_waits, 1U);
   EXPECT_EQ(r.channel_ties, 1U);
   EXPECT_EQ(q.channel_ties, 1U);
   EXPECT_DOUBLE_EQ(r.per_rank_us[1], 21);  // the second worm streams its 10 bytes after the first's end at 11
-  // A worm that meets a channel taken at an earlier tick waits without a tie.
-  Hand crossing = empty_plan(4, 10);
-  crossing.ranks[0].ops = {op(OpCode::send, 2, 10)};
-  crossing.ranks[1].ops = {op(OpCode::send, 3, 10)};
-  crossing.ranks[2].ops = {op(OpCode::recv, 0, 10)};
-  crossing.ranks[3].ops = {op(OpCode::recv, 1, 10)};
-  const SimResult c = simulate(crossing.plan(), mesh_machine({1, 4}, Switching::wormhole));
-  EXPECT_EQ(c.channel_waits, 1U);
-  EXPECT_EQ(c.channel_ties, 0U);
 }
 
 TEST(Mesh, StoreAndForwardCountsEachBusyChannel) {
   // 0→2 (10 bytes) and 1→2 (20 bytes) on a 1×3 line, store-and-forward, link 1 byte/µs, router 1:
   // 1's packet holds link 1→2 over [20, 41) and the ejection over [41, 61); 0's packet reaches
   // link 1→2 at 21 (waits), crosses it over [41, 52), reaches the ejection at 52 (waits).
-  Hand plan = empty_plan(3, 20);
-  plan.ranks[0].ops = {op(OpCode::send, 2, 10)};
-  plan.ranks[1].ops = {op(OpCode::send, 2, 20)};
-  plan.ranks[2].ops = {op(OpCode::recv, 0, 10), op(OpCode::recv, 1, 20)};
+  const Plan plan = to_one(3, 2, {{0, 10}, {1, 20}});
   const Machine m = mesh_machine({1, 3}, Switching::store_and_forward);
   SimOptions per_hop;
   per_hop.per_hop_mesh = true;
-  const SimResult r = simulate(plan.plan(), m), q = simulate(plan.plan(), m, per_hop);
+  const SimResult r = simulate(plan, m), q = simulate(plan, m, per_hop);
   EXPECT_EQ(r.channel_waits, 2U);
   EXPECT_EQ(q.channel_waits, 2U);
   EXPECT_DOUBLE_EQ(r.per_rank_us[2], 71);  // 0's ejection over [61, 71)
