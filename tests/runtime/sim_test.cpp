@@ -249,14 +249,17 @@ Plan to_one(int p, int to, const std::vector<std::pair<int, std::uint64_t>>& sen
   return plan.plan();
 }
 
+// The plan on m by default and with every mesh step an event (SimOptions::per_hop_mesh).
+std::pair<SimResult, SimResult> default_and_per_hop(const Plan& plan, const Machine& m) {
+  SimOptions per_hop;
+  per_hop.per_hop_mesh = true;
+  return {simulate(plan, m), simulate(plan, m, per_hop)};
+}
+
 TEST(Mesh, TwoHeadersAtOneTickAreATie) {
   // 0→1 and 2→1 on a 1×3 line: both headers cross one link and ask for node 1's ejection channel
   // at t = 1; one takes it, the other waits: one wait, and a tie.
-  const Plan plan = to_one(3, 1, {{0, 10}, {2, 10}});
-  const Machine m = mesh_machine({1, 3}, Switching::wormhole);
-  SimOptions per_hop;
-  per_hop.per_hop_mesh = true;
-  const SimResult r = simulate(plan, m), q = simulate(plan, m, per_hop);
+  const auto [r, q] = default_and_per_hop(to_one(3, 1, {{0, 10}, {2, 10}}), mesh_machine({1, 3}, Switching::wormhole));
   EXPECT_EQ(r.channel_waits, 1U);
   EXPECT_EQ(r.channel_ties, 1U);
   EXPECT_EQ(q.channel_ties, 1U);
@@ -267,11 +270,8 @@ TEST(Mesh, StoreAndForwardCountsEachBusyChannel) {
   // 0→2 (10 bytes) and 1→2 (20 bytes) on a 1×3 line, store-and-forward, link 1 byte/µs, router 1:
   // 1's packet holds link 1→2 over [20, 41) and the ejection over [41, 61); 0's packet reaches
   // link 1→2 at 21 (waits), crosses it over [41, 52), reaches the ejection at 52 (waits).
-  const Plan plan = to_one(3, 2, {{0, 10}, {1, 20}});
-  const Machine m = mesh_machine({1, 3}, Switching::store_and_forward);
-  SimOptions per_hop;
-  per_hop.per_hop_mesh = true;
-  const SimResult r = simulate(plan, m), q = simulate(plan, m, per_hop);
+  const auto [r, q] =
+      default_and_per_hop(to_one(3, 2, {{0, 10}, {1, 20}}), mesh_machine({1, 3}, Switching::store_and_forward));
   EXPECT_EQ(r.channel_waits, 2U);
   EXPECT_EQ(q.channel_waits, 2U);
   EXPECT_DOUBLE_EQ(r.per_rank_us[2], 71);  // 0's ejection over [61, 71)
