@@ -105,8 +105,8 @@ void run_sim(const SimArgs& a) {
     j["events"] = r.events;
     j["inline_steps"] = r.inline_steps;  // mesh steps handled inside the event before them
     j["packets"] = r.packets;
-    j["channel_waits"] = r.channel_waits;  // mesh: a packet found its next channel taken
-    j["channel_ties"] = r.channel_ties;    // wormhole: ... taken at the same tick
+    j["channel_waits"] = r.channel_waits;  // mesh: a packet got a channel after the tick it asked
+    j["channel_ties"] = r.channel_ties;    // wormhole: ... and the holder before it asked at that tick
     j["events_per_s"] = eps;  // the only field that depends on the host's speed
     j["per_rank_us"] = nullptr;
     // per_rank_us is written here, not through nlohmann::json: 10^7 ranks would take GiBs there.
@@ -154,8 +154,8 @@ void register_sim(CLI::App& app) {
                   "with --machine, --mesh, --placement and --seed only)");
   sub->add_flag("--json", args->json,
                 "Print JSON: machine, op, algo, p, bytes, time_us, time_ticks, messages, events, inline_steps, packets,\n"
-                "channel_waits (mesh: times a packet found its next channel taken), channel_ties (wormhole: of\n"
-                "those, taken at the same tick), events_per_s, "
+                "channel_waits (mesh: times a packet got a channel after the tick it asked), channel_ties (wormhole:\n"
+                "of those, the ones where the holder before it asked at the same tick), events_per_s, "
                 "per_rank_us");
   sub->add_option("--trace", args->trace, "Write a Chrome trace-event JSON file (open in Perfetto)");
   sub->callback([args] { run_sim(*args); });

@@ -40,9 +40,9 @@ bool is_c3_op(const std::string& op) {
 bool combines(const std::string& op) { return op == "reduce" || op == "allreduce"; }
 
 // Counted from the emulator's arrays (simulator.cpp, build_mesh) on a 2-D wormhole torus: ten
-// channels of 24 bytes (four links of two virtual channels, injection, ejection), the far node of
+// channels of 32 bytes (four links of two virtual channels, injection, ejection), the far node of
 // each of the eight links (64), two coordinates (8) and the node's placement entry (8).
-constexpr std::uint64_t kEmulatorBytesPerNode = 320;
+constexpr std::uint64_t kEmulatorBytesPerNode = 400;
 
 // Keys only s2p reads (mesh is read by the C³ ops too).
 constexpr std::string_view kS2POnly[] = {"sources", "dist", "seed", "source-list"};

@@ -266,6 +266,30 @@ TEST(Mesh, TwoHeadersAtOneTickAreATie) {
   EXPECT_DOUBLE_EQ(r.per_rank_us[1], 21);  // the second worm streams its 10 bytes after the first's end at 11
 }
 
+// The tie rule (docs/emulator.md): headers asking for a channel at one tick are served by the
+// input port they come through, dimension 0 first, + before −; not by the order the loop runs
+// them. On a 2×2 mesh, 1→0 comes through node 0's −x input, 2→0 through its −y input (dimension
+// 0): 2's worm takes the ejection channel first, though rank 1's send is created first.
+TEST(Mesh, HeadersAskingAtOneTickAreServedByInputPort) {
+  const Plan plan = to_one(4, 0, {{1, 10}, {2, 10}});
+  const Machine m = mesh_machine({2, 2}, Switching::wormhole);
+  for (const bool per_hop : {false, true}) {
+    SimOptions opt;
+    opt.trace = true;
+    opt.per_hop_mesh = per_hop;
+    const SimResult r = simulate(plan, m, opt);
+    const Span* first = nullptr;
+    for (const Span& sp : r.link_spans)
+      if (r.link_names[static_cast<std::size_t>(sp.track)] == "node 0 eject" && (first == nullptr || sp.begin_us < first->begin_us))
+        first = &sp;
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(first->peer, 2) << "per_hop " << per_hop;
+    EXPECT_DOUBLE_EQ(first->begin_us, 1);
+    EXPECT_EQ(r.channel_waits, 1U);
+    EXPECT_EQ(r.channel_ties, 1U);
+  }
+}
+
 TEST(Mesh, StoreAndForwardCountsEachBusyChannel) {
   // 0→2 (10 bytes) and 1→2 (20 bytes) on a 1×3 line, store-and-forward, link 1 byte/µs, router 1:
   // 1's packet holds link 1→2 over [20, 41) and the ejection over [41, 61); 0's packet reaches
@@ -412,7 +436,8 @@ TEST(Disciplines, PerRankQueuesEqualThePutBackLoop) {
       const SimResult a = simulate(sched, m);
       const SimResult b = simulate(sched, m, ref);
       EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
-      EXPECT_EQ(a.events + a.inline_steps, b.events);  // the put-back loop takes every mesh step as an event
+      if (m.kind == ModelKind::mesh) EXPECT_LE(a.events, b.events);  // the put-back loop takes every mesh step as an event
+      else EXPECT_EQ(a.events, b.events);
       EXPECT_EQ(a.channel_waits, b.channel_waits);
       EXPECT_EQ(a.channel_ties, b.channel_ties);
       EXPECT_EQ(a.postponed, 0U);
@@ -478,7 +503,7 @@ TEST(Disciplines, MeshEventsArePerPacketPerHop) {
           EXPECT_EQ(r.inline_steps, 0U);
           const SimResult d = simulate(sched, m);
           EXPECT_EQ(d.per_rank_ticks, r.per_rank_ticks);
-          EXPECT_EQ(d.events + d.inline_steps, expected);
+          EXPECT_LE(d.events, expected);
           EXPECT_EQ(d.channel_waits, r.channel_waits);
           EXPECT_EQ(d.channel_ties, r.channel_ties);
         }
@@ -507,7 +532,6 @@ TEST(Disciplines, LoneWormholeMessageIsFourEvents) {
     EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
     EXPECT_EQ(a.events, 4U);
     EXPECT_EQ(b.events, k * (hops + 3) + 4);
-    EXPECT_EQ(a.events + a.inline_steps, b.events);
     EXPECT_EQ(a.channel_waits, 0U);
     EXPECT_EQ(b.channel_waits, 0U);
   }
@@ -527,13 +551,43 @@ TEST(Disciplines, PacketStreamsCostEventsPerMessage) {
       const SimResult a = simulate(plan, m), b = simulate(plan, m, per_hop);
       SCOPED_TRACE(std::to_string(bytes) + " bytes, experiment " + std::to_string(experiment));
       EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
-      EXPECT_EQ(a.events + a.inline_steps, b.events);
+      EXPECT_LE(a.events, b.events);
       EXPECT_EQ(a.channel_waits, b.channel_waits);
       EXPECT_EQ(a.channel_ties, b.channel_ties);
       EXPECT_LE(a.events, 8 * a.messages);
       EXPECT_GE(b.events, a.packets * 4);
     }
   }
+}
+
+// Issue 14: a packet's header goes through the free channels of its path inside one event, so
+// a wormhole packet costs O(1) events, not one per channel: on the Delta's all-to-all, doubling
+// the mesh's sides doubles the mean path and leaves the events per packet about where they were
+// (they follow the waits, about two per packet); the per-hop discipline's grow with the path.
+TEST(Disciplines, MeshEventsPerPacketDoNotGrowWithThePath) {
+  double per_packet[2] = {0, 0}, per_hop_per_packet[2] = {0, 0};
+  int i = 0;
+  for (const std::vector<int>& dims : {std::vector<int>{4, 8}, std::vector<int>{8, 16}}) {
+    Machine m = load_machine("delta");
+    m.mesh.dims = dims;
+    const int p = dims[0] * dims[1];
+    const Schedule sched = schedule_of(build_plan(plan_request("all-to-all", "1-lev-dir", p, 480)));
+    SimOptions ph;
+    ph.per_hop_mesh = true;
+    const SimResult a = simulate(sched, m), b = simulate(sched, m, ph);
+    SCOPED_TRACE(p);
+    EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
+    // Per message: the send, the receive, the injection and the acceptance; per packet: its end;
+    // and one per step that found its channel busy when its header was routed ahead.
+    const std::uint64_t network = a.events - 4 * a.messages;
+    EXPECT_LE(network, a.packets + 2 * a.channel_waits);
+    per_packet[i] = static_cast<double>(network) / static_cast<double>(a.packets);
+    per_hop_per_packet[i] = static_cast<double>(b.events - 4 * b.messages) / static_cast<double>(b.packets);
+    ++i;
+  }
+  // Network events per packet: mean path 4 → 8 hops.
+  EXPECT_LT(per_packet[1], 1.25 * per_packet[0]) << per_packet[0] << " → " << per_packet[1];
+  EXPECT_GT(per_hop_per_packet[1], 1.5 * per_hop_per_packet[0]) << per_hop_per_packet[0] << " → " << per_hop_per_packet[1];
 }
 
 // Random traffic (rounds of random sends with random sizes, some any-source receives, local work,
@@ -610,15 +664,16 @@ TEST(Disciplines, MeshStepsInlineMatchPerHopOnRandomTraffic) {
       text += "}\n";
     }
     const Schedule sched = schedule_of_goal(parse_goal(text));
-    for (const Machine& m : ms) {
-      SCOPED_TRACE("trial " + std::to_string(trial) + " p=" + std::to_string(p) + "\n" + text);
+    for (std::size_t mk = 0; mk < ms.size(); ++mk) {
+      const Machine& m = ms[mk];
+      SCOPED_TRACE("trial " + std::to_string(trial) + " machine " + std::to_string(mk) + " p=" + std::to_string(p) + "\n" + text);
       SimOptions per_hop;
       per_hop.per_hop_mesh = true;
       SimResult a, b;
       b = simulate(sched, m, per_hop);
       a = simulate(sched, m);
       EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
-      EXPECT_EQ(a.events + a.inline_steps, b.events);
+      EXPECT_LE(a.events, b.events);
       EXPECT_EQ(a.channel_waits, b.channel_waits);
       EXPECT_EQ(a.channel_ties, b.channel_ties);
       inlined += a.inline_steps;

@@ -219,16 +219,17 @@ echo "| paper's units (Fig. 6, text) | all 1-level algorithms charged the same; 
 echo "| our units | $a2a_units_win |"
 echo "| emulated | $a2a_time_win |"
 echo
+xor_from=$(sed -n 's/.*1-lev-perm:xor (L \([0-9–]*\)).*/\1/p' <<<"$a2a_time_win")
 echo "The emulated Delta reproduces the paper's measured picture: combining algorithms (2-lev-rc,"
-echo "the butterfly, 2-lev-sq) win while set-ups dominate, the exclusive-or permutations win for long"
-echo "messages, and the butterfly and 2-lev-sq, which send every byte log p or 3 times, are the most"
+echo "the butterfly, 2-lev-sq) win while set-ups dominate, the exclusive-or permutations win for the"
+echo "longest messages, and the butterfly and 2-lev-sq, which send every byte log p or 3 times, are the most"
 echo "expensive there. Differences: (1) the switch-over to 1-level algorithms comes at L = $a2a_one_lev B"
 echo "(the paper: above 256 B), and there 1-lev-dir (unsynchronised flooding) is best until the"
-echo "exclusive-or permutation takes over — the emulator's links have no buffering limits and no software"
+echo "exclusive-or permutation takes over (L ${xor_from:-: never}) — the emulator's links have no buffering limits and no software"
 echo "flow control, so flooding costs less than on the real machine; (2) at 16 B the butterfly takes"
 echo "${bfly_rc16}× 2-lev-rc's time (the paper found 2-lev-r,c best): our $d_setup µs set-up at both ends makes the"
 echo "number of messages per node ($(setups "$tmp/c3-a2a-terms.txt" logp-lev-bfly) vs $(setups "$tmp/c3-a2a-terms.txt" 2-lev-rc)) decisive; (3) unlike the paper's metric, our unit"
 echo "calculator separates the 1-level algorithms a little through its submachine rule (docs/c3.md),"
-echo "and like the emulator it ranks XOR first among them at long messages. Our units' winners (table"
+echo "and like the emulator it ranks XOR first among them at the longest messages. Our units' winners (table"
 echo "above) are close to the paper's *measured* ones."
 echo

@@ -64,8 +64,16 @@ struct Event {  // an event in a global queue (network events; everything in ref
   EvKind kind;
 };
 
+// At one tick the network's events come before the ranks' (on a mesh: a message's arrival then
+// takes the same place among its rank's events whatever order the network's events ran in), and
+// events of one side in the order they were created.
+constexpr bool rank_kind(EvKind k) { return k == kOp || k == kArrive; }
 struct EventAfter {
-  bool operator()(const Event& x, const Event& y) const { return x.t != y.t ? x.t > y.t : x.seq > y.seq; }
+  bool operator()(const Event& x, const Event& y) const {
+    if (x.t != y.t) return x.t > y.t;
+    if (rank_kind(x.kind) != rank_kind(y.kind)) return rank_kind(x.kind);
+    return x.seq > y.seq;
+  }
 };
 
 struct Msg {
@@ -81,11 +89,17 @@ struct Msg {
   Ticks overhead_end = 0;
 };
 
+constexpr std::uint64_t kNoEvent = ~std::uint64_t{0};
+
 struct Packet {
   std::uint32_t msg = 0;
-  std::uint64_t wire_bytes = 0;
-  std::int64_t link = -1;  // the link it holds or last traversed
   std::int32_t next_waiter = kNil;
+  std::uint64_t wire_bytes = 0;
+  std::int64_t link = -1;             // the last channel its header took (store-and-forward: its current link)
+  Ticks req_t = 0;                    // wormhole, while it waits: the tick it asked
+  std::uint64_t pending = kNoEvent;   // wormhole: the sequence number of its one queued event
+  std::uint32_t key = 0;              // wormhole, while it waits: its request's key
+  bool waiting = false;
 };
 
 // Everything the engine keeps per rank, in one cache line and a bit.
@@ -624,8 +638,7 @@ class Engine {
       const bool have_rank = !heap_.empty();
       const bool have_net = !net_.empty();
       if (!have_rank && !have_net) break;
-      if (have_net && (!have_rank || net_.top().t < heap_.top().t ||
-                       (net_.top().t == heap_.top().t && net_.top().seq < heap_.top().seq))) {
+      if (have_net && (!have_rank || net_.top().t <= heap_.top().t)) {  // network first at one tick
         const Event e = net_.top();
         net_.pop();
         ++res_.events;
@@ -956,7 +969,7 @@ class Engine {
   void dispatch_net(const Event& e) {
     switch (e.kind) {
       case kInject: on_inject(e); break;
-      case kHop: on_hop(e.a, e.t); break;
+      case kHop: on_step(e); break;
       case kWormDone: on_worm_done(e); break;
       default: break;
     }
@@ -982,8 +995,8 @@ class Engine {
     node_of_ = place_ranks(ms, m_.placement, s_.p);
     net_links_ = nodes_count_ * nd_ * 2 * nvc_;
     const std::int64_t total = net_links_ + 2 * nodes_count_;
-    // Per channel: owner, since, FIFO head and tail (or free_at); per link its far node; per node its coordinates.
-    require_memory(static_cast<std::uint64_t>(total) * 24 + static_cast<std::uint64_t>(net_links_) * 8 +
+    // Per channel: owner, since, asked, key, FIFO head and tail (or free_at); per link its far node; per node its coordinates.
+    require_memory(static_cast<std::uint64_t>(total) * 32 + static_cast<std::uint64_t>(net_links_) * 8 +
                        static_cast<std::uint64_t>(nodes_count_) * static_cast<std::uint64_t>(nd_) * 4,
                    "the mesh's " + std::to_string(total) + " channels");
     // Routing reads coordinates and far ends from tables: the divisions they take were about a
@@ -1010,6 +1023,8 @@ class Engine {
     if (ms.switching == Switching::wormhole) {
       owner_.assign(static_cast<std::size_t>(total), kNil);
       since_.assign(static_cast<std::size_t>(total), 0);
+      oreq_.assign(static_cast<std::size_t>(total), 0);
+      okey_.assign(static_cast<std::size_t>(total), 0);
       wait_head_.assign(static_cast<std::size_t>(total), kNil);
       wait_tail_.assign(static_cast<std::size_t>(total), kNil);
     } else {
@@ -1054,6 +1069,14 @@ class Engine {
   [[nodiscard]] Ticks body(const Packet& pk) const { return c_.link.at(pk.wire_bytes); }
   [[nodiscard]] Ticks header(std::int64_t link) const { return (is_inject(link) || is_eject(link)) ? 0 : c_.router; }
 
+  // ---- the network ----
+  // Wormhole arbitration (docs/emulator.md, "Mesh and torus"): a channel goes to the header that
+  // asks for it first; headers asking at one tick are served by key_of(), so no order in which the
+  // loop handles the events of a tick changes an answer. A header goes on through the channels it
+  // finds free at once (advance()), each taken at the tick it reaches it; a header that asks for
+  // one of them earlier, or at that tick with a lower key, takes it back (cut()).
+  [[nodiscard]] bool per_hop() const { return opt_.per_hop_mesh || opt_.reference_queue; }
+
   void on_inject(const Event& e) {
     Msg& msg = msgs_[e.a];
     msg.first_packet = static_cast<std::uint32_t>(packets_.size());
@@ -1062,166 +1085,353 @@ class Engine {
     for (std::uint32_t k = 0; k < msg.packets; ++k) {
       const std::uint64_t payload = std::min(left, pb);
       left -= payload;
-      packets_.push_back(Packet{e.a, payload + m_.mesh.header_bytes, -1, kNil});
+      Packet pk;
+      pk.msg = e.a;
+      pk.wire_bytes = payload + m_.mesh.header_bytes;
+      packets_.push_back(pk);
     }
-    // The first packet takes the injection channel, the others wait in its FIFO behind it.
     const std::uint32_t first = msgs_[e.a].first_packet;
-    const Ticks due = acquire(first, inject_link(node_of_[static_cast<std::size_t>(msgs_[e.a].src)]), e.t);
-    for (std::uint32_t k = 1; k < msgs_[e.a].packets; ++k)  // (store-and-forward: steps queued after the first's)
-      acquire(first + k, inject_link(node_of_[static_cast<std::size_t>(msgs_[e.a].src)]), e.t, false);
-    if (due >= 0) {  // its step is due before every other event: the queue would pop it next
-      ++res_.inline_steps;
-      now_ = due;
-      on_hop(first, due);
+    const std::uint32_t n = msgs_[e.a].packets;
+    const std::int64_t inj = inject_link(node_of_[static_cast<std::size_t>(msgs_[e.a].src)]);
+    if (m_.mesh.switching == Switching::store_and_forward) {
+      // The first packet takes the injection channel, the others are queued behind it.
+      const Ticks due = acquire_saf(first, inj, e.t);
+      for (std::uint32_t k = 1; k < n; ++k) acquire_saf(first + k, inj, e.t, false);
+      if (due >= 0) {  // its step is due before every other event: the queue would pop it next
+        ++res_.inline_steps;
+        now_ = due;
+        on_hop_saf(first, due);
+      }
+      return;
+    }
+    // The first packet asks for the injection channel, the others queue behind it (a node's
+    // packets ask in the order they were made: key = their number).
+    const bool got = request(first, inj, e.t, first);
+    for (std::uint32_t k = 1; k < n; ++k) enqueue(first + k, inj, e.t, first + k);
+    if (got) after_grant(first, e.t + header(inj), true);
+    drain();
+  }
+
+  // The channel after pk.link on pk's path (its ejection channel after its last link).
+  [[nodiscard]] std::int64_t next_channel(const Packet& pk) const {
+    const Msg& msg = msgs_[pk.msg];
+    const std::int64_t src = node_of_[static_cast<std::size_t>(msg.src)], dst = node_of_[static_cast<std::size_t>(msg.dst)];
+    return next_hop(is_inject(pk.link) ? src : link_to_node(pk.link), src, dst).first;
+  }
+  // The key of packet pi's request for channel `to` coming from channel `from`: on an injection
+  // channel the packet's number; elsewhere the input port it comes through, numbered as the
+  // router's output links are (dimension 0 first, + before −, VC 0 before VC 1), the injection
+  // channel last. Headers waiting for one channel hold different input channels, so their keys differ.
+  [[nodiscard]] std::uint32_t key_of(std::uint32_t pi, std::int64_t from, std::int64_t to) const {
+    const std::int64_t ports = static_cast<std::int64_t>(nd_) * 2 * nvc_;
+    if (is_inject(to)) return pi;
+    if (is_inject(from)) return static_cast<std::uint32_t>(ports);
+    return static_cast<std::uint32_t>(from % ports);
+  }
+  [[nodiscard]] static bool asks_before(Ticks t, std::uint32_t key, Ticks t2, std::uint32_t key2) {
+    return t != t2 ? t < t2 : key < key2;
+  }
+
+  void take(std::uint32_t pi, std::int64_t c, Ticks asked, Ticks t, std::uint32_t key) {
+    const auto l = static_cast<std::size_t>(c);
+    owner_[l] = static_cast<std::int32_t>(pi);
+    since_[l] = t;
+    oreq_[l] = asked;
+    okey_[l] = key;
+    packets_[pi].link = c;
+  }
+
+  // pi waits for c, the FIFO in (tick asked, key) order.
+  void enqueue(std::uint32_t pi, std::int64_t c, Ticks asked, std::uint32_t key) {
+    Packet& pk = packets_[pi];
+    pk.req_t = asked;
+    pk.key = key;
+    pk.waiting = true;
+    pk.next_waiter = kNil;
+    const auto l = static_cast<std::size_t>(c);
+    auto before = [&](std::int32_t w) {
+      const Packet& q = packets_[static_cast<std::size_t>(w)];
+      return asks_before(q.req_t, q.key, asked, key);
+    };
+    const auto me = static_cast<std::int32_t>(pi);
+    if (wait_tail_[l] == kNil) {
+      wait_head_[l] = wait_tail_[l] = me;
+    } else if (before(wait_tail_[l])) {
+      packets_[static_cast<std::size_t>(wait_tail_[l])].next_waiter = me;
+      wait_tail_[l] = me;
+    } else if (!before(wait_head_[l])) {
+      pk.next_waiter = wait_head_[l];
+      wait_head_[l] = me;
+    } else {
+      std::int32_t w = wait_head_[l];
+      while (before(packets_[static_cast<std::size_t>(w)].next_waiter)) w = packets_[static_cast<std::size_t>(w)].next_waiter;
+      pk.next_waiter = packets_[static_cast<std::size_t>(w)].next_waiter;
+      packets_[static_cast<std::size_t>(w)].next_waiter = me;
+    }
+  }
+  std::uint32_t dequeue(std::int64_t c) {
+    const auto l = static_cast<std::size_t>(c);
+    const std::int32_t w = wait_head_[l];
+    Packet& pw = packets_[static_cast<std::size_t>(w)];
+    wait_head_[l] = pw.next_waiter;
+    if (wait_head_[l] == kNil) wait_tail_[l] = kNil;
+    pw.waiting = false;
+    return static_cast<std::uint32_t>(w);
+  }
+  void unlink_waiter(std::uint32_t pi, std::int64_t c) {
+    const auto l = static_cast<std::size_t>(c);
+    const auto me = static_cast<std::int32_t>(pi);
+    std::int32_t prev = kNil;
+    for (std::int32_t w = wait_head_[l]; w != me; w = packets_[static_cast<std::size_t>(w)].next_waiter) {
+      PB_CHECK(w != kNil, "a waiting packet is in the FIFO of the channel it waits for");
+      prev = w;
+    }
+    const std::int32_t after = packets_[pi].next_waiter;
+    if (prev == kNil) wait_head_[l] = after;
+    else packets_[static_cast<std::size_t>(prev)].next_waiter = after;
+    if (wait_tail_[l] == me) wait_tail_[l] = prev;
+    packets_[pi].waiting = false;
+  }
+
+  // pi's header asks for c at t, which is now. Returns whether it has it.
+  bool request(std::uint32_t pi, std::int64_t c, Ticks t, std::uint32_t key) {
+    const auto l = static_cast<std::size_t>(c);
+    const std::int32_t o = owner_[l];
+    if (o == kNil) {  // (a channel with waiters has an owner)
+      take(pi, c, t, t, key);
+      return true;
+    }
+    if (asks_before(t, key, oreq_[l], okey_[l])) {  // the owner was routed ahead and is not there yet
+      cut(static_cast<std::uint32_t>(o), c);
+      take(pi, c, t, t, key);
+      return true;
+    }
+    enqueue(pi, c, t, key);
+    return false;
+  }
+
+  // Packet o was routed ahead onto c, and an earlier request took c: o gives up c and every
+  // channel after it, and waits for c. A channel it gives up that has waiters goes to the first.
+  void cut(std::uint32_t o, std::int64_t c) {
+    Packet& po = packets_[o];
+    const Msg& msg = msgs_[po.msg];
+    const std::int64_t src = node_of_[static_cast<std::size_t>(msg.src)], dst = node_of_[static_cast<std::size_t>(msg.dst)];
+    PB_CHECK(!is_inject(c), "a node's packets ask for its injection channel in their order");
+    if (po.waiting) unlink_waiter(o, next_channel(po));
+    po.pending = kNoEvent;  // its step or its end, if queued, is void
+    std::int64_t prev = inject_link(src), here = src;
+    for (;;) {
+      const auto [link, next] = next_hop(here, src, dst);
+      if (link == c) break;
+      PB_CHECK(next >= 0, "a cut channel is on the packet's path");
+      prev = link;
+      here = next;
+    }
+    const Ticks asked = oreq_[static_cast<std::size_t>(c)];
+    const std::uint32_t key = okey_[static_cast<std::size_t>(c)];
+    const std::size_t first_freed = freed_.size();
+    for (std::int64_t x = c;;) {
+      const auto l = static_cast<std::size_t>(x);
+      owner_[l] = kNil;
+      if (x != c && wait_head_[l] != kNil) freed_.push_back({x, oreq_[l]});
+      if (x == po.link) break;
+      const auto [link, next] = next_hop(here, src, dst);
+      (void)link;
+      here = next;
+      x = next_hop(here, src, dst).first;
+    }
+    po.link = prev;
+    enqueue(o, c, asked, key);
+    hand_over(first_freed, now_);
+  }
+
+  // The channels freed_[from..] (each with waiters) go to their first waiters at t.
+  void hand_over(std::size_t from, Ticks t) {
+    while (freed_.size() > from) {
+      const auto [x, prev_asked] = freed_.back();
+      freed_.pop_back();
+      const std::uint32_t w = dequeue(x);
+      const Packet& pw = packets_[w];
+      // A wait: it got the channel after the tick it asked; a tie: the one before it asked at that tick too.
+      if (!is_inject(x) && t > pw.req_t) {
+        ++res_.channel_waits;
+        if (pw.req_t == prev_asked) ++res_.channel_ties;
+      }
+      take(w, x, pw.req_t, t, pw.key);
+      after_grant(w, checked(t + header(x)), false);
     }
   }
 
-  // Packet pi's header asks for `link` at t. Granted: its next step is due at the returned
-  // time, which is before horizon_, so the caller handles it now; or the step was queued as an
-  // event, or the packet waits for the link (-1).
-  Ticks acquire(std::uint32_t pi, std::int64_t link, Ticks t, bool may_inline = true) {
+  // pi has its channel, its header through it at t.
+  void after_grant(std::uint32_t pi, Ticks t, bool top) {
+    if (per_hop()) push_packet_event(pi, t, kHop);
+    else if (top) advance(pi, t, true);
+    else todo_.push_back({pi, t, packets_[pi].pending = seq_++});  // a cut before drain() voids it
+  }
+  void drain() {
+    while (!todo_.empty()) {
+      const Todo d = todo_.back();
+      todo_.pop_back();
+      if (packets_[d.pi].pending != d.token) continue;
+      packets_[d.pi].pending = kNoEvent;
+      advance(d.pi, d.t, false);
+    }
+  }
+  void push_packet_event(std::uint32_t pi, Ticks t, EvKind kind) {
+    packets_[pi].pending = seq_;
+    push_net(t, pi, kind);
+  }
+
+  // pi's header is through its channel at t: it takes each next channel it finds free, at the
+  // tick it reaches it; at a busy one it asks at once if that tick is now, else an event asks then.
+  // `top`: nothing of this event's is left to do after it, so its end may be handled here.
+  void advance(std::uint32_t pi, Ticks t, bool top) {
+    for (;;) {
+      Packet& pk = packets_[pi];
+      if (is_eject(pk.link)) {
+        end_worm(pi, checked(t + body(pk)), top);
+        return;
+      }
+      const std::int64_t c = next_channel(pk);
+      const std::uint32_t key = key_of(pi, pk.link, c);
+      if (owner_[static_cast<std::size_t>(c)] == kNil) {
+        take(pi, c, t, t, key);
+      } else if (t > now_) {
+        push_packet_event(pi, t, kHop);
+        return;
+      } else if (!request(pi, c, t, key)) {
+        return;
+      }
+      ++res_.inline_steps;
+      t = checked(t + header(c));
+    }
+  }
+
+  // The worm's tail is through at `done`. Handled here when nothing else is due before it.
+  void end_worm(std::uint32_t pi, Ticks done, bool top) {
+    if (top && !per_hop() && todo_.empty() && done < horizon_) {
+      ++res_.inline_steps;
+      now_ = done;
+      worm_done(pi, done);
+      return;
+    }
+    push_packet_event(pi, done, kWormDone);
+  }
+
+  // A step event: the packet's header asks for its next channel (wormhole), or finished its link.
+  void on_step(const Event& e) {
+    if (m_.mesh.switching == Switching::store_and_forward) {
+      on_hop_saf(e.a, e.t);
+      return;
+    }
+    Packet& pk = packets_[e.a];
+    if (pk.pending != e.seq) {  // void: a cut sent the packet back; popped, not counted
+      --res_.events;
+      return;
+    }
+    pk.pending = kNoEvent;
+    if (is_eject(pk.link)) {  // (the per-hop discipline: the ejection channel's step)
+      end_worm(e.a, checked(e.t + body(pk)), true);
+    } else {
+      const std::int64_t c = next_channel(pk);
+      if (request(e.a, c, e.t, key_of(e.a, pk.link, c))) after_grant(e.a, checked(e.t + header(c)), true);
+    }
+    drain();
+  }
+
+  void on_worm_done(const Event& e) {
+    Packet& pk = packets_[e.a];
+    if (pk.pending != e.seq) {
+      --res_.events;
+      return;
+    }
+    pk.pending = kNoEvent;
+    worm_done(e.a, e.t);
+    drain();
+  }
+
+  // Packet pi's worm is done at t: the tail leaves every channel of the path as it arrives;
+  // the channels are released together. Then the stream: when the injection channel goes to the
+  // next packet of the same message, nothing else waits for the path, and that packet's whole
+  // life (its header through the free path, its body, its end) falls before every other event,
+  // it is handled here in O(1), and so on down the message's packets (issue 16: a 16 MiB message
+  // is 32 768 packets). Else the waiters get their channels.
+  void worm_done(std::uint32_t pi, Ticks t) {
+    const std::uint32_t mi = packets_[pi].msg;
+    const std::int64_t src = node_of_[static_cast<std::size_t>(msgs_[mi].src)];
+    const std::int64_t dst = node_of_[static_cast<std::size_t>(msgs_[mi].dst)];
+    const std::int64_t inj = inject_link(src);
+    const std::size_t first_freed = freed_.size();
+    auto leave = [&](std::int64_t x) {
+      const auto l = static_cast<std::size_t>(x);
+      span_link(x, since_[l], t, packets_[static_cast<std::size_t>(owner_[l])]);
+      owner_[l] = kNil;
+      if (wait_head_[l] != kNil) freed_.push_back({x, oreq_[l]});
+    };
+    leave(inj);
+    std::int64_t node = src;
+    Ticks hops = 0;
+    for (;;) {
+      const auto [link, next] = next_hop(node, src, dst);
+      leave(link);
+      if (next < 0) break;
+      ++hops;
+      node = next;
+    }
+    const Ticks path = hops * c_.router;
+    for (;;) {
+      packet_injected(mi, t);
+      packet_delivered(mi, t);
+      if (opt_.trace || per_hop() || freed_.size() != first_freed + 1 || freed_.back().first != inj) break;
+      const std::int32_t w = wait_head_[static_cast<std::size_t>(inj)];
+      if (packets_[static_cast<std::size_t>(w)].msg != mi || !todo_.empty()) break;
+      const Ticks end = t + path + body(packets_[static_cast<std::size_t>(w)]);
+      if (!(end < horizon_)) break;
+      dequeue(inj);
+      freed_.pop_back();
+      if (wait_head_[static_cast<std::size_t>(inj)] != kNil) freed_.push_back({inj, t});
+      res_.inline_steps += static_cast<std::uint64_t>(hops) + 3;
+      now_ = t = checked(end);
+    }
+    hand_over(first_freed, t);
+  }
+
+  // Store-and-forward: packet pi asks for `link` at t and crosses it when it is free, first come
+  // first served. Its next step is due at the returned time, before horizon_, so the caller
+  // handles it now; or the step was queued as an event (-1).
+  Ticks acquire_saf(std::uint32_t pi, std::int64_t link, Ticks t, bool may_inline = true) {
     Packet& pk = packets_[pi];
     pk.link = link;
     const auto l = static_cast<std::size_t>(link);
-    auto step = [&](Ticks due) -> Ticks {
-      if (may_inline && due < horizon_) return checked(due);
-      push_net(due, pi, kHop);
-      return -1;
-    };
-    if (m_.mesh.switching == Switching::store_and_forward) {
-      if (free_at_[l] > t && !is_inject(link)) ++res_.channel_waits;
-      const Ticks start = std::max(t, free_at_[l]);
-      const Ticks end = start + header(link) + body(pk);
-      free_at_[l] = end;
-      span_link(link, start, end, pk);
-      return step(end);
-    }
-    if (owner_[l] == kNil) {
-      owner_[l] = static_cast<std::int32_t>(pi);
-      since_[l] = t;
-      return step(t + header(link));
-    }
-    // FIFO wait; the worm keeps every link it already holds.
-    if (!is_inject(link)) {
-      ++res_.channel_waits;
-      if (since_[l] == t) ++res_.channel_ties;  // taken at this very tick: the tie rule chose
-    }
-    pk.next_waiter = kNil;
-    if (wait_tail_[l] == kNil) {
-      wait_head_[l] = static_cast<std::int32_t>(pi);
-    } else {
-      packets_[static_cast<std::size_t>(wait_tail_[l])].next_waiter = static_cast<std::int32_t>(pi);
-    }
-    wait_tail_[l] = static_cast<std::int32_t>(pi);
+    if (free_at_[l] > t && !is_inject(link)) ++res_.channel_waits;
+    const Ticks start = std::max(t, free_at_[l]);
+    const Ticks end = start + header(link) + body(pk);
+    free_at_[l] = end;
+    span_link(link, start, end, pk);
+    if (may_inline && end < horizon_) return checked(end);
+    push_net(end, pi, kHop);
     return -1;
   }
 
-  // The worm holding `link` leaves it at t; the first waiter, if any, takes it (returned) and
-  // its header's step is queued, unless `defer`: then the caller queues it (or handles it).
-  std::int32_t release_link(std::int64_t link, Ticks t, bool defer = false) {
-    const auto l = static_cast<std::size_t>(link);
-    span_link(link, since_[l], t, packets_[static_cast<std::size_t>(owner_[l])]);
-    const std::int32_t w = wait_head_[l];
-    if (w == kNil) {
-      owner_[l] = kNil;
-      return kNil;
-    }
-    wait_head_[l] = packets_[static_cast<std::size_t>(w)].next_waiter;
-    if (wait_head_[l] == kNil) wait_tail_[l] = kNil;
-    owner_[l] = w;
-    since_[l] = t;
-    if (!defer) push_net(t + header(link), static_cast<std::uint32_t>(w), kHop);
-    return w;
-  }
-
-  // Packet pi finished its current link at t (wormhole: its header is through). Steps due
-  // before horizon_ follow in this loop: the queue would pop each of them next (a new event
-  // loses ties to every older one, hence the strict <), so the order is the per-hop one.
-  void on_hop(std::uint32_t pi, Ticks t) {
-    const bool saf = m_.mesh.switching == Switching::store_and_forward;
+  // Store-and-forward: packet pi finished its current link at t. Steps due before horizon_
+  // follow in this loop: the queue would pop each of them next (a new event loses ties to every
+  // older one, hence the strict <).
+  void on_hop_saf(std::uint32_t pi, Ticks t) {
     for (;;) {
       Packet& pk = packets_[pi];
       const Msg& msg = msgs_[pk.msg];
       const std::int64_t src = node_of_[static_cast<std::size_t>(msg.src)], dst = node_of_[static_cast<std::size_t>(msg.dst)];
       const std::int64_t link = pk.link;
       if (is_eject(link)) {
-        if (saf) {
-          packet_delivered(pk.msg, t);
-        } else if (const Ticks done = checked(t + body(pk)); done < horizon_) {
-          ++res_.inline_steps;
-          now_ = done;
-          worm_done(pi, done);
-        } else {
-          push_net(done, pi, kWormDone);
-        }
+        packet_delivered(pk.msg, t);
         return;
       }
-      if (saf && is_inject(link)) packet_injected(pk.msg, t);
+      if (is_inject(link)) packet_injected(pk.msg, t);
       const std::int64_t here = is_inject(link) ? src : link_to_node(link);
-      const Ticks next = acquire(pi, next_hop(here, src, dst).first, t);
+      const Ticks next = acquire_saf(pi, next_hop(here, src, dst).first, t);
       if (next < 0) return;
       ++res_.inline_steps;
       now_ = t = next;
-    }
-  }
-
-  void on_worm_done(const Event& e) { worm_done(e.a, e.t); }
-
-  // Packet pi's worm is done at t: the tail leaves every channel of the path as it arrives;
-  // the channels are released together, the injection channel first. Then the stream: when the
-  // injection channel goes to the next packet of the same message and that packet's whole life
-  // (its header through the path it finds free, its body, its end) falls before every other
-  // event, the queue would pop each of its h + 3 steps next, so it is handled here, in O(1), and
-  // so on down the message's packets (issue 16: a 16 MiB message is 32 768 packets).
-  void worm_done(std::uint32_t pi, Ticks t) {
-    std::uint32_t mi = packets_[pi].msg;
-    const std::int64_t src = node_of_[static_cast<std::size_t>(msgs_[mi].src)];
-    const std::int64_t dst = node_of_[static_cast<std::size_t>(msgs_[mi].dst)];
-    const std::int64_t inj = inject_link(src);
-    std::int32_t w = release_link(inj, t, true);
-    // The next packet's step is queued before anything below creates events (the per-hop
-    // order): its sequence number is taken now, used only if the step becomes an event.
-    std::uint64_t wseq = w == kNil ? 0 : seq_++;
-    std::int64_t node = src;
-    Ticks hops = 0;
-    for (;;) {
-      const auto [link, next] = next_hop(node, src, dst);
-      release_link(link, t);
-      if (next < 0) break;
-      ++hops;
-      node = next;
-    }
-    const Ticks path = hops * c_.router;
-    std::uint64_t wire = 0;  // the body time of the last wire size seen (a message's packets share one but the last)
-    Ticks wire_ticks = -1;
-    for (;;) {
-      packet_injected(mi, t);
-      packet_delivered(mi, t);
-      if (w == kNil) return;
-      const auto wi = static_cast<std::uint32_t>(w);
-      // The links past the injection channel are free (a waiter there would have an event now,
-      // before the end below) and nothing else runs until that end.
-      if (wire_ticks < 0 || packets_[wi].wire_bytes != wire) {
-        wire = packets_[wi].wire_bytes;
-        wire_ticks = body(packets_[wi]);
-      }
-      const Ticks end = t + path + wire_ticks;
-      if (opt_.trace || packets_[wi].msg != mi || !(end < horizon_)) {
-        if (t < horizon_) {  // its first step is still due before every other event
-          ++res_.inline_steps;
-          on_hop(wi, t);
-          return;
-        }
-        horizon_ = std::min(horizon_, checked(t));
-        (opt_.reference_queue ? q_ : net_).push(Event{t, wseq, wi, kHop});
-        return;
-      }
-      res_.inline_steps += static_cast<std::uint64_t>(hops) + 3;
-      now_ = t = checked(end);
-      pi = wi;
-      mi = packets_[pi].msg;
-      w = release_link(inj, t, true);
-      wseq = w == kNil ? 0 : seq_++;
     }
   }
 
@@ -1355,6 +1565,15 @@ class Engine {
   std::vector<std::int64_t> node_of_;
   std::vector<std::int32_t> owner_, wait_head_, wait_tail_;
   std::vector<Ticks> since_, free_at_;
+  std::vector<Ticks> oreq_;           // wormhole: when the channel's holder asked for it
+  std::vector<std::uint32_t> okey_;   // ... and its request's key
+  std::vector<std::pair<std::int64_t, Ticks>> freed_;  // channels given up that have waiters, and when their holder asked
+  struct Todo {
+    std::uint32_t pi;
+    Ticks t;
+    std::uint64_t token;
+  };
+  std::vector<Todo> todo_;  // packets given a channel, their headers through it at t, to advance
 };
 
 void put_num(std::ostream& out, double v) {

@@ -13,12 +13,16 @@
 // event created first; an event that finds its resource busy keeps its sequence number and runs
 // when the resource frees, before later-created events of that time. Ready operations of one
 // rank are inserted sends first, then receives, then local ops, each group in program order (as
-// LogGOPSim does). Nothing depends on wall-clock time, hashing or addresses, so the same inputs
-// give the same result and the same trace, byte for byte.
+// LogGOPSim does). On a mesh, the network's events of a tick run before the ranks' events of that
+// tick, and a channel asked for by several headers at one tick goes to the one coming through the
+// lowest input port (docs/emulator.md, "Arbitration"), so the order the network's events of one
+// tick run in changes nothing. Nothing depends on wall-clock time, hashing or addresses, so the
+// same inputs give the same result and the same trace, byte for byte.
 //
-// Cost: each operation start, message acceptance and (mesh) packet step is handled once, at the
-// time it happens: events wait for a busy rank in per-rank queues instead of being put back
-// into the global one, so the work is O(log n) per event however many wait.
+// Cost: each operation start and message acceptance is handled once, at the time it happens:
+// events wait for a busy rank in per-rank queues instead of being put back into the global one,
+// so the work is O(log n) per event however many wait. A wormhole packet costs one event for
+// its end plus about one per busy channel on its way, whatever its path.
 #pragma once
 
 #include <cstdint>
@@ -39,10 +43,11 @@ struct SimOptions {
   // put back at the time the rank frees (LogGOPSim's loop). Same results, more events handled;
   // kept to check the default against and to measure it (bench/bench_emulator.cpp).
   bool reference_queue = false;
-  // Mesh models: every step of a packet (a channel taken, a store-and-forward link crossed) as
-  // its own queue event, as before issue 14's second round. By default a step due before any
-  // other event is handled inside the event before it (same results, fewer events); kept to
-  // check the default against. reference_queue implies it.
+  // Mesh models: every step of a packet (a channel asked for, a store-and-forward link crossed)
+  // as its own queue event. By default a wormhole header goes on through the free channels of
+  // its path inside one event, and a store-and-forward step due before any other event is
+  // handled inside the event before it (same results, fewer events); kept to check the default
+  // against. reference_queue implies it.
   bool per_hop_mesh = false;
 };
 
@@ -62,13 +67,13 @@ struct SimResult {
   std::vector<double> per_rank_us;
   std::uint64_t events = 0;      // operation starts, message acceptances, mesh network steps (queue events)
   std::uint64_t postponed = 0;   // reference_queue: events put back because their rank was busy
-  std::uint64_t inline_steps = 0;  // mesh steps handled inside the event before them (not in events)
-  // Mesh models: how many times a packet found the next link or ejection channel taken and
-  // waited for it (wormhole: its header joined the channel's FIFO; store-and-forward: the link was
-  // still busy). A message's packets queueing for their own node's injection channel are not counted.
+  std::uint64_t inline_steps = 0;  // mesh steps handled inside an event of their own packet's or another's (not in events)
+  // Mesh models: how many times a packet got a link or ejection channel later than the tick its
+  // header asked for it (wormhole), or found a link still busy (store-and-forward). A message's
+  // packets queueing for their own node's injection channel are not counted.
   std::uint64_t channel_waits = 0;
-  // Wormhole: of those waits, the ones where the channel had been taken at the same tick, so the
-  // tie rule (the step created first goes first) chose who waits.
+  // Wormhole: of those waits, the ones where the header that had the channel before asked for it
+  // at the same tick, so the arbitration rule (input port order) chose who waited.
   std::uint64_t channel_ties = 0;
   std::uint64_t messages = 0;
   std::uint64_t packets = 0;
