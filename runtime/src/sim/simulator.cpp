@@ -1211,7 +1211,8 @@ class Engine {
   }
 
   // Packet o was routed ahead onto c, and an earlier request took c: o gives up c and every
-  // channel after it, and waits for c. A channel it gives up that has waiters goes to the first.
+  // channel after it, and asks for c again when its header gets there (waits for it, if that is
+  // now). A channel it gives up that has waiters goes to the first.
   void cut(std::uint32_t o, std::int64_t c) {
     Packet& po = packets_[o];
     const Msg& msg = msgs_[po.msg];
@@ -1241,7 +1242,8 @@ class Engine {
       x = next_hop(here, src, dst).first;
     }
     po.link = prev;
-    enqueue(o, c, asked, key);
+    if (asked > now_) push_packet_event(o, asked, kHop);  // it asks again when its header gets there
+    else enqueue(o, c, asked, key);
     hand_over(first_freed, now_);
   }
 
