@@ -395,9 +395,16 @@ Machine small_delta() {
   return m;
 }
 
+// The T3D's torus (wrap links, two virtual channels), on 4×4×4 nodes.
+Machine small_t3d() {
+  Machine m = load_machine("t3d");
+  m.mesh.dims = {4, 4, 4};
+  return m;
+}
+
 std::vector<Machine> machines_for_checks() {
   return {load_machine("postal:2.5"), load_machine("sr:27:88"), load_machine("logp:5:2:3:0.5:0.25"),
-          load_machine("logp:3:2:0.5:0.004"), small_delta()};
+          load_machine("logp:3:2:0.5:0.004"), small_delta(), small_t3d()};
 }
 
 PlanRequest plan_request(const char* op, const char* algo, int p, std::int64_t bytes) {
