@@ -637,6 +637,10 @@ class Engine {
       while (!heap_.empty() && !valid(heap_.top())) heap_.pop();
       const bool have_rank = !heap_.empty();
       const bool have_net = !net_.empty();
+      if (!effects_.empty() && (!have_net || net_.top().t > effects_.front().t)) {
+        apply_effects();
+        continue;
+      }
       if (!have_rank && !have_net) break;
       if (have_net && (!have_rank || net_.top().t <= heap_.top().t)) {  // network first at one tick
         const Event e = net_.top();
@@ -678,7 +682,12 @@ class Engine {
 
   // The first landing's loop: busy → put back at the time the resource frees.
   void run_reference() {
-    while (!q_.empty()) {
+    for (;;) {
+      if (!effects_.empty() && (q_.empty() || rank_kind(q_.top().kind) || q_.top().t > effects_.front().t)) {
+        apply_effects();
+        continue;
+      }
+      if (q_.empty()) break;
       const Event e = q_.top();
       q_.pop();
       now_ = e.t;
@@ -1311,7 +1320,7 @@ class Engine {
 
   // The worm's tail is through at `done`. Handled here when nothing else is due before it.
   void end_worm(std::uint32_t pi, Ticks done, bool top) {
-    if (top && !per_hop() && todo_.empty() && done < horizon_) {
+    if (top && !per_hop() && todo_.empty() && done < limit()) {
       ++res_.inline_steps;
       now_ = done;
       worm_done(pi, done);
@@ -1384,11 +1393,12 @@ class Engine {
     for (;;) {
       packet_injected(mi, t);
       packet_delivered(mi, t);
+      settle(t);
       if (opt_.trace || per_hop() || freed_.size() != first_freed + 1 || freed_.back().first != inj) break;
       const std::int32_t w = wait_head_[static_cast<std::size_t>(inj)];
       if (packets_[static_cast<std::size_t>(w)].msg != mi || !todo_.empty()) break;
       const Ticks end = t + path + body(packets_[static_cast<std::size_t>(w)]);
-      if (!(end < horizon_)) break;
+      if (!(end < limit())) break;
       dequeue(inj);
       freed_.pop_back();
       if (wait_head_[static_cast<std::size_t>(inj)] != kNil) freed_.push_back({inj, t});
@@ -1410,7 +1420,7 @@ class Engine {
     const Ticks end = start + header(link) + body(pk);
     free_at_[l] = end;
     span_link(link, start, end, pk);
-    if (may_inline && end < horizon_) return checked(end);
+    if (may_inline && end < limit()) return checked(end);
     push_net(end, pi, kHop);
     return -1;
   }
@@ -1426,9 +1436,13 @@ class Engine {
       const std::int64_t link = pk.link;
       if (is_eject(link)) {
         packet_delivered(pk.msg, t);
+        settle(t);
         return;
       }
-      if (is_inject(link)) packet_injected(pk.msg, t);
+      if (is_inject(link)) {
+        packet_injected(pk.msg, t);
+        settle(t);
+      }
       const std::int64_t here = is_inject(link) ? src : link_to_node(link);
       const Ticks next = acquire_saf(pi, next_hop(here, src, dst).first, t);
       if (next < 0) return;
@@ -1441,12 +1455,45 @@ class Engine {
     Msg& msg = msgs_[mi];
     ++msg.injected;
     const auto buffered = static_cast<std::uint32_t>(std::max(0, m_.mesh.send_buffer_packets));
-    if (msg.blocking && msg.injected == msg.packets - buffered) {
-      const Ticks t_done = std::max(t, msg.overhead_end);
-      span_rank(msg.src, msg.overhead_end, t_done, 0, msg.dst);
-      unblock(msg.src, t_done);
-      complete(msg.send_op, t_done);
+    if (msg.blocking && msg.injected == msg.packets - buffered) defer(std::max(t, msg.overhead_end), mi, false);
+  }
+
+  // What a tick's network events do to the ranks (a blocking send's end, a message's arrival) is
+  // applied once the tick's network events are all done, ordered by the send op it belongs to:
+  // so the order in which those events ran does not reach the ranks (docs/emulator.md,
+  // "Tie-breaking"). No network event runs between (horizon_ drops to the tick).
+  struct RankEffect {
+    Ticks t;
+    std::uint32_t send_op;
+    bool arrive;
+    std::uint32_t mi;
+  };
+  void defer(Ticks t, std::uint32_t mi, bool arrive) {
+    PB_CHECK(effects_.empty() || effects_.front().t == t, "a tick's rank effects are applied before the next tick's");
+    effects_.push_back(RankEffect{t, msgs_[mi].send_op, arrive, mi});
+  }
+  // Nothing else is due at t or before (t < horizon_): the tick's network events are done.
+  void settle(Ticks t) {
+    if (!effects_.empty() && t < horizon_) apply_effects();
+  }
+  // What a step may be handled inside the current event before: every other pending event, and
+  // the rank effects not yet applied.
+  [[nodiscard]] Ticks limit() const { return effects_.empty() ? horizon_ : std::min(horizon_, effects_.front().t); }
+  void apply_effects() {
+    std::sort(effects_.begin(), effects_.end(), [](const RankEffect& x, const RankEffect& y) {
+      return x.send_op != y.send_op ? x.send_op < y.send_op : x.arrive < y.arrive;
+    });
+    for (const RankEffect& e : effects_) {
+      if (e.arrive) {
+        push_rank_event(e.t, e.mi, kArrive);
+        continue;
+      }
+      const Msg& msg = msgs_[e.mi];
+      span_rank(msg.src, msg.overhead_end, e.t, 0, msg.dst);
+      unblock(msg.src, e.t);
+      complete(msg.send_op, e.t);
     }
+    effects_.clear();
   }
 
   void unblock(int r, Ticks t) {
@@ -1467,7 +1514,7 @@ class Engine {
 
   void packet_delivered(std::uint32_t mi, Ticks t) {
     Msg& msg = msgs_[mi];
-    if (++msg.delivered == msg.packets) push_rank_event(t, mi, kArrive);
+    if (++msg.delivered == msg.packets) defer(t, mi, true);
   }
 
   void span_link(std::int64_t link, Ticks b, Ticks e, const Packet& pk) {
@@ -1575,7 +1622,8 @@ class Engine {
     Ticks t;
     std::uint64_t token;
   };
-  std::vector<Todo> todo_;  // packets given a channel, their headers through it at t, to advance
+  std::vector<Todo> todo_;
+  std::vector<RankEffect> effects_;  // a tick's network events' effects on the ranks, not yet applied  // packets given a channel, their headers through it at t, to advance
 };
 
 void put_num(std::ostream& out, double v) {
