@@ -68,6 +68,9 @@ struct Event {  // an event in a global queue (network events; everything in ref
 // takes the same place among its rank's events whatever order the network's events ran in), and
 // events of one side in the order they were created.
 constexpr bool rank_kind(EvKind k) { return k == kOp || k == kArrive; }
+struct NetAfter {  // the network's own queue (all of one side)
+  bool operator()(const Event& x, const Event& y) const { return x.t != y.t ? x.t > y.t : x.seq > y.seq; }
+};
 struct EventAfter {
   bool operator()(const Event& x, const Event& y) const {
     if (x.t != y.t) return x.t > y.t;
@@ -624,7 +627,9 @@ class Engine {
   void push_net(Ticks t, std::uint32_t a, EvKind kind) {
     checked(t);
     horizon_ = std::min(horizon_, t);
-    (opt_.reference_queue ? q_ : net_).push(Event{t, seq_++, a, kind});
+    const Event e{t, seq_++, a, kind};
+    if (opt_.reference_queue) q_.push(e);
+    else net_.push(e);
   }
 
   void run_lazy() {
@@ -1598,7 +1603,7 @@ class Engine {
   std::int32_t free_nodes_ = kNil;
   SlotQueue heap_;
   std::vector<int> dirty_;
-  std::priority_queue<Event, std::vector<Event>, EventAfter> net_;
+  std::priority_queue<Event, std::vector<Event>, NetAfter> net_;
   // reference discipline
   std::priority_queue<Event, std::vector<Event>, EventAfter> q_;
   std::vector<std::vector<Event>> parked_;
