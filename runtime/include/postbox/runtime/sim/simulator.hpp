@@ -14,9 +14,10 @@
 // when the resource frees, before later-created events of that time. Ready operations of one
 // rank are inserted sends first, then receives, then local ops, each group in program order (as
 // LogGOPSim does). On a mesh, the network's events of a tick run before the ranks' events of that
-// tick, and a channel asked for by several headers at one tick goes to the one coming through the
-// lowest input port (docs/emulator.md, "Arbitration"), so the order the network's events of one
-// tick run in changes nothing. Nothing depends on wall-clock time, hashing or addresses, so the
+// tick. On a wormhole mesh a channel asked for by several headers at one tick goes to the one
+// coming through the lowest input port (docs/emulator.md, "Arbitration"), so the order the
+// network's events of one tick run in changes nothing; a store-and-forward link serves packets
+// in the order their steps run. Nothing depends on wall-clock time, hashing or addresses, so the
 // same inputs give the same result and the same trace, byte for byte.
 //
 // Cost: each operation start and message acceptance is handled once, at the time it happens:
