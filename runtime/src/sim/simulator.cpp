@@ -1015,14 +1015,14 @@ class Engine {
                    "the mesh's " + std::to_string(total) + " channels");
     // Routing reads coordinates and far ends from tables: the divisions they take were about a
     // third of a contended Delta run's time.
-    strides_.assign(static_cast<std::size_t>(nd_), 1);
+    std::vector<std::int64_t> strides(static_cast<std::size_t>(nd_), 1);  // node index step per dimension (row-major)
     for (int d = nd_ - 2; d >= 0; --d)
-      strides_[static_cast<std::size_t>(d)] = strides_[static_cast<std::size_t>(d) + 1] * ms.dims[static_cast<std::size_t>(d) + 1];
+      strides[static_cast<std::size_t>(d)] = strides[static_cast<std::size_t>(d) + 1] * ms.dims[static_cast<std::size_t>(d) + 1];
     coords_.resize(static_cast<std::size_t>(nodes_count_) * static_cast<std::size_t>(nd_));
     for (std::int64_t n = 0; n < nodes_count_; ++n)
       for (int d = 0; d < nd_; ++d)
         coords_[static_cast<std::size_t>(n * nd_ + d)] =
-            static_cast<std::int32_t>((n / strides_[static_cast<std::size_t>(d)]) % ms.dims[static_cast<std::size_t>(d)]);
+            static_cast<std::int32_t>((n / strides[static_cast<std::size_t>(d)]) % ms.dims[static_cast<std::size_t>(d)]);
     far_node_.resize(static_cast<std::size_t>(net_links_));
     for (std::int64_t n = 0; n < nodes_count_; ++n)
       for (int d = 0; d < nd_; ++d)
@@ -1032,7 +1032,7 @@ class Engine {
           const int nc = dir == 0 ? (c + 1) % k : (c - 1 + k) % k;
           for (int vc = 0; vc < nvc_; ++vc)
             far_node_[static_cast<std::size_t>(((n * nd_ + d) * 2 + dir) * nvc_ + vc)] =
-                n + static_cast<std::int64_t>(nc - c) * strides_[static_cast<std::size_t>(d)];
+                n + static_cast<std::int64_t>(nc - c) * strides[static_cast<std::size_t>(d)];
         }
     if (ms.switching == Switching::wormhole) {
       owner_.assign(static_cast<std::size_t>(total), kNil);
@@ -1051,7 +1051,6 @@ class Engine {
   [[nodiscard]] bool is_inject(std::int64_t l) const { return l >= net_links_ && l < net_links_ + nodes_count_; }
   [[nodiscard]] bool is_eject(std::int64_t l) const { return l >= net_links_ + nodes_count_; }
 
-  [[nodiscard]] std::int64_t stride(int d) const { return strides_[static_cast<std::size_t>(d)]; }
   [[nodiscard]] int coord(std::int64_t node, int d) const { return coords_[static_cast<std::size_t>(node * nd_ + d)]; }
 
   // Dimension-order routing: X (the last, fastest dimension) first, then towards dimension 0.
@@ -1072,10 +1071,8 @@ class Engine {
         const int s = coord(src, d);
         vc = (dir == 0 ? c < s : c > s) ? 1 : 0;
       }
-      const int nc = dir == 0 ? (c + 1) % k : (c - 1 + k) % k;
-      const std::int64_t next = node + static_cast<std::int64_t>(nc - c) * stride(d);
       const std::int64_t link = ((node * nd_ + d) * 2 + dir) * nvc_ + vc;
-      return {link, next};
+      return {link, link_to_node(link)};
     }
     return {eject_link(dst), -1};
   }
@@ -1126,11 +1123,15 @@ class Engine {
     drain();
   }
 
-  // The channel after pk.link on pk's path (its ejection channel after its last link).
+  // The channel after `link` (the injection channel or a link) on the path from src to dst: the
+  // ejection channel after the last link.
+  [[nodiscard]] std::int64_t channel_after(std::int64_t link, std::int64_t src, std::int64_t dst) const {
+    return next_hop(is_inject(link) ? src : link_to_node(link), src, dst).first;
+  }
+  // The channel after pk.link on pk's path.
   [[nodiscard]] std::int64_t next_channel(const Packet& pk) const {
     const Msg& msg = msgs_[pk.msg];
-    const std::int64_t src = node_of_[static_cast<std::size_t>(msg.src)], dst = node_of_[static_cast<std::size_t>(msg.dst)];
-    return next_hop(is_inject(pk.link) ? src : link_to_node(pk.link), src, dst).first;
+    return channel_after(pk.link, node_of_[static_cast<std::size_t>(msg.src)], node_of_[static_cast<std::size_t>(msg.dst)]);
   }
   // The key of packet pi's request for channel `to` coming from channel `from`: on an injection
   // channel the packet's number; elsewhere the input port it comes through, numbered as the
@@ -1234,13 +1235,10 @@ class Engine {
     PB_CHECK(!is_inject(c), "a node's packets ask for its injection channel in their order");
     if (po.waiting) unlink_waiter(o, next_channel(po));
     po.pending = kNoEvent;  // its step or its end, if queued, is void
-    std::int64_t prev = inject_link(src), here = src;
-    for (;;) {
-      const auto [link, next] = next_hop(here, src, dst);
-      if (link == c) break;
-      PB_CHECK(next >= 0, "a cut channel is on the packet's path");
-      prev = link;
-      here = next;
+    std::int64_t prev = inject_link(src);
+    for (std::int64_t x = channel_after(prev, src, dst); x != c; x = channel_after(prev, src, dst)) {
+      PB_CHECK(!is_eject(x), "a cut channel is on the packet's path");
+      prev = x;
     }
     const Ticks asked = oreq_[static_cast<std::size_t>(c)];
     const std::uint32_t key = okey_[static_cast<std::size_t>(c)];
@@ -1250,10 +1248,7 @@ class Engine {
       owner_[l] = kNil;
       if (x != c && wait_head_[l] != kNil) freed_.push_back({x, oreq_[l]});
       if (x == po.link) break;
-      const auto [link, next] = next_hop(here, src, dst);
-      (void)link;
-      here = next;
-      x = next_hop(here, src, dst).first;
+      x = channel_after(x, src, dst);
     }
     po.link = prev;
     if (asked > now_) push_packet_event(o, asked, kHop);  // it asks again when its header gets there
@@ -1340,12 +1335,8 @@ class Engine {
       on_hop_saf(e.a, e.t);
       return;
     }
-    Packet& pk = packets_[e.a];
-    if (pk.pending != e.seq) {  // void: a cut sent the packet back; popped, not counted
-      --res_.events;
-      return;
-    }
-    pk.pending = kNoEvent;
+    if (!claim(e)) return;
+    const Packet& pk = packets_[e.a];
     if (is_eject(pk.link)) {  // (the per-hop discipline: the ejection channel's step)
       end_worm(e.a, checked(e.t + body(pk)), true);
     } else {
@@ -1355,13 +1346,20 @@ class Engine {
     drain();
   }
 
-  void on_worm_done(const Event& e) {
+  // The event is its packet's queued one (then no longer queued), or void: a cut sent the packet
+  // back since; popped, not counted.
+  bool claim(const Event& e) {
     Packet& pk = packets_[e.a];
     if (pk.pending != e.seq) {
       --res_.events;
-      return;
+      return false;
     }
     pk.pending = kNoEvent;
+    return true;
+  }
+
+  void on_worm_done(const Event& e) {
+    if (!claim(e)) return;
     worm_done(e.a, e.t);
     drain();
   }
@@ -1430,7 +1428,7 @@ class Engine {
     return -1;
   }
 
-  // Store-and-forward: packet pi finished its current link at t. Steps due before horizon_
+  // Store-and-forward: packet pi finished its current link at t. Steps due before limit()
   // follow in this loop: the queue would pop each of them next (a new event loses ties to every
   // older one, hence the strict <).
   void on_hop_saf(std::uint32_t pi, Ticks t) {
@@ -1448,8 +1446,7 @@ class Engine {
         packet_injected(pk.msg, t);
         settle(t);
       }
-      const std::int64_t here = is_inject(link) ? src : link_to_node(link);
-      const Ticks next = acquire_saf(pi, next_hop(here, src, dst).first, t);
+      const Ticks next = acquire_saf(pi, channel_after(link, src, dst), t);
       if (next < 0) return;
       ++res_.inline_steps;
       now_ = t = next;
@@ -1466,7 +1463,7 @@ class Engine {
   // What a tick's network events do to the ranks (a blocking send's end, a message's arrival) is
   // applied once the tick's network events are all done, ordered by the send op it belongs to:
   // so the order in which those events ran does not reach the ranks (docs/emulator.md,
-  // "Tie-breaking"). No network event runs between (horizon_ drops to the tick).
+  // "Tie-breaking"). No step is handled inside an event past them (limit()).
   struct RankEffect {
     Ticks t;
     std::uint32_t send_op;
@@ -1613,7 +1610,6 @@ class Engine {
   int nvc_ = 1;
   std::int64_t nodes_count_ = 0;
   std::int64_t net_links_ = 0;
-  std::vector<std::int64_t> strides_;   // node index step per dimension (row-major)
   std::vector<std::int32_t> coords_;    // node n's coordinate in dimension d at n·nd + d
   std::vector<std::int64_t> far_node_;  // the node a network link leads to
   std::vector<std::int64_t> node_of_;
@@ -1627,8 +1623,8 @@ class Engine {
     Ticks t;
     std::uint64_t token;
   };
-  std::vector<Todo> todo_;
-  std::vector<RankEffect> effects_;  // a tick's network events' effects on the ranks, not yet applied  // packets given a channel, their headers through it at t, to advance
+  std::vector<Todo> todo_;           // packets given a channel, their headers through it at t, to advance
+  std::vector<RankEffect> effects_;  // a tick's network events' effects on the ranks, not yet applied
 };
 
 void put_num(std::ostream& out, double v) {
