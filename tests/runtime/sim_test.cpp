@@ -743,6 +743,28 @@ SimResult run_goal(const std::string& text, const char* machine) {
   return simulate(schedule_of_goal(parse_goal(text)), load_machine(machine));
 }
 
+// Ready operations of one rank start sends first (LogGOPSim's order by type), whatever their
+// program order: rank 0's send (o 2) starts at 0 before its calc 10, so rank 1 has the message
+// at 2 + L 3 + 7·G 0.004 and accepts it by 7.028; in program order it would be 17.028.
+TEST(Goal, ReadyOpsStartSendsFirst) {
+  const SimResult r = run_goal("num_ranks 2\nrank 0 {\nl1: calc 10\nl2: send 8b to 1 tag 0\n}\n"
+                               "rank 1 {\nl1: recv 8b from 0 tag 0\n}\n",
+                               "logp:3:2:0.5:0.004");
+  EXPECT_DOUBLE_EQ(r.per_rank_us[0], 12);
+  EXPECT_DOUBLE_EQ(r.per_rank_us[1], 7.028);
+}
+
+// Virtual time past 2^62 ticks is an InputError (simulator.hpp), not a wrapped or infinite time.
+TEST(Goal, VirtualTimePastTheLimitIsAnInputError) {
+  try {
+    (void)run_goal("num_ranks 1\nrank 0 {\nl1: calc 4000000000000\nl2: calc 4000000000000\nl2 requires l1\n}\n",
+                   "logp:3:2:0.5:0.004");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("virtual time passes 2^62 ticks"), std::string::npos) << e.what();
+  }
+}
+
 // logp:5:2:3:0 (L 5, o 2, g 3): rank 0's tag-5 message arrives at 7, rank 1's tag-7 one at 17
 // (after calc 10). Rank 2's any-source any-tag receive was posted first, so it takes the first
 // message (accepted 7..9); the tag-7 receive takes the second (17..19); calc 3 ends at 22.
