@@ -1,7 +1,10 @@
 #include "barrier_bench.hpp"
 
 #include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <barrier>
@@ -24,35 +27,189 @@
 #include "postbox/barrier/barrier.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/topology.hpp"
+#include "postbox/runtime/wait.hpp"
 
 namespace postbox::bench {
 namespace {
 
-// Runs the syncbench body on p threads (the caller as rank 0, p − 1 std::threads) and returns
-// the overhead per barrier of each outer repetition.
+// p − 1 std::threads made once and kept for every measurement at one p, the caller as rank 0,
+// as an OpenMP runtime keeps its pool: the threads are placed by the scheduler once, and a
+// measurement does not start with threads that have just been created on the caller's CPU.
+// Between measurements they sleep in a futex (std::atomic::wait).
+class ThreadTeam {
+ public:
+  explicit ThreadTeam(int p) : p_(p) {
+    threads_.reserve(static_cast<std::size_t>(p - 1));
+    for (int r = 1; r < p; ++r) threads_.emplace_back([this, r] { loop(r); });
+  }
+  ~ThreadTeam() {
+    stop_ = true;
+    // release: the workers see stop_ once they see the new generation.
+    gen_.fetch_add(1, std::memory_order_release);
+    gen_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  ThreadTeam(const ThreadTeam&) = delete;
+  ThreadTeam& operator=(const ThreadTeam&) = delete;
+  [[nodiscard]] int size() const noexcept { return p_; }
+
+  // fn(rank) on every rank; returns once every rank has returned.
+  void run(const std::function<void(int)>& fn) {
+    job_ = &fn;
+    done_.store(0, std::memory_order_relaxed);
+    // release: publishes job_ and the reset of done_ to the workers.
+    gen_.fetch_add(1, std::memory_order_release);
+    gen_.notify_all();
+    fn(0);
+    for (;;) {
+      // acquire: every worker's writes in fn happen before this returns.
+      const int d = done_.load(std::memory_order_acquire);
+      if (d == p_ - 1) break;
+      done_.wait(d, std::memory_order_acquire);
+    }
+  }
+
+ private:
+  void loop(int rank) {
+    std::uint32_t seen = 0;
+    for (;;) {
+      gen_.wait(seen, std::memory_order_acquire);
+      seen = gen_.load(std::memory_order_acquire);
+      if (stop_) return;
+      (*job_)(rank);
+      // acq_rel: publishes this worker's part to run(); the last one wakes it.
+      if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == p_ - 1) done_.notify_one();
+    }
+  }
+
+  const int p_;
+  const std::function<void(int)>* job_ = nullptr;
+  bool stop_ = false;
+  std::atomic<std::uint32_t> gen_{0};
+  std::atomic<int> done_{0};
+  std::vector<std::thread> threads_;
+};
+
+// Runs the syncbench body on p threads and returns the overhead per barrier of each outer
+// repetition (and the tail histogram into `tail`): on `team` when there is one, else on p − 1
+// std::threads made for this measurement and the caller.
 template <class BarrierFn>
-std::vector<double> run_threads(int p, const syncbench::Params& prm, BarrierFn&& barrier) {
+std::vector<double> run_threads(ThreadTeam* team, int p, const syncbench::Params& prm, syncbench::Histogram& tail,
+                                BarrierFn&& barrier) {
   syncbench::Shared sh;
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<std::size_t>(p - 1));
-  for (int r = 1; r < p; ++r) threads.emplace_back([&, r] { syncbench::body(r, sh, prm, barrier); });
-  syncbench::body(0, sh, prm, barrier);
-  for (auto& t : threads) t.join();
+  if (team != nullptr) {
+    team->run([&](int r) { syncbench::body(r, p, sh, prm, barrier); });
+  } else {
+    std::vector<std::thread> threads;
+    threads.reserve(static_cast<std::size_t>(p - 1));
+    for (int r = 1; r < p; ++r) threads.emplace_back([&, r] { syncbench::body(r, p, sh, prm, barrier); });
+    syncbench::body(0, p, sh, prm, barrier);
+    for (auto& t : threads) t.join();
+  }
+  tail.merge(sh.tail);
   return sh.per_barrier_ns;
 }
 
 // The same body with the p ranks as fibers of a Team (one worker per allowed CPU). The team is
 // made here, outside the timed loops (the body times itself).
 template <class BarrierFn>
-std::vector<double> run_fibers(int p, const syncbench::Params& prm, BarrierFn&& barrier) {
+std::vector<double> run_fibers(int p, const syncbench::Params& prm, syncbench::Histogram& tail, BarrierFn&& barrier) {
   syncbench::Shared sh;
   TeamOptions o;
   o.ranks = RanksMode::fibers;
   o.mailbox.ring_bytes = 4096;  // the barrier sends no messages: the smallest rings
   Team team(p, o);
-  team.run([&](RankContext& ctx) { syncbench::body(ctx.rank(), sh, prm, barrier); });
+  team.run([&](RankContext& ctx) { syncbench::body(ctx.rank(), p, sh, prm, barrier); });
+  tail.merge(sh.tail);
   return sh.per_barrier_ns;
 }
+
+// Half the round trip of one cache line between ranks 0 and 1 (each spins for the other's
+// store, yielding after 4096 polls so that two threads on one CPU still make progress), one
+// figure per outer repetition: the one-way latency a barrier of two ranks cannot beat.
+std::vector<double> run_one_way(ThreadTeam* team, const syncbench::Params& prm) {
+  struct alignas(64) Flag {
+    std::atomic<std::int64_t> v{0};
+  };
+  Flag ping, pong;
+  std::atomic<std::int64_t> inner{0};
+  std::vector<double> out;
+  auto await = [](const Flag& f, std::int64_t k) {
+    for (int spins = 0; f.v.load(std::memory_order_acquire) != k;) {
+      if (++spins < 4096) {
+        cpu_relax();
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  };
+  auto fn = [&](int r) {
+    if (r > 1) return;
+    std::int64_t k = 0;
+    auto trip = [&] {
+      ++k;
+      if (r == 0) {
+        ping.v.store(k, std::memory_order_release);
+        await(pong, k);
+      } else {
+        await(ping, k);
+        pong.v.store(k, std::memory_order_release);
+      }
+    };
+    constexpr int kPilot = 1000;
+    const auto t0 = syncbench::now_ns();
+    for (int i = 0; i < kPilot; ++i) trip();
+    if (r == 0) {
+      const double per = std::max(1.0, static_cast<double>(syncbench::now_ns() - t0) / kPilot);
+      // relaxed: published by the next trip (ping's release, acquired by rank 1).
+      inner.store(std::clamp<std::int64_t>(static_cast<std::int64_t>(static_cast<double>(prm.target_ns) / per), 16,
+                                           prm.max_inner),
+                  std::memory_order_relaxed);
+    }
+    trip();
+    const std::int64_t n = inner.load(std::memory_order_relaxed);
+    for (int o = 0; o < prm.outer; ++o) {
+      trip();
+      const auto t = syncbench::now_ns();
+      for (std::int64_t i = 0; i < n; ++i) trip();
+      if (r == 0) out.push_back(static_cast<double>(syncbench::now_ns() - t) / static_cast<double>(n) / 2);
+    }
+  };
+  if (team != nullptr) {
+    team->run(fn);
+  } else {
+    std::thread other(fn, 1);
+    fn(0);
+    other.join();
+  }
+  return out;
+}
+
+// A CPU-bound child process at the given nice level for as long as this object lives: the
+// competing process of Load::nice0 / Load::nice10.
+class CompetingProcess {
+ public:
+  explicit CompetingProcess(Load load) {
+    if (load == Load::none) return;
+    pid_ = ::fork();
+    PB_CHECK(pid_ >= 0, "bench barrier: fork failed for the competing process");
+    if (pid_ == 0) {
+      // The child: async-signal-safe calls only (the parent may have threads).
+      (void)::setpriority(PRIO_PROCESS, 0, load == Load::nice10 ? 10 : 0);
+      for (;;) asm volatile("" ::: "memory");
+    }
+  }
+  ~CompetingProcess() {
+    if (pid_ <= 0) return;
+    (void)::kill(pid_, SIGKILL);
+    (void)::waitpid(pid_, nullptr, 0);
+  }
+  CompetingProcess(const CompetingProcess&) = delete;
+  CompetingProcess& operator=(const CompetingProcess&) = delete;
+
+ private:
+  pid_t pid_ = -1;
+};
 
 constexpr const char* kFiberSuffix = "@fibers";
 
@@ -68,10 +225,13 @@ std::filesystem::path helper_path(const std::string& impl, const BarrierBenchOpt
 // Runs a helper executable for one p and returns its repetitions; a note instead (and an empty
 // vector) when it cannot.
 std::vector<double> run_helper(const std::filesystem::path& exe, const std::string& impl, int p,
-                               const syncbench::Params& prm, std::vector<std::string>& notes) {
+                               const syncbench::Params& prm, syncbench::Histogram& tail, std::vector<std::string>& notes) {
   std::ostringstream cmd_s;
   cmd_s << '\'' << exe.string() << "' --impl " << impl << " --p " << p << " --outer " << prm.outer << " --target-ns "
-        << prm.target_ns;
+        << prm.target_ns << " --method " << (prm.method == syncbench::Method::late ? "late" : "barrier")
+        << (prm.tail ? " --tail" : "");
+  // default@omp-gomp: postbox's default barrier through the C API, called from the OpenMP team.
+  if (const auto at = impl.find('@'); at != std::string::npos) cmd_s << " --postbox " << impl.substr(0, at);
   const std::string cmd = cmd_s.str();
   FILE* f = ::popen(cmd.c_str(), "r");
   if (f == nullptr) {
@@ -90,7 +250,18 @@ std::vector<double> run_helper(const std::filesystem::path& exe, const std::stri
   try {
     const auto j = nlohmann::json::parse(out);
     for (const auto& r : j.at("rows")) {
-      if (r.at("p").get<int>() == p) return r.at("samples_ns").get<std::vector<double>>();
+      if (r.at("p").get<int>() != p) continue;
+      if (r.contains("tail_buckets")) {
+        for (const auto& b : r.at("tail_buckets")) {
+          const auto k = b.at(0).get<std::size_t>();
+          const auto c = b.at(1).get<std::uint64_t>();
+          if (k < tail.count.size()) {
+            tail.count[k] += c;
+            tail.total += c;
+          }
+        }
+      }
+      return r.at("samples_ns").get<std::vector<double>>();
     }
     notes.push_back(impl + ": the helper printed no row for p=" + std::to_string(p));
   } catch (const nlohmann::json::exception& e) {
@@ -157,7 +328,8 @@ LoadSample sample_load() {
 const std::vector<std::string>& barrier_impl_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n = barrier_names();
-    for (const char* x : {"std", "pthread", "omp-gomp", "omp-llvm"}) n.emplace_back(x);
+    for (const char* x : {"std", "pthread", "omp-gomp", "omp-llvm", "default@omp-gomp", "default@omp-llvm", "one-way"})
+      n.emplace_back(x);
     return n;
   }();
   return names;
@@ -182,6 +354,8 @@ BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& o,
   res.load_before = sample_load();
   res.calibration = calibrated_latency();
   res.settled_after_s = settle(o.settle_s, res.notes);
+  // After settling (which would wait for it in vain), before any thread of the run exists.
+  const CompetingProcess competitor(o.load);
   res.rounds = std::min(o.rounds, o.params.outer);
   res.outer_per_round = (o.params.outer + res.rounds - 1) / res.rounds;
   syncbench::Params round_prm = o.params;
@@ -195,8 +369,8 @@ BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& o,
   std::map<std::string, std::filesystem::path> helpers;
   std::vector<std::string> competitors;
   for (const auto& impl : impls) {
-    if (impl == "omp-gomp" || impl == "omp-llvm") {
-      const auto exe = helper_path(impl, o);
+    if (impl.ends_with("omp-gomp") || impl.ends_with("omp-llvm")) {
+      const auto exe = helper_path(impl.substr(impl.size() - 8), o);
       std::error_code ec;
       if (!std::filesystem::exists(exe, ec)) {
         res.notes.push_back(impl + ": helper " + exe.string() + " not found (not built here); no rows");
@@ -213,23 +387,26 @@ BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& o,
   BarrierOptions fiber_bo;
   fiber_bo.fibers = true;
   const auto& lib = barrier_names();
-  const auto measure = [&](const std::string& impl, int p, const syncbench::Params& prm) -> std::vector<double> {
-    if (auto h = helpers.find(impl); h != helpers.end()) return run_helper(h->second, impl, p, prm, res.notes);
+  std::unique_ptr<ThreadTeam> team;  // per p, for every kernel-thread row (Threads::team)
+  const auto measure = [&](const std::string& impl, int p, const syncbench::Params& prm,
+                           syncbench::Histogram& tail) -> std::vector<double> {
+    if (auto h = helpers.find(impl); h != helpers.end()) return run_helper(h->second, impl, p, prm, tail, res.notes);
+    if (impl == "one-way") return p == 2 ? run_one_way(team.get(), prm) : std::vector<double>{};
     if (impl.ends_with(kFiberSuffix)) {
       auto b = make_barrier(impl.substr(0, impl.size() - std::string_view(kFiberSuffix).size()), p, fiber_bo);
-      return run_fibers(p, prm, [&](int r) { b->arrive_and_wait(r); });
+      return run_fibers(p, prm, tail, [&](int r) { b->arrive_and_wait(r); });
     }
     if (std::find(lib.begin(), lib.end(), impl) != lib.end()) {
       auto b = make_barrier(impl, p, bo);
-      return run_threads(p, prm, [&](int r) { b->arrive_and_wait(r); });
+      return run_threads(team.get(), p, prm, tail, [&](int r) { b->arrive_and_wait(r); });
     }
     if (impl == "std") {
       std::barrier<> b(p);
-      return run_threads(p, prm, [&](int) { b.arrive_and_wait(); });
+      return run_threads(team.get(), p, prm, tail, [&](int) { b.arrive_and_wait(); });
     }
     pthread_barrier_t b;
     PB_CHECK(::pthread_barrier_init(&b, nullptr, static_cast<unsigned>(p)) == 0, "pthread_barrier_init");
-    auto out = run_threads(p, prm, [&](int) { (void)::pthread_barrier_wait(&b); });
+    auto out = run_threads(team.get(), p, prm, tail, [&](int) { (void)::pthread_barrier_wait(&b); });
     ::pthread_barrier_destroy(&b);
     return out;
   };
@@ -253,11 +430,15 @@ BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& o,
       res.fibers_default_algorithm.emplace_back(p, b->algorithm());
       res.fibers_default_reason.emplace_back(p, b->reason());
     }
+    team.reset();
+    if (o.threads == Threads::team) team = std::make_unique<ThreadTeam>(p);
+    syncbench::Histogram warm_tail;
     for (const auto& impl : competitors) {
       if (progress) progress("warm-up " + impl + " p=" + std::to_string(p));
-      (void)measure(impl, p, warm_prm);
+      (void)measure(impl, p, warm_prm, warm_tail);
     }
     std::vector<std::vector<double>> samples(n), medians(n);
+    std::vector<syncbench::Histogram> tails(n);
     for (int round = 0; round < res.rounds; ++round) {
       for (std::size_t k = 0; k < n; ++k) {
         const std::size_t i = (k + static_cast<std::size_t>(round)) % n;
@@ -265,7 +446,7 @@ BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& o,
           progress(competitors[i] + " p=" + std::to_string(p) + " round " + std::to_string(round + 1) + "/" +
                    std::to_string(res.rounds));
         }
-        const std::vector<double> got = measure(competitors[i], p, round_prm);
+        const std::vector<double> got = measure(competitors[i], p, round_prm, tails[i]);
         if (got.empty()) continue;
         medians[i].push_back(syncbench::median(got));
         samples[i].insert(samples[i].end(), got.begin(), got.end());
@@ -274,9 +455,16 @@ BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& o,
     for (std::size_t i = 0; i < n; ++i) {
       if (medians[i].empty()) continue;
       const syncbench::Stats all = syncbench::summarize(samples[i], 0);
-      res.rows.push_back(BarrierRow{p, competitors[i], syncbench::median(medians[i]), all.mean_ns, all.sd_ns, medians[i]});
+      BarrierRow row{p, competitors[i], syncbench::median(medians[i]), all.mean_ns, all.sd_ns, medians[i]};
+      if (tails[i].total > 0) {
+        row.p50_ns = tails[i].quantile(0.5);
+        row.p99_ns = tails[i].quantile(0.99);
+        row.max_ns = tails[i].quantile(1.0);
+      }
+      res.rows.push_back(std::move(row));
     }
   }
+  team.reset();
   res.load_after = sample_load();
   // Rows ordered by p, then by the order of the names, each fiber row after the thread rows.
   auto rank_of = [&](const std::string& impl) {
@@ -301,24 +489,36 @@ std::vector<BarrierRatio> barrier_ratios(const BarrierBenchResult& res, const st
       if (r.p == p && r.impl == impl) return r.median_ns;
     return std::nan("");
   };
+  const auto& lib = barrier_names();
   std::vector<BarrierRatio> out;
   for (int p : ps) {
     const double def = median_of(p, "default");
-    if (p == 2) {
-      const BarrierRow* best = nullptr;
-      for (const auto& r : res.rows)
-        if (r.p == p && (best == nullptr || r.median_ns < best->median_ns)) best = &r;
-      out.push_back(BarrierRatio{p, "default", "best", best != nullptr ? def / best->median_ns : std::nan(""),
-                                 best != nullptr ? best->impl : ""});
-    } else if (p >= 4) {
-      for (const char* other : {"std", "pthread", "omp-gomp", "omp-llvm"})
-        out.push_back(BarrierRatio{p, "default", other, def / median_of(p, other), ""});
+    const BarrierRow* best = nullptr;
+    for (const auto& r : res.rows) {
+      const bool algorithm = r.impl != "default" && std::find(lib.begin(), lib.end(), r.impl) != lib.end();
+      if (r.p == p && algorithm && (best == nullptr || r.median_ns < best->median_ns)) best = &r;
+    }
+    if (best != nullptr) out.push_back(BarrierRatio{p, "default", "best", def / best->median_ns, best->impl, 1.15});
+    if (std::isfinite(median_of(p, "std"))) {
+      out.push_back(BarrierRatio{p, "default", "std", def / median_of(p, "std"), "",
+                                 p > res.allowed_cpus ? 1.0 : 0.0});
+    }
+    if (p == 2 && std::isfinite(median_of(p, "one-way"))) {
+      out.push_back(BarrierRatio{p, "default", "one-way", def / median_of(p, "one-way"), "", 1.5});
+    }
+    const double gomp = median_of(p, "omp-gomp"), llvm = median_of(p, "omp-llvm");
+    const bool have_omp = std::isfinite(gomp) || std::isfinite(llvm);
+    const double omp = std::isfinite(gomp) && std::isfinite(llvm) ? std::min(gomp, llvm) : std::isfinite(gomp) ? gomp : llvm;
+    const std::string omp_name = omp == gomp ? "omp-gomp" : "omp-llvm";
+    for (const char* mine : {"default@omp-gomp", "default@omp-llvm"}) {
+      const double v = median_of(p, mine);
+      if (have_omp && std::isfinite(v)) out.push_back(BarrierRatio{p, mine, "best-omp", v / omp, omp_name, p == 2 ? 0.8 : 0.0});
     }
     const std::string fib = std::string("default") + kFiberSuffix;
     const double f = median_of(p, fib);
     if (std::isfinite(f)) {
       for (const char* other : {"default", "std", "omp-gomp", "omp-llvm"})
-        out.push_back(BarrierRatio{p, fib, other, f / median_of(p, other), ""});
+        out.push_back(BarrierRatio{p, fib, other, f / median_of(p, other), "", 0.0});
     }
   }
   return out;

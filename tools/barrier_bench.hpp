@@ -20,6 +20,14 @@
 
 namespace postbox::bench {
 
+// Where the kernel-thread rows run: team, p − 1 threads made once per p and kept across the
+// warm-up and every round (as the OpenMP runtimes keep their pools); fresh, p − 1 threads made
+// for each measurement (what the benchmark did before it had a team).
+enum class Threads { team, fresh };
+
+// A competing process for the whole run: none, or one CPU-bound child process at nice 0 or 10.
+enum class Load { none, nice0, nice10 };
+
 struct BarrierBenchOptions {
   std::vector<int> ps{2, 4, 8, 16};
   // Empty: every name of barrier_impl_names().
@@ -40,6 +48,8 @@ struct BarrierBenchOptions {
   // interleaved with the thread rows; auto: the same at the p that exceed the allowed CPUs;
   // threads: no fiber rows.
   RanksMode ranks = RanksMode::threads;
+  Threads threads = Threads::team;
+  Load load = Load::none;
 };
 
 struct BarrierRow {
@@ -48,6 +58,9 @@ struct BarrierRow {
   double median_ns = 0, mean_ns = 0, sd_ns = 0;
   // The median of each round, in round order.
   std::vector<double> round_medians_ns;
+  // With params.tail: percentiles of the single barriers (rank 0's time per iteration less one
+  // delay, from a log-linear histogram: within 6%); 0 without.
+  double p50_ns = 0, p99_ns = 0, max_ns = 0;
 };
 
 // A load snapshot: getloadavg() and the runnable tasks of the whole machine (/proc/stat
@@ -74,21 +87,27 @@ struct BarrierBenchResult {
   LoadSample load_before, load_after;
 };
 
-// One ratio of medians the issues ask for: numerator / denominator at p.
+// One ratio of medians: numerator / denominator at p, and the target it is judged against.
 struct BarrierRatio {
   int p = 0;
-  std::string numerator, denominator;  // impl names; denominator "best" is the fastest row at p
+  std::string numerator, denominator;  // impl names; "best" is the fastest postbox algorithm on
+                                       // kernel threads at p, "best-omp" the faster OpenMP row
   double value = 0;                    // NaN when a row is missing
-  std::string best;                    // the fastest row's impl when denominator == "best"
+  std::string best;                    // the row "best"/"best-omp" stands for
+  double target = 0;                   // the ratio the default aims to stay at or below; 0: none
 };
 
-// Issue 10's ratios: at p = 2, default / best row; at p >= 4, default / std, pthread,
-// omp-gomp and omp-llvm. Issue 15's, where a "default@fibers" row exists: default@fibers /
-// default (the same barrier on kernel threads), std, omp-gomp and omp-llvm.
+// The default barrier's ratios: default / best postbox algorithm (target 1.15); default / std
+// where p exceeds the allowed CPUs (target 1.0); at p = 2, default / one-way (the ping-pong
+// one-way latency, target 1.5) and default@omp-gomp, default@omp-llvm / the faster
+// `#pragma omp barrier` (target 0.8); where a "default@fibers" row exists, default@fibers /
+// default, std, omp-gomp and omp-llvm (no target).
 std::vector<BarrierRatio> barrier_ratios(const BarrierBenchResult& result, const std::vector<int>& ps);
 
 // default, fibo, combine, central, dissemination, mcs, tournament, hier, std, pthread,
-// omp-gomp, omp-llvm.
+// omp-gomp, omp-llvm (`#pragma omp barrier` under libgomp and LLVM libomp), default@omp-gomp,
+// default@omp-llvm (the default barrier through the C API from an OpenMP team), one-way (at
+// p = 2 only: half a cache-line ping-pong round trip between the two threads).
 const std::vector<std::string>& barrier_impl_names();
 
 // Bad options (p < 1, unknown impl, rounds < 1, settle_s < 0) → InputError. progress(msg) is

@@ -51,10 +51,14 @@ section "Barriers for parallel loops: overhead per barrier (EPCC syncbench), eve
 # disk, and a figure measured then is the build's, not the barrier's. So: flush that now, let the
 # bench wait (at most 20 s) until no other task wants the CPUs, and let it interleave the
 # competitors round by round after a warm-up, so what load remains hits all of them alike.
-# default, fibo and combine take the calibration shown above rather than measuring their own.
+# Every thread row runs on one team of threads kept for the whole run, as the OpenMP runtimes
+# keep theirs; default@omp-gomp is postbox's default barrier called through its C API from a
+# libgomp team, the way an OpenMP program calls it. p = 2 fits this machine's CPUs when it has
+# two or more; p = 4 oversubscribes a 2-CPU machine. The bench says when the rounds disagree
+# too much to judge.
 sync
-printf '$ POSTBOX_S_NS=%s POSTBOX_R_NS=%s postbox bench barrier --quick --p 2,8 --settle 20\n' "$s_int" "$r_int"
-POSTBOX_S_NS=$s_int POSTBOX_R_NS=$r_int "$PB" bench barrier --quick --p 2,8 --settle 20
+show bench barrier --quick --p 2,4 --settle 20 \
+  --impl default,tournament,combine,central,std,pthread,omp-gomp,omp-llvm,default@omp-gomp,default@omp-llvm,one-way
 
 section "The explorer: the same figures in a browser (postbox serve, docs/explorer.md)"
 # Start it on a free port, ask its API for the Fibo-tree above (p = 64, s = 1, r = 3), stop it.

@@ -40,6 +40,9 @@ struct Prepared {
 
 void BarrierTesting::set_phase(BarrierBase& barrier, std::uint64_t phase) { barrier.engine_->set_phase_for_testing(phase); }
 int BarrierTesting::central_groups(const BarrierBase& barrier) { return barrier.engine_->central_groups_for_testing(); }
+std::uint64_t BarrierTesting::colocation_moves(const BarrierBase& barrier) {
+  return barrier.engine_->colocation_moves_for_testing();
+}
 
 }  // namespace internal
 
@@ -92,6 +95,21 @@ ResolvedSr resolve_sr(const BarrierOptions& o) {
   const auto s = std::max<std::int64_t>(1, std::llround(c.s_ns));
   const auto r = std::max<std::int64_t>(0, std::llround(c.r_ns));
   return {SendRecv{Rational(s), Rational(r)}, source_text(c.source)};
+}
+
+// s and r for Barrier's choice, never measured (a constructor must not time the machine, and
+// the choice must not change from one process to the next): BarrierOptions::send_recv, else
+// POSTBOX_S_NS/POSTBOX_R_NS or the saved calibration, else s = r (λ = 2, the uncalibrated
+// figure), said so in reason().
+ResolvedSr resolve_sr_saved(const BarrierOptions& o) {
+  if (o.send_recv) return resolve_sr(o);
+  if (const auto c = saved_latency()) {
+    const auto s = std::max<std::int64_t>(1, std::llround(c->s_ns));
+    const auto r = std::max<std::int64_t>(0, std::llround(c->r_ns));
+    return {SendRecv{Rational(s), Rational(r)}, source_text(c->source)};
+  }
+  return {SendRecv{Rational(1), Rational(1)},
+          "assumed: no saved calibration, and Barrier never measures (postbox calibrate --save measures this machine)"};
 }
 
 std::string sr_text(const ResolvedSr& x) {
@@ -185,7 +203,7 @@ Prepared choose(int p, BarrierOptions o) {
     return prepare(BarrierAlgorithm::central, p, std::move(o),
                    "central: " + std::to_string(p) + " threads on " + std::to_string(cpus) +
                        " allowed CPUs are oversubscribed: a tree or round wake-up would pass through descheduled "
-                       "threads, so one counter and one futex word, and the last arriver wakes all with one call");
+                       "threads, so one counter and one release word that every waiter checks between yields");
   }
   if (p >= 4) {
     const int groups = groups_spanned(p, o);
@@ -195,7 +213,7 @@ Prepared choose(int p, BarrierOptions o) {
                          " L3/package groups; binomial trees per topology level");
     }
   }
-  const ResolvedSr x = resolve_sr(o);
+  const ResolvedSr x = resolve_sr_saved(o);
   o.send_recv = x.sr;
   const int l = combine_rounds_lambda(x.sr, p);
   if (p <= 16 || l <= 2) {

@@ -8,6 +8,7 @@
 
 #if defined(__linux__)
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
@@ -147,6 +148,7 @@ Engine::Engine(BarrierAlgorithm algorithm, int p, BarrierOptions options, std::s
                     : std::move(options.topology)),
       placement_(std::move(options.placement)),
       reason_(std::move(reason)),
+      track_cpu_(options.wait.spin_ns > 0 && !options.fibers),
       slots_(new RankSlot[static_cast<std::size_t>(p)]) {
   if (send_recv_.s <= Rational(0) || send_recv_.r < Rational(0)) {
     throw InputError("barrier: send latency s must be > 0 and receive latency r >= 0, got s = " +
@@ -158,7 +160,7 @@ Engine::Engine(BarrierAlgorithm algorithm, int p, BarrierOptions options, std::s
     throw InputError("barrier: placement lists " + std::to_string(placement_.size()) + " PUs for " +
                      std::to_string(p) + " ranks");
   }
-  for (std::size_t r = 0; r < P; ++r) slots_[r].spin_ns = std::min<std::int64_t>(policy_.spin_ns, 20'000);
+  for (std::size_t r = 0; r < P; ++r) slots_[r].spin_ns = std::min<std::int64_t>(policy_.spin_ns, kInitialSpinNs);
   scratch_.resize(P);
   participants_.store(p, std::memory_order_relaxed);
   std::vector<int> all(P);
@@ -340,6 +342,12 @@ void Engine::begin(RankSlot& me, ReduceArgs* args, bool drop) {
   me.printed = false;
   me.error = nullptr;
   me.stage = RankSlot::Stage::arrived;
+  // relaxed: a hint for other ranks' co-location check (block_policy()); read only by waiters
+  // that spun in vain, so the store costs the hot path no line transfer while all run apart.
+  if (track_cpu_) {
+    const int cpu = ::sched_getcpu();
+    if (me.cpu.load(std::memory_order_relaxed) != cpu) me.cpu.store(cpu, std::memory_order_relaxed);
+  }
   // acquire: the shape a drop phase's completion step published (this rank acquired that
   // completion when it left the drop phase, so relaxed would do; acquire says why it is safe).
   const Shape* s = shape_.load(std::memory_order_acquire);
@@ -855,62 +863,38 @@ void Engine::block(int rank, RankSlot& me, Word& w, Done&& done) {
 template <class Done>
 void Engine::block_policy(RankSlot& me, Word& w, Done&& ok) const {
   auto stop = [&] { return ok() || aborted_.load(std::memory_order_relaxed); };
-  // Adaptive spin budget per rank, at most policy_.spin_ns: a wait that ends while spinning
-  // grows it by half, a spin that times out halves it, and below 1 µs it is 0 (no spin)
-  // except for a 2 µs probe every 64th wait. A partner that shares this core, or that another
-  // process preempted, does not signal while this thread spins: there spinning only delays it,
-  // and the budget falls to 0; a co-scheduled partner's waits raise it again.
-  std::int64_t budget = me.spin_ns;
-  if (budget == 0 && policy_.spin_ns > 0 && (++me.probe & 63U) == 0) budget = std::min<std::int64_t>(2'000, policy_.spin_ns);
-  if (budget > 0) {
-    using clock = std::chrono::steady_clock;
-    // A running partner signals within a few cache-line transfers: no clock read before that.
-    for (int i = 0; i < 32; ++i) {
-      cpu_relax();
-      if (stop()) return;
-    }
-    const auto spin_end = clock::now() + std::chrono::nanoseconds(budget);
-    while (clock::now() < spin_end) {
-      for (int i = 0; i < 64; ++i) {
-        cpu_relax();
-        if (stop()) {
-          me.spin_ns = std::min(policy_.spin_ns, budget + budget / 2 + 1'000);
-          return;
-        }
-      }
-    }
-    me.spin_ns = budget / 2 < 1'000 ? 0 : budget / 2;
+  if (spin(me, stop)) return;
+  // Co-location (docs/barrier.md, "Waiting"): with no more ranks than CPUs, a spin that timed
+  // out while another rank last arrived on this thread's CPU means the two share it (fresh
+  // threads start on their creator's CPU). Two threads that hand one CPU back and forth by
+  // yielding never look idle to the scheduler, so it has no reason to move one of them to an
+  // idle CPU, and every barrier then costs two context switches. So such a wait blocks in the
+  // futex at once: the CPU is left to the partner, and its wake-up places this thread on an
+  // idle CPU if there is one. If there is none (another process keeps the other CPUs busy), the
+  // thread wakes up next to its partner again: then the move is not tried for the next 16, 32,
+  // ..., 1024 waits, which yield as before (a hand-off on one CPU is the cheapest wait there).
+  bool moving = false;
+  if (me.no_move > 0) {
+    --me.no_move;
+  } else if (track_cpu_ && colocated(me)) {
+    moving = true;
+    ++me.moves;
+    me.spin_ns = std::min<std::int64_t>(policy_.spin_ns, kInitialSpinNs);
   }
-  if (policy_.yield_ns > 0) {
-    // A yield hands the core to a sibling rank that still has to arrive, which is cheaper than
-    // a futex sleep and wake-up; but when another process is runnable here, one yield can cost
-    // a whole time slice. So each yield is timed: one that took longer than kSlowYield ends the
-    // yield phase and turns yielding off for the next 16, 32, ..., 1024 waits of this rank; a
-    // wait that ends while yielding halves that back-off.
-    constexpr auto kSlowYield = std::chrono::microseconds(200);
-    if (me.no_yield > 0) {
-      --me.no_yield;
+  if (!moving && yield(me, stop)) return;
+  block_futex(w, ok, stop);
+  if (moving) {
+    if (colocated(me)) {
+      me.move_backoff = std::min<std::uint32_t>(1024, std::max<std::uint32_t>(16, me.move_backoff * 2));
+      me.no_move = me.move_backoff;
     } else {
-      using clock = std::chrono::steady_clock;
-      auto prev = clock::now();
-      const auto yield_end = prev + std::chrono::nanoseconds(policy_.yield_ns);
-      for (;;) {
-        std::this_thread::yield();
-        if (stop()) {
-          me.yield_backoff /= 2;
-          return;
-        }
-        const auto now = clock::now();
-        if (now - prev > kSlowYield) {
-          me.yield_backoff = std::min<std::uint32_t>(1024, std::max<std::uint32_t>(16, me.yield_backoff * 2));
-          me.no_yield = me.yield_backoff;
-          break;
-        }
-        if (now >= yield_end) break;
-        prev = now;
-      }
+      me.move_backoff = 0;
     }
   }
+}
+
+template <class Done, class Stop>
+void Engine::block_futex(Word& w, Done&& ok, Stop&& stop) const {
   for (;;) {
     sync_point();
     // seq_cst increment, then seq_cst loads of seq, v and aborted_: pairs with signal() (change
@@ -922,6 +906,86 @@ void Engine::block_policy(RankSlot& me, Word& w, Done&& ok) const {
     // relaxed: a count; a late decrement costs a signaller one needless futex call at most.
     w.sleepers.fetch_sub(1, std::memory_order_relaxed);
     if (stop()) return;
+  }
+}
+
+bool Engine::colocated(const RankSlot& me) const noexcept {
+  const int cpu = ::sched_getcpu();
+  if (cpu < 0) return false;
+  for (int r = 0; r < p_; ++r) {
+    const RankSlot& other = slots_[static_cast<std::size_t>(r)];
+    // relaxed: a hint; a stale CPU costs one futex sleep at most.
+    if (&other != &me && other.cpu.load(std::memory_order_relaxed) == cpu) return true;
+  }
+  return false;
+}
+
+template <class Stop>
+bool Engine::spin(RankSlot& me, Stop&& stop) const {
+  // Adaptive spin budget per rank, at most policy_.spin_ns: a wait that ends while spinning
+  // grows it by half plus 1 µs, a spin that times out halves it, and below 1 µs it is 0 (no
+  // spin) except for a 2 µs probe every 64th wait. A partner that shares this core, or that
+  // another process preempted, does not signal while this thread spins: there spinning only
+  // delays it, and the budget falls to 0; a co-scheduled partner's waits raise it again.
+  std::int64_t budget = me.spin_ns;
+  if (budget == 0 && policy_.spin_ns > 0 && (++me.probe & 63U) == 0) budget = std::min<std::int64_t>(2'000, policy_.spin_ns);
+  if (budget <= 0) return false;
+  const auto grow = [&] { me.spin_ns = std::min(policy_.spin_ns, budget + budget / 2 + 1'000); };
+  // A running partner signals within a few cache-line transfers: no clock read before that. A
+  // wait that ends here counts as a success like any other (a probe that succeeds here must
+  // restore the budget, or the rank stays without spin although its partner now runs).
+  for (int i = 0; i < 32; ++i) {
+    cpu_relax();
+    if (stop()) {
+      grow();
+      return true;
+    }
+  }
+  using clock = std::chrono::steady_clock;
+  const auto spin_end = clock::now() + std::chrono::nanoseconds(budget);
+  while (clock::now() < spin_end) {
+    for (int i = 0; i < 64; ++i) {
+      cpu_relax();
+      if (stop()) {
+        grow();
+        return true;
+      }
+    }
+  }
+  me.spin_ns = budget / 2 < 1'000 ? 0 : budget / 2;
+  return false;
+}
+
+template <class Stop>
+bool Engine::yield(RankSlot& me, Stop&& stop) const {
+  if (policy_.yield_ns <= 0) return false;
+  // A yield hands the core to a sibling rank that still has to arrive, which is cheaper than
+  // a futex sleep and wake-up; but when another process is runnable here, one yield can cost
+  // a whole time slice. So each yield is timed: one that took longer than kSlowYield ends the
+  // yield phase and turns yielding off for the next 16, 32, ..., 1024 waits of this rank; a
+  // wait that ends while yielding halves that back-off.
+  constexpr auto kSlowYield = std::chrono::microseconds(200);
+  if (me.no_yield > 0) {
+    --me.no_yield;
+    return false;
+  }
+  using clock = std::chrono::steady_clock;
+  auto prev = clock::now();
+  const auto yield_end = prev + std::chrono::nanoseconds(policy_.yield_ns);
+  for (;;) {
+    std::this_thread::yield();
+    if (stop()) {
+      me.yield_backoff /= 2;
+      return true;
+    }
+    const auto now = clock::now();
+    if (now - prev > kSlowYield) {
+      me.yield_backoff = std::min<std::uint32_t>(1024, std::max<std::uint32_t>(16, me.yield_backoff * 2));
+      me.no_yield = me.yield_backoff;
+      return false;
+    }
+    if (now >= yield_end) return false;
+    prev = now;
   }
 }
 
@@ -979,6 +1043,12 @@ void Engine::report_missing(int rank, std::uint64_t e, std::chrono::nanoseconds 
                algorithm_name(), rank, static_cast<long long>(waited.count() / 1'000'000),
                static_cast<unsigned long long>(e), missing.c_str());
   std::fflush(stderr);
+}
+
+std::uint64_t Engine::colocation_moves_for_testing() const {
+  std::uint64_t n = 0;
+  for (int r = 0; r < p_; ++r) n += slots_[static_cast<std::size_t>(r)].moves;
+  return n;
 }
 
 int Engine::central_groups_for_testing() const {

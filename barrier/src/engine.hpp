@@ -31,6 +31,10 @@ namespace postbox::internal {
 
 inline constexpr std::size_t kCacheLine = 64;
 
+// A rank's spin budget at construction and after a co-location move (block_policy()), at most
+// the policy's.
+inline constexpr std::int64_t kInitialSpinNs = 20'000;
+
 // Wrap-safe "phase a is phase b or a later one" (64-bit phases never wrap in practice, but the
 // comparison does not depend on it).
 inline bool reached(std::uint64_t a, std::uint64_t b) noexcept { return static_cast<std::int64_t>(a - b) >= 0; }
@@ -115,6 +119,13 @@ struct alignas(kCacheLine) RankSlot {
   std::uint32_t probe = 0;
   std::uint32_t no_yield = 0;
   std::uint32_t yield_backoff = 0;
+  // The CPU this rank's thread ran on at its last arrival (−1: unknown); read by other ranks'
+  // co-location check (Engine::colocated).
+  std::atomic<int> cpu{-1};
+  // Co-location moves (Engine::block_policy): waits left before the next try, and the back-off.
+  std::uint32_t no_move = 0;
+  std::uint32_t move_backoff = 0;
+  std::uint64_t moves = 0;  // co-location moves tried (tests)
   // central: the fiber worker (internal::current_fiber_worker()) of this rank's last arrival,
   // null on a kernel thread; read by the completion step, after this rank's arrival.
   const void* worker = nullptr;
@@ -145,6 +156,8 @@ class Engine {
   void set_phase_for_testing(std::uint64_t phase);
   // Tests only: the per-worker groups of the central family's current shape (0: none).
   [[nodiscard]] int central_groups_for_testing() const;
+  // Tests only: co-location moves over every rank (RankSlot::moves). Between phases.
+  [[nodiscard]] std::uint64_t colocation_moves_for_testing() const;
 
  private:
   class Entry;
@@ -194,6 +207,16 @@ class Engine {
   void block(int rank, RankSlot& me, Word& w, Done&& done);
   template <class Done>
   void block_policy(RankSlot& me, Word& w, Done&& done) const;
+  // The spin and yield phases of block_policy(); true when the wait ended in that phase.
+  template <class Stop>
+  bool spin(RankSlot& me, Stop&& stop) const;
+  // Another rank's thread last arrived on the CPU this thread runs on.
+  [[nodiscard]] bool colocated(const RankSlot& me) const noexcept;
+  template <class Stop>
+  bool yield(RankSlot& me, Stop&& stop) const;
+  // The blocking phase: the futex on w's sequence number until stop().
+  template <class Done, class Stop>
+  void block_futex(Word& w, Done&& ok, Stop&& stop) const;
   static void signal(Word& w) noexcept;
   [[noreturn]] void leave_aborted(RankSlot& me);
   void throw_if_broken() const;
@@ -209,6 +232,8 @@ class Engine {
   const std::shared_ptr<const Topology> topology_;
   const std::vector<int> placement_;
   const std::string reason_;
+  // Ranks publish their CPU at arrival (RankSlot::cpu): kernel threads, p at most the CPUs.
+  const bool track_cpu_;
 
   std::unique_ptr<RankSlot[]> slots_;
 

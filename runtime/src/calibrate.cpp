@@ -666,7 +666,11 @@ double parse_latency_ns(std::string_view name, std::string_view text, bool allow
   return v;
 }
 
-Calibration resolve_calibration(const CalibrateOptions& measure) {
+namespace {
+
+// The environment and file steps of resolve_calibration(); `measure` runs when both are missing
+// (nullopt: nothing is measured and the result is nullopt).
+std::optional<Calibration> resolve(const CalibrateOptions* measure) {
   std::optional<double> s_env, r_env;
   if (const char* v = std::getenv("POSTBOX_S_NS"); v != nullptr) s_env = parse_latency_ns("POSTBOX_S_NS", v, false);
   if (const char* v = std::getenv("POSTBOX_R_NS"); v != nullptr) r_env = parse_latency_ns("POSTBOX_R_NS", v, true);
@@ -681,9 +685,11 @@ Calibration resolve_calibration(const CalibrateOptions& measure) {
   } else if (auto file = load_calibration()) {
     c = *file;
     c.source = "file";
+  } else if (measure == nullptr) {
+    return std::nullopt;
   } else {
     try {
-      c = calibrate(measure);
+      c = calibrate(*measure);
       c.source = "measured";
       if (debug)
         std::fprintf(stderr, "postbox: debug: no calibration saved; measured at first use in %.1f ms: %s\n",
@@ -710,6 +716,12 @@ Calibration resolve_calibration(const CalibrateOptions& measure) {
     std::fprintf(stderr, "postbox: debug: calibration from %s: %s\n", c.source.c_str(), describe(c).c_str());
   return c;
 }
+
+}  // namespace
+
+Calibration resolve_calibration(const CalibrateOptions& measure) { return *resolve(&measure); }
+
+std::optional<Calibration> saved_latency() { return resolve(nullptr); }
 
 const Calibration& calibrated_latency() {
   static const Calibration c = resolve_calibration();

@@ -459,23 +459,100 @@ TEST(BarrierCalibration, GivenFiguresAreNamed) {
   EXPECT_NE(f.reason().find("given in BarrierOptions::send_recv"), std::string::npos) << f.reason();
 }
 
+// FiboBarrier and CombineBarrier take calibrated_latency() (which measures once per process
+// when nothing is saved); Barrier never measures: the saved figures, else s = r, said so.
 TEST(BarrierCalibration, UncalibratedUsesTheCalibration) {
+  auto figures = [](double s_ns, double r_ns) {
+    return "s = " + std::to_string(std::max<long long>(1, std::llround(s_ns))) + ", r = " +
+           std::to_string(std::max<long long>(0, std::llround(r_ns))) + " ns";
+  };
   const Calibration& c = calibrated_latency();
-  const std::string s = "s = " + std::to_string(std::max<long long>(1, std::llround(c.s_ns))) + ", r = " +
-                        std::to_string(std::max<long long>(0, std::llround(c.r_ns))) + " ns";
   const std::vector<std::string> sources = {"from POSTBOX_S_NS and POSTBOX_R_NS", "from the saved calibration",
                                             "measured at first use", "assumed", "one from POSTBOX_S_NS/POSTBOX_R_NS"};
   FiboBarrier f(4);
   CombineBarrier cb(4);
+  for (const std::string* reason : {&f.reason(), &cb.reason()}) {
+    EXPECT_NE(reason->find(figures(c.s_ns, c.r_ns)), std::string::npos) << *reason;
+    bool named = false;
+    for (const auto& src : sources) named = named || reason->find(src) != std::string::npos;
+    EXPECT_TRUE(named) << *reason;
+  }
   BarrierOptions one_group;
   one_group.cpus = 4;
   one_group.topology = std::make_shared<const Topology>(Topology::synthetic("pack:1 core:4 pu:1"));
   Barrier d(4, one_group);
-  for (const std::string* reason : {&f.reason(), &cb.reason(), &d.reason()}) {
-    EXPECT_NE(reason->find(s), std::string::npos) << *reason;
-    bool named = false;
-    for (const auto& src : sources) named = named || reason->find(src) != std::string::npos;
-    EXPECT_TRUE(named) << *reason;
+  const auto saved = saved_latency();
+  if (saved) {
+    EXPECT_NE(d.reason().find(figures(saved->s_ns, saved->r_ns)), std::string::npos) << d.reason();
+  } else {
+    EXPECT_NE(d.reason().find("s = 1, r = 1 ns (λ = 2, assumed: no saved calibration, and Barrier never measures"),
+              std::string::npos)
+        << d.reason();
+  }
+}
+
+// An environment variable set for one test and restored after it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name); old != nullptr) old_ = old;
+    if (value != nullptr) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// The default's choice depends on nothing measured: with no saved calibration every
+// construction picks the same algorithm with the same reason, and says the figures are assumed.
+TEST(BarrierChoice, NeverMeasuresAndIsTheSameEveryTime) {
+  const ScopedEnv s("POSTBOX_S_NS", nullptr), r("POSTBOX_R_NS", nullptr);
+  const ScopedEnv cache("XDG_CACHE_HOME", "/nonexistent-postbox-test-cache");
+  ASSERT_FALSE(saved_latency().has_value());
+  for (int p : {2, 3, 8, 17, 64}) {
+    BarrierOptions o;
+    o.cpus = 64;
+    o.topology = std::make_shared<const Topology>(Topology::synthetic("pack:1 core:64 pu:1"));
+    const Barrier first(p, o);
+    EXPECT_NE(first.reason().find("assumed: no saved calibration"), std::string::npos) << first.reason();
+    for (int k = 0; k < 9; ++k) {
+      const Barrier again(p, o);
+      EXPECT_STREQ(again.algorithm(), first.algorithm()) << "p = " << p;
+      EXPECT_EQ(again.reason(), first.reason()) << "p = " << p;
+    }
+  }
+}
+
+// ... and with saved figures, the choice follows them: a large λ (r ≫ s) above 16 ranks takes
+// the Fibo-tree's fewer messages, λ = 2 keeps the combine rounds.
+TEST(BarrierChoice, FollowsTheSavedFigures) {
+  BarrierOptions o;
+  o.cpus = 64;
+  o.topology = std::make_shared<const Topology>(Topology::synthetic("pack:1 core:64 pu:1"));
+  {
+    const ScopedEnv s("POSTBOX_S_NS", "10"), r("POSTBOX_R_NS", "1000");
+    const Barrier b(17, o);
+    EXPECT_STREQ(b.algorithm(), "fibo") << b.reason();
+    EXPECT_NE(b.reason().find("from POSTBOX_S_NS and POSTBOX_R_NS"), std::string::npos) << b.reason();
+  }
+  {
+    const ScopedEnv s("POSTBOX_S_NS", "10"), r("POSTBOX_R_NS", "10");
+    const Barrier b(17, o);
+    EXPECT_STREQ(b.algorithm(), "combine") << b.reason();
   }
 }
 

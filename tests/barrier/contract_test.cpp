@@ -359,7 +359,7 @@ TEST(BarrierReason, TellsThePolicyInUse) {
   EXPECT_NE(fits.reason().find("spin up to 7 us (adaptive), yield up to 11 us, then block in a futex"), std::string::npos)
       << fits.reason();
   CentralBarrier over(5, o);
-  EXPECT_NE(over.reason().find("oversubscribed (p = 5 > 4 CPUs): no spin, yield up to 3 us, then block in a futex"),
+  EXPECT_NE(over.reason().find("oversubscribed (p = 5 > 4 CPUs): no spin, yield up to 100 us, then block in a futex"),
             std::string::npos)
       << over.reason();
   o.oversubscribed_wait = std::nullopt;
@@ -394,6 +394,39 @@ TEST(BarrierCpus, CountedFromTheAllowedSet) {
   EXPECT_EQ(algorithm, "central");
   EXPECT_NE(reason.find("2 threads on 1 allowed CPUs are oversubscribed"), std::string::npos) << reason;
   EXPECT_NE(reason.find("oversubscribed (p = 2 > 1 CPUs)"), std::string::npos) << reason;
+}
+
+// Waiting (barrier.hpp: waiting "so any number of threads on any number of cores makes
+// progress"; docs/barrier.md "Waiting", co-location): two ranks held on one CPU, with no more
+// ranks than CPUs, find themselves co-located and try to move by blocking (at least once);
+// since the affinity keeps them together, every move fails and the back-off bounds the tries
+// (at most one per 16 waits after the first). Without the move the first count is 0; without
+// the back-off every wait whose spin times out blocks.
+TEST(BarrierWait, ColocatedRanksTryToMoveAndBackOff) {
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  int first = -1;
+  for (int c = 0; c < CPU_SETSIZE && first < 0; ++c)
+    if (CPU_ISSET(c, &mine)) first = c;
+  ASSERT_GE(first, 0);
+  BarrierOptions o;
+  o.cpus = 2;  // the policy for p <= CPUs, whatever this machine has
+  TournamentBarrier b(2, o);
+  constexpr int kPhases = 2000;
+  auto body = [&](int rank) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+    for (int k = 0; k < kPhases; ++k) b.arrive_and_wait(rank);
+  };
+  std::thread other(body, 1);
+  body(0);
+  other.join();
+  ASSERT_EQ(sched_setaffinity(0, sizeof mine, &mine), 0);
+  const std::uint64_t moves = internal::BarrierTesting::colocation_moves(b);
+  EXPECT_GE(moves, 1U);
+  EXPECT_LE(moves, 2U * (kPhases / 16 + 1)) << "the back-off did not hold";
 }
 
 }  // namespace

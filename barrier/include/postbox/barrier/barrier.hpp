@@ -94,17 +94,20 @@ struct BarrierOptions {
   // How waiters wait (spin, yield, block) while p is at most the CPUs (see cpus).
   WaitPolicy wait = barrier_wait_policy();
   // Used instead of `wait` when p exceeds the CPUs: no spin (it keeps the threads still to
-  // arrive off the cores), yield for at most 3 µs (a few yields hand the core to a sibling rank;
-  // longer yield phases starve the rank still to arrive), then block. nullopt: always `wait`.
-  std::optional<WaitPolicy> oversubscribed_wait = WaitPolicy{0, 3'000};
+  // arrive off the cores), yield for at most 100 µs (each yield hands the core to a sibling rank
+  // still to arrive, and a waiter sees the release the next time it runs; a futex sleep and
+  // wake-up costs several times a yield, 20 µs and more on a virtual machine), then block.
+  // nullopt: always `wait`.
+  std::optional<WaitPolicy> oversubscribed_wait = WaitPolicy{0, 100'000};
   // Run once per phase after every participant has arrived, before anyone leaves. Empty: none.
   std::function<void()> completion{};
   // Send latency s and receive latency r of this machine (Cordsen §5). FiboBarrier builds its
   // wake-up tree from them, CombineBarrier its rounds from λ = 1 + r/s, Barrier its choice.
-  // nullopt: those three take postbox::calibrated_latency() (POSTBOX_S_NS / POSTBOX_R_NS, the
-  // file `postbox calibrate --save` wrote, else a quick measurement, once per process) at
-  // construction, in whole nanoseconds; reason() says where the figures came from. The other
-  // barriers do not use s and r.
+  // nullopt: FiboBarrier and CombineBarrier take postbox::calibrated_latency() (POSTBOX_S_NS /
+  // POSTBOX_R_NS, the file `postbox calibrate --save` wrote, else a quick measurement, once per
+  // process) at construction, in whole nanoseconds; Barrier takes postbox::saved_latency() (the
+  // variables or the file, never a measurement), else s = r. reason() says where the figures
+  // came from. The other barriers do not use s and r.
   std::optional<SendRecv> send_recv{};
   // Debug mode when > 0: a waiter that has waited longer prints once, on stderr, the ranks that
   // have not arrived yet. Waiting then polls (pause, then 50 µs sleeps; on a fiber, switching to
@@ -271,9 +274,9 @@ class HierBarrier : public BarrierBase {
   explicit HierBarrier(int p, BarrierOptions options = {});
 };
 
-// The default: picks one of the algorithms above from p, the topology, the calibration
-// (send_recv) and whether threads outnumber the CPUs. algorithm() names it, reason() says why
-// in one line.
+// The default: picks one of the algorithms above from p, the topology, the saved calibration
+// (send_recv; never a measurement, so the same inputs give the same choice in every process)
+// and whether threads outnumber the CPUs. algorithm() names it, reason() says why in one line.
 class Barrier : public BarrierBase {
  public:
   explicit Barrier(int p, BarrierOptions options = {});
@@ -303,6 +306,9 @@ struct BarrierTesting {
   static void set_phase(BarrierBase& barrier, std::uint64_t phase);
   // The central barrier's per-worker groups in its current shape (0: none). Between phases.
   static int central_groups(const BarrierBase& barrier);
+  // Waits that blocked in the futex at once because another rank last arrived on the waiter's
+  // CPU (co-location moves, docs/barrier.md "Waiting"), over every rank. Between phases.
+  static std::uint64_t colocation_moves(const BarrierBase& barrier);
 };
 }  // namespace internal
 

@@ -5,6 +5,10 @@
 //   postbox::parallel_for(team, 0, n, [&](std::int64_t i) { y[i] = f(x[i]); });
 //   // many phases in one team run, a barrier between consecutive phases:
 //   postbox::parallel_for_phases(team, sweeps, 1, n - 1, [&](int phase, std::int64_t i) { ... });
+//   // the same with the rank's whole block per call, for a loop the compiler can vectorise:
+//   postbox::parallel_for_phases(team, sweeps, 1, n - 1, [&](int phase, postbox::Block b) {
+//     for (std::int64_t i = b.lo; i < b.hi; ++i) ...
+//   });
 //
 // Partition: with n = end − begin and p ranks, rank r gets [begin + r·q + min(r, m),
 // ... + q + (r < m)), q = n / p, m = n mod p: the first m blocks hold one more index.
@@ -23,6 +27,7 @@
 #include <exception>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 
 #include "postbox/barrier/barrier.hpp"
 #include "postbox/runtime/check.hpp"
@@ -53,7 +58,8 @@ inline Barrier team_barrier(const Team& team, BarrierOptions options = {}) {
 }
 
 // Runs `phases` phases in one team run: in phase k every rank calls body(k, i) for each i of its
-// block, then waits at the barrier; phase k + 1 starts once every rank has finished phase k.
+// block — or body(k, block) once, when body takes a Block — then waits at the barrier; phase
+// k + 1 starts once every rank has finished phase k.
 template <class Body>
 void parallel_for_phases(Team& team, BarrierBase& barrier, int phases, std::int64_t begin,
                          std::int64_t end, Body&& body) {
@@ -71,7 +77,11 @@ void parallel_for_phases(Team& team, BarrierBase& barrier, int phases, std::int6
     for (int k = 0; k < phases; ++k) {
       std::exception_ptr error;
       try {
-        for (std::int64_t i = b.lo; i < b.hi; ++i) body(k, i);
+        if constexpr (std::is_invocable_v<Body&, int, Block>) {
+          body(k, b);
+        } else {
+          for (std::int64_t i = b.lo; i < b.hi; ++i) body(k, i);
+        }
       } catch (...) {
         error = std::current_exception();
         // relaxed: published by this rank's arrival below. Every rank that fails does so in

@@ -215,6 +215,11 @@ double parse_latency_ns(std::string_view name, std::string_view text, bool allow
 // call afresh. `measure` is used when a measurement is needed.
 Calibration resolve_calibration(const CalibrateOptions& measure = CalibrateOptions::quick());
 
+// The environment and file steps of resolve_calibration() only: never measures. nullopt when
+// neither POSTBOX_S_NS/POSTBOX_R_NS nor a saved calibration gives both figures (one variable
+// alone with no file: nullopt too). Source "env", "file" or "env+file".
+std::optional<Calibration> saved_latency();
+
 // resolve_calibration() once per process (thread-safe); later calls return the same figures.
 // What barrier/ and collectives/ should use to build SendRecv{s_ns, r_ns}.
 const Calibration& calibrated_latency();
