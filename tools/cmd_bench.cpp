@@ -271,10 +271,10 @@ void print_cluster(const bench::ClusterBenchResult& res) {
       if (r.group == g && !r.reason.empty()) std::printf("%-18s reason: %s\n", "", r.reason.c_str());
   }
   const double ours = row_ns(res.rows, "barrier", "postbox hybrid"), mpi = row_ns(res.rows, "barrier", "MPI_Barrier");
-  std::printf("\nbarrier: postbox hybrid %dx%d / MPI_Barrier %d flat = %.2f (issue 11's targets: <= 1.5 at 2x1, < 1 at 2x4)\n",
+  std::printf("\nbarrier: postbox hybrid %dx%d / MPI_Barrier %d flat = %.2f (targets: <= 1.5 at 2x1, < 1 at 2x4)\n",
               P, T, N, ours / mpi);
   const double ar = row_ns(res.rows, "allreduce 8 B", "postbox hybrid"), mpi_ar = row_ns(res.rows, "allreduce 8 B", "MPI_Allreduce");
-  std::printf("allreduce 8 B: postbox hybrid %dx%d / MPI_Allreduce %d flat = %.2f (issue 11's targets: <= 1.5 at 2x1, < 1 at 2x4)\n", P,
+  std::printf("allreduce 8 B: postbox hybrid %dx%d / MPI_Allreduce %d flat = %.2f (targets: <= 1.5 at 2x1, < 1 at 2x4)\n", P,
               T, N, ar / mpi_ar);
   const double br = row_ns(res.rows, "allreduce 8 B", "postbox barrier-reduce");
   std::printf("allreduce 8 B: postbox barrier-reduce %dx%d / MPI_Allreduce %d flat = %.2f\n", P, T, N, br / mpi_ar);

@@ -55,10 +55,12 @@ section "Barriers for parallel loops: overhead per barrier (EPCC syncbench), eve
 # keep theirs; default@omp-gomp is postbox's default barrier called through its C API from a
 # libgomp team, the way an OpenMP program calls it. p = 2 fits this machine's CPUs when it has
 # two or more; p = 4 oversubscribes a 2-CPU machine. The bench says when the rounds disagree
-# too much to judge.
+# too much to judge. The default and combine take the calibration shown above (a default
+# Barrier never measures: without saved figures it assumes s = r).
 sync
-show bench barrier --quick --p 2,4 --settle 20 \
-  --impl default,tournament,combine,central,std,pthread,omp-gomp,omp-llvm,default@omp-gomp,default@omp-llvm,one-way
+impls=default,tournament,combine,central,std,pthread,omp-gomp,omp-llvm,default@omp-gomp,default@omp-llvm,one-way
+printf '$ POSTBOX_S_NS=%s POSTBOX_R_NS=%s postbox bench barrier --quick --p 2,4 --settle 20 --impl %s\n' "$s_int" "$r_int" "$impls"
+POSTBOX_S_NS=$s_int POSTBOX_R_NS=$r_int "$PB" bench barrier --quick --p 2,4 --settle 20 --impl "$impls"
 
 section "The explorer: the same figures in a browser (postbox serve, docs/explorer.md)"
 # Start it on a free port, ask its API for the Fibo-tree above (p = 64, s = 1, r = 3), stop it.

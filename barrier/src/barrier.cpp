@@ -213,6 +213,12 @@ Prepared choose(int p, BarrierOptions o) {
                          " L3/package groups; binomial trees per topology level");
     }
   }
+  if (p == 2) {
+    return prepare(BarrierAlgorithm::tournament, p, std::move(o),
+                   "tournament: 2 ranks on " + std::to_string(cpus) +
+                       " allowed CPUs: one two-input match; the second arriver completes the phase and leaves at once, "
+                       "where a round of combine or dissemination makes each rank wait for the other's message");
+  }
   const ResolvedSr x = resolve_sr_saved(o);
   o.send_recv = x.sr;
   const int l = combine_rounds_lambda(x.sr, p);

@@ -528,7 +528,10 @@ TEST(BarrierChoice, NeverMeasuresAndIsTheSameEveryTime) {
     o.cpus = 64;
     o.topology = std::make_shared<const Topology>(Topology::synthetic("pack:1 core:64 pu:1"));
     const Barrier first(p, o);
-    EXPECT_NE(first.reason().find("assumed: no saved calibration"), std::string::npos) << first.reason();
+    // p = 2 takes the tournament, which uses no figures; above it, combine or fibo by λ.
+    if (p > 2) {
+      EXPECT_NE(first.reason().find("assumed: no saved calibration"), std::string::npos) << first.reason();
+    }
     for (int k = 0; k < 9; ++k) {
       const Barrier again(p, o);
       EXPECT_STREQ(again.algorithm(), first.algorithm()) << "p = " << p;
@@ -562,6 +565,15 @@ TEST(BarrierChoice, OversubscribedPicksCentral) {
   Barrier b(8, o);
   EXPECT_STREQ(b.algorithm(), "central");
   EXPECT_NE(b.reason().find("oversubscribed"), std::string::npos) << b.reason();
+}
+
+// Two ranks that fit the CPUs: the tournament's one match lets the second arriver leave at once.
+TEST(BarrierChoice, TwoRanksPickTournament) {
+  BarrierOptions o;
+  o.cpus = 4;
+  Barrier b(2, o);
+  EXPECT_STREQ(b.algorithm(), "tournament");
+  EXPECT_EQ(b.reason().rfind("tournament: 2 ranks on 4 allowed CPUs", 0), 0U) << b.reason();
 }
 
 TEST(BarrierChoice, OneGroupPicksCombine) {
