@@ -169,7 +169,7 @@ case "$cmd" in
     done
     ;;
   help|-h|--help)
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,/^[^#]/{/^#/p;}' "$0" | sed 's/^# \{0,1\}//'  # lines 2.. up to the first non-comment
     ;;
   *)
     echo "run.sh: unknown command '$cmd' (try: demo, test, build, bench, repro, stress, explorer-shots, fuzz)" >&2

@@ -2,7 +2,7 @@
 // the thread executor, side by side with a naive flat implementation written directly over the
 // same mailboxes (root sends to / receives from every rank in turn), at p = 2 and an
 // oversubscribed p = 8, for 8 B and 64 KiB. Prints medians and the ratio plan / naive (< 1:
-// the plan is faster). Then issue 15's fiber rows: bcast (fibo) and allreduce (recursive
+// the plan is faster). Then the fiber rows: bcast (fibo) and allreduce (recursive
 // doubling), 8 B and 4 KiB, p = 8, 64, 1024, the same plan on a team of kernel threads and on a
 // team of fibers (one worker per allowed CPU), run alternately (interleaved), with the ratio
 // fibers / threads. Usage: bench_collectives [iters] (default 200).

@@ -1,4 +1,4 @@
-// The emulator at scale (issue 14): the schedules of the issue, each built as a plan, turned
+// The emulator at scale: the schedules of kCases (up to 10^7 ranks), each built as a plan, turned
 // into the emulator's schedule, and simulated by the default discipline (per-rank queues) and by
 // the first landing's (one global queue, busy events put back), interleaved. Every run is a
 // forked child, so its peak resident memory is its own (wait4's ru_maxrss). Prints, per case and

@@ -1,4 +1,4 @@
-// postbox bench cluster (issue 11): the barrier and collectives across MPI processes, postbox
+// postbox bench cluster: the barrier and collectives across MPI processes, postbox
 // hybrid (P processes × T threads) against Open MPI's own collectives with the same rank count as
 // flat processes and against MPI+OpenMP, side by side and interleaved in one mpirun.
 //

@@ -37,7 +37,7 @@ void do_export(const ExportArgs& a) {
   GoalExportOptions goal;
   if (!a.machine.empty()) {
     // The plan sim builds on this machine (its λ rule included), so sim --goal of the export
-    // gives sim's time (issue 14).
+    // gives sim's time.
     auto emulated = given;
     for (const auto& [key, text] : kRunDefaults.defaults) emulated.emplace(key, text);
     emulated["machine"] = a.machine;

@@ -184,7 +184,7 @@ PlanRequest select_plan(const std::map<std::string, std::string>& given, const S
     if (const auto v = value(key); v && v->empty()) throw InputError("--" + key + " must not be empty");
   }
   // A plan too large for memory is refused before any work that grows with p: s2p's source
-  // list, λ measured on a mesh as large as p (issue 16: 29 s and 57 s at p = 2^31 - 1 and 2^24.3).
+  // list, λ measured on a mesh as large as p (these took 29 s and 57 s at p = 2^31 - 1 and 2^24.3).
   try {
     check_plan_memory(req);
   } catch (const InputError& e) {  // the message names the option as well as the p it was given

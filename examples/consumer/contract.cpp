@@ -1,4 +1,4 @@
-// Issue 10's two programs, built against an install tree (tests/install_consumer.cmake) for
+// Two barrier-contract programs, built against an install tree (tests/install_consumer.cmake) for
 // every barrier name and p in {2, 5, 8}, the way a user calls the library:
 //  * split phase: rank 0 calls arrive(), then waits for a condition that ranks 1..p-1 set only
 //    after they left the phase, then wait(). Under std::barrier's contract the others leave

@@ -1,6 +1,7 @@
 // Private layout of the mailboxes: a byte ring per ordered pair (src, dst) that talks often, a
-// queue per destination for the pairs that do not (yet), and one inbox per destination. Only
-// mailbox.cpp includes this.
+// queue per destination for the pairs that do not (yet), and one inbox per destination.
+// mailbox.cpp includes this, and plan.cpp for the record size and the ring reserve
+// (record_bytes, kRingReserve) with which it checks and sizes rings.
 #pragma once
 
 #include <atomic>

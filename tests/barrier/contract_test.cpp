@@ -54,7 +54,7 @@ void spin_until(const std::atomic<int>& x, int value) {
   while (x.load() < value) test::yield_rank();
 }
 
-// G2, G3 (issue 10's program): in each phase rank s = k mod p calls arrive(s), then waits for a
+// G2, G3 (split phase): in each phase rank s = k mod p calls arrive(s), then waits for a
 // condition the other ranks set only after they left the phase, then calls wait(s). Under
 // std::barrier's contract the others leave while s works; a barrier that needs s's presence to
 // complete or to wake the others hangs here.
@@ -211,7 +211,7 @@ TEST_P(Contract, CompletionOncePerPhaseMixed) {
   EXPECT_EQ(completions, kPhases);
 }
 
-// Abort (issue 10's program): rank 0 arrive()s, rank 1 waits in arrive_and_reduce, rank 2
+// Abort: rank 0 arrive()s, rank 1 waits in arrive_and_reduce, rank 2
 // never comes; abort(). No completion or reduction may run for that phase (not every
 // participant reached it), nothing may read rank 1's argument after it left, rank 1 leaves with
 // Aborted, wait(0) throws Aborted, and so does every later call. Before that, kFull phases

@@ -1,5 +1,5 @@
 # plan export --format goal --machine M, read back by sim --goal --machine M, gives the time_us
-# that sim gives for the same plan, to the last digit (issue 14 acceptance).
+# that sim gives for the same plan, to the last digit.
 #
 #   cmake -DPOSTBOX=<postbox> -DDIR=<scratch dir> -P goal_roundtrip.cmake
 #

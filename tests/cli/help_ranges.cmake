@@ -1,5 +1,5 @@
 # The ranges and defaults `--help` states, read from the help text and tried against the tool
-# (issue 16: the help said kary:K with K in 1..1024 while the code took up to 1000000).
+# (the help once said kary:K with K in 1..1024 while the code took up to 1000000).
 #   cmake -DPOSTBOX=<tool> -P help_ranges.cmake
 function(tool expected)
   execute_process(COMMAND ${POSTBOX} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -1,4 +1,4 @@
-// Plans run unchanged across processes (issue 11), under mpirun with P processes:
+// Plans run unchanged across processes, under mpirun with P processes:
 //   postbox_cluster_plans_test T
 // For every op and algorithm of the registry (postbox run --list; parameterised families with
 // their listed or a typical parameter), the plan for p = P·T ranks is run twice on one

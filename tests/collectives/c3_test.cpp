@@ -416,7 +416,7 @@ TEST(C3Input, Rejected) {
 namespace postbox {
 namespace {
 
-// Regression (issue 16): --h nan gave 0 units, --s inf null, --l 1e308 "-nan"; every machine
+// Regression: --h nan gave 0 units, --s inf null, --l 1e308 "-nan"; every machine
 // parameter is now finite and bounded, or refused.
 TEST(C3Machine, NonFiniteOrHugeParametersAreRefused) {
   const Plan plan = build_c3_plan(C3Request{"one-to-all", "1-lev-dir", 16, 8, 0, std::nullopt});
@@ -429,7 +429,7 @@ TEST(C3Machine, NonFiniteOrHugeParametersAreRefused) {
   EXPECT_NO_THROW((void)c3_units(plan, C3Machine::delta()));
 }
 
-// Regression (issue 16): `c3 --l 1e308` said "C3 machine: l must be in (0, 1e9], got 1e+308",
+// Regression: `c3 --l 1e308` said "C3 machine: l must be in (0, 1e9], got 1e+308",
 // naming neither the option nor the value as typed.
 TEST(C3Machine, ParameterMessageNamesTheOptionAndQuotesTheText) {
   try {

@@ -402,7 +402,7 @@ TEST(PlanGather, BlocksLandAtRankOffsets) {
   EXPECT_EQ(at_root, 12U * 16U);
 }
 
-// ---- barrier (issue 10: the barrier on the plan road) ----
+// ---- barrier (the barrier on the plan road) ----
 
 const std::vector<int> kBarrierPs{1, 2, 3, 5, 8, 13, 19, 64};
 const std::vector<std::string> kBarrierAlgos{"central", "dissemination", "combine", "mcs", "tournament", "fibo", "hier"};
@@ -707,7 +707,7 @@ TEST(BarrierEmulated, DisseminationFirstAndReductionLongerOnManna) {
 namespace postbox {
 namespace {
 
-// Bruck §3.2–3.3 (issue 13): the emulator charges the global combine's idles, so the paced
+// Bruck §3.2–3.3: the emulator charges the global combine's idles, so the paced
 // plans take exactly T'_λ(n) (delay-receive: receives idle to ⌈λ⌉ sends) and T''_λ(n)
 // (delay-send: sends idle to λ/⌊λ⌋ sends) on the postal machine with that λ, in exact ticks.
 TEST(PostalCombineEmulated, ChargesTheIdlesExactly) {

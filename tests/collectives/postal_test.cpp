@@ -313,7 +313,7 @@ TEST(Constructions, TooFineADenominatorIsAnInputError) {
 namespace postbox {
 namespace {
 
-// Regression (issue 16): two long coprime denominators overflowed the common time quantum
+// Regression: two long coprime denominators overflowed the common time quantum
 // (signed overflow, then a wrong table); now refused with a message.
 TEST(Quanta, CommonDenominatorBeyond64BitsIsRefused) {
   const Rational s(1, 999'999'999'989), r(1, 999'999'999'959);

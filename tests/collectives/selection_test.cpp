@@ -124,7 +124,7 @@ TEST(Selection, S2PSourcesAreResolvedOnce) {
 }
 
 // A plan too large for memory is refused by the selection itself, before the s2p source list
-// (p bytes) is made: at p = 2^31 - 1 that list took 29 s before `run` refused p (issue 16).
+// (p bytes) is made: at p = 2^31 - 1 that list took 29 s before `run` refused p.
 TEST(Selection, PlanMemoryIsCheckedFirst) {
   const Given s2p{{"op", "s2p"}, {"algo", "br-lin"}, {"p", "2147483647"}, {"bytes", "8"}, {"sources", "2"}};
   EXPECT_NE(error_of(s2p).find("over 2147483647 ranks"), std::string::npos) << error_of(s2p);

@@ -294,7 +294,7 @@ TEST(Hier, ExplicitGroupsOneEdgeIntoEachOtherClass) {
   }
 }
 
-// Per-level latencies (issue 11): across processes the tree among the process leaders is the
+// Per-level latencies: across processes the tree among the process leaders is the
 // level's own builder run with the figures between processes, and inside each process the same
 // builder with the figures inside; changing one level's figures changes that level's tree only.
 std::set<std::pair<int, int>> edges_within(const Tree& t, int lo, int hi) {

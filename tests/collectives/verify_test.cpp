@@ -1,5 +1,5 @@
 // verify.hpp: the oracles accept every built-in plan's result, and a corrupted plan or buffer
-// fails naming the rank (issue 13).
+// fails naming the rank.
 #include "postbox/collectives/verify.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Grammar-driven fuzzer of the CLI's option parsing (issue 16). Half the command lines are
+// Grammar-driven fuzzer of the CLI's option parsing. Half the command lines are
 // random options from each subcommand's own option table (make_app(), so a new option is fuzzed
 // without listing it here) with hostile values; the other half are valid, cheap lines (kBases)
 // with one or two mutations. Each runs in-process: in dry-run mode (cli.hpp: parse and check,
@@ -62,9 +62,9 @@ void collect(CLI::App& app, std::vector<std::string> path, std::vector<Command>&
   }
 }
 
-// Values a hostile user types: every issue-16 class (radix prefixes, overflow, nan/inf,
-// tiny/huge reals, huge dims, empty list elements, special files) plus valid words of the
-// domain, so that parsing gets past the first option.
+// Values a hostile user types: every class of value the CLI once mishandled (radix prefixes,
+// overflow, nan/inf, tiny/huge reals, huge dims, empty list elements, special files) plus valid
+// words of the domain, so that parsing gets past the first option.
 const std::vector<std::string> kValues = {
     "0", "1", "2", "3", "4", "8", "16", "64", "100", "-1", "-3", "010", "0x10", "08", "+5", " 4", "4 ", "1.5", "0.4",
     "2147483647", "2147483648", "4294967298", "9223372036854775807", "9223372036854775808", "18446744073709551616",

@@ -1,4 +1,4 @@
-// Shared by the libFuzzer targets of the parsers users feed files to (issue 16). Each target
+// Shared by the libFuzzer targets of the parsers users feed files to. Each target
 // hands the input to one parser: it must return or throw InputError (never crash, hang, throw
 // anything else or read out of bounds: ASan and UBSan abort). What it accepts must be what the
 // input said: every field the parser's own export writes back equals the input's field (a real

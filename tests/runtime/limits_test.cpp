@@ -1,4 +1,4 @@
-// limits.hpp: what this machine can give a request (issue 16).
+// limits.hpp: what this machine can give a request.
 #include "postbox/runtime/limits.hpp"
 
 #include <gtest/gtest.h>

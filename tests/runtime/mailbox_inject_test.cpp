@@ -1,4 +1,4 @@
-// Adversarial schedules for the mailboxes (issue 10): the traffic patterns of
+// Adversarial schedules for the mailboxes: the traffic patterns of
 // mailbox_traffic.hpp under delay injection (runtime/internal/inject.hpp), many seeds each.
 //
 // In a build with -DPOSTBOX_INJECT_DELAYS=ON every synchronisation step of the mailboxes and of

@@ -101,7 +101,7 @@ INSTANTIATE_TEST_SUITE_P(
                     StressRow{__FILE__, __LINE__, 8, Mode::kRecv, 40'000, 4 * 1024, WaitPolicy{0, 0}, false, 9,
                               20 * (4 * 1024 + 256)}));
 
-// Oversubscribed on fibers (issue 15): 4095 senders into one receiver's recv_any and an
+// Oversubscribed on fibers: 4095 senders into one receiver's recv_any and an
 // all-to-all of 512 ranks (1024 roles), every message checked. Run under POSTBOX_RANKS=fibers
 // (ctest fibers.mailbox_test); 4096 kernel threads would not fit the 2-core CI box's time.
 TEST(MailboxOnFibers, FanInFrom4095RanksAndAnAllToAllOf512Ranks) {
@@ -531,7 +531,7 @@ TEST(Mailbox, StreamedSendToSelfThatFitsIsDelivered) {
   EXPECT_EQ(std::vector<std::byte>(buf, buf + n), b);
 }
 
-// Regression (issue 10's review list): a self-send larger than the ring used to wait forever
+// Regression: a self-send larger than the ring used to wait forever
 // for a receiver that is the sender itself. Each call below can never complete.
 TEST(MailboxDeathTest, SelfSendThatCannotFitFailsFastInsteadOfHanging) {
   MailboxOptions o;

@@ -91,8 +91,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{__FILE__, __LINE__, "kind = \"snake\"", "kind = \"spiral\"", "'placement.kind'"},
         BadProfile{__FILE__, __LINE__, "name = \"tiny\"", "", "missing field 'name'"},
         BadProfile{__FILE__, __LINE__, "[model]", "[model", "TOML syntax error"},
-        // Non-ASCII where toml++ 3.3 asks whether it is whitespace (undefined behaviour there,
-        // issue 16): refused before toml++ sees the text, naming the line.
+        // Non-ASCII where toml++ 3.3 asks whether it is whitespace (undefined behaviour there):
+        // refused before toml++ sees the text, naming the line.
         BadProfile{__FILE__, __LINE__, "wrap = false", "wrap = false\nsend_us \xc3\xb6" "der = 1",
                    "bad.toml: line 8: a non-ASCII character outside a string or comment"},
         BadProfile{__FILE__, __LINE__, "name = \"tiny\"", "name = \"tiny\" \xc2\xb5", "line 2: a non-ASCII character outside"},
@@ -182,7 +182,7 @@ TEST(Placement, ListAndErrors) {
   EXPECT_THROW((void)parse_dims("16by32", "--mesh"), InputError);
 }
 
-// Regression (issue 16): huge numbers gave "time inf us" and huge dims bad_alloc or, with
+// Regression: huge numbers gave "time inf us" and huge dims bad_alloc or, with
 // overflow, a wrong node count; both are refused naming the field.
 TEST(Profile, NumbersAndDimsAreBounded) {
   std::string delay = kGoodMesh;
@@ -199,7 +199,7 @@ TEST(Profile, NumbersAndDimsAreBounded) {
   EXPECT_THROW((void)load_machine("/"), InputError);
 }
 
-// ---- the cluster machine (issue 11) ----
+// ---- the cluster machine ----
 
 const char* kGoodCluster = R"(
 name = "c"

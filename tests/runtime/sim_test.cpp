@@ -387,7 +387,7 @@ TEST(Calibrate, RecoversTheModelsLambda) {
 TEST(Calibrate, RejectsTooFewK) { EXPECT_THROW((void)measure_lambda(load_machine("postal:2"), 8, 3, 3), InputError); }
 
 
-// ---- the two disciplines, and work proportional to the schedule (issue 14) ----
+// ---- the two disciplines, and work proportional to the schedule ----
 
 Machine small_delta() {
   Machine m = load_machine("delta");
@@ -455,7 +455,7 @@ TEST(Disciplines, PerRankQueuesEqualThePutBackLoop) {
   }
 }
 
-// The regression of issue 14: a flat broadcast made O(p) events per message and the C3
+// Regression: a flat broadcast made O(p) events per message and the C3
 // all-to-all about 384. Now ops + messages, exactly: 3 per message.
 TEST(Disciplines, EventsGrowLinearlyWithMessages) {
   for (const auto& [op, algo] : {std::pair{"bcast", "flat"}, std::pair{"all-to-all", "1-lev-dir"}}) {
@@ -476,7 +476,7 @@ TEST(Disciplines, EventsGrowLinearlyWithMessages) {
 
 // The mesh models: per packet one step for each channel its header takes (injection, every
 // link, ejection) and one when it is done, plus two per message, whatever the contention; so
-// the work grows with messages × packets × hops, never with the ranks waiting (issue 14). The
+// the work grows with messages × packets × hops, never with the ranks waiting. The
 // per-hop discipline makes each step a queue event; by default a step due before every other
 // event is handled inside the one before it, with the same result.
 TEST(Disciplines, MeshEventsArePerPacketPerHop) {
@@ -544,7 +544,7 @@ TEST(Disciplines, LoneWormholeMessageIsFourEvents) {
   }
 }
 
-// Issue 16: Bruck's λ experiments (what `sim` runs on a mesh without --lambda) send messages one
+// Bruck's λ experiments (what `sim` runs on a mesh without --lambda) send messages one
 // after another; at 16 MiB each is 32 768 Delta packets. A packet of a message alone on its path
 // costs no event of its own, so the work is a few events per message, not per packet, and the
 // times are the per-hop discipline's.
@@ -567,7 +567,7 @@ TEST(Disciplines, PacketStreamsCostEventsPerMessage) {
   }
 }
 
-// Issue 14: a packet's header goes through the free channels of its path inside one event, so
+// A packet's header goes through the free channels of its path inside one event, so
 // a wormhole packet costs O(1) events, not one per channel: on the Delta's all-to-all, doubling
 // the mesh's sides doubles the mean path and leaves the events per packet about where they were
 // (they follow the waits, about two per packet); the per-hop discipline's grow with the path.
@@ -696,7 +696,7 @@ TEST(Disciplines, MeshStepsInlineMatchPerHopOnRandomTraffic) {
   EXPECT_GT(waits, 0U);    // and the traffic contended
 }
 
-// ---- exact time (issue 14) ----
+// ---- exact time ----
 
 // The same machine in µs and in ns strings: with doubles the first gave 79.828 µs and the
 // second 73 736 (1-ulp differences broke ties the other way). Ticks are exact.
@@ -737,7 +737,7 @@ TEST(ExactTime, ModelStringsCarryTheComputationCost) {
   EXPECT_THROW((void)load_machine("postal:2:-1"), InputError);
 }
 
-// ---- GOAL schedules (issue 14) ----
+// ---- GOAL schedules ----
 
 SimResult run_goal(const std::string& text, const char* machine) {
   return simulate(schedule_of_goal(parse_goal(text)), load_machine(machine));
@@ -852,7 +852,7 @@ TEST(Goal, ExportedPlansRunAsThePlan) {
   }
 }
 
-// ---- bounded mesh work (issue 16: delta at 1 GiB ran for minutes) ----
+// ---- bounded mesh work (delta at 1 GiB used to run for minutes) ----
 
 // More than kMaxMeshPackets packets in one run, or in the λ experiments, is refused before any
 // event runs (these calls return at once).
@@ -872,7 +872,7 @@ TEST(Mesh, PacketsAreBoundedUpFront) {
   EXPECT_THROW((void)measure_lambda(load_machine("delta"), gib), InputError);
 }
 
-// ---- the cluster machine (issue 11) ----
+// ---- the cluster machine ----
 
 Machine two_level(int nodes, int cores) {
   return parse_profile("name = \"c\"\n[model]\nkind = \"cluster\"\n[cluster]\nnodes = " + std::to_string(nodes) +

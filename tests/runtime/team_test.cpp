@@ -239,7 +239,7 @@ TEST(Team, AbortWithoutAnyFailureMakesRunThrowAborted) {
   team.run([](RankContext&) {});
 }
 
-// Regression (issue 10's review list): an abort() that arrived while run() reset the abort
+// Regression: an abort() that arrived while run() reset the abort
 // state found the team still aborted, returned, and was then cleared with the run's own abort.
 TEST(Team, AbortArrivingWhileRunResetsIsNotLostItAbortsTheNextRun) {
   Team team(3);

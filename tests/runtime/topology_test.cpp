@@ -177,7 +177,7 @@ TEST(Topology, PlaceRejectsBadRequests) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("99"), std::string::npos) << e.what();
   }
-  // The error quotes the list as typed (issue 16: `topo --places 0-3` on 2 PUs named neither).
+  // The error quotes the list as typed (`topo --places 0-3` on 2 PUs used to name neither).
   try {
     (void)t.place(Placement::parse("0-16"), 1);
     FAIL() << "PU 16 accepted";
@@ -293,7 +293,7 @@ TEST(Topology, RejectsUnreadableAndInvalidXml) {
   }
 }
 
-// Regression (issue 16): hwloc 2.9 segfaults reading an XML file whose objects lack
+// Regression: hwloc 2.9 segfaults reading an XML file whose objects lack
 // complete_cpuset; the load runs in a child, so this process gets one InputError line.
 TEST(Topology, XmlThatCrashesHwlocIsAnInputError) {
   TempFile xml("postbox_topology_test_crash.xml");

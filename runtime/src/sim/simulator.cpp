@@ -997,7 +997,7 @@ class Engine {
       throw InputError("mesh has " + std::to_string(nodes_count_) + " nodes, fewer than p = " + std::to_string(s_.p));
     nvc_ = ms.wrap ? 2 : 1;
     // The work is per packet (at least two events each), so a run's packets are bounded up
-    // front: delta at 1 GiB made 2^21 packets per message and ran for minutes (issue 16).
+    // front: delta at 1 GiB made 2^21 packets per message and ran for minutes.
     std::uint64_t packets = 0;
     for (const Schedule::Item& it : s_.items)
       if (it.kind == Work::send) packets += packets_of(it.size);
@@ -1368,7 +1368,7 @@ class Engine {
   // the channels are released together. Then the stream: when the injection channel goes to the
   // next packet of the same message, nothing else waits for the path, and that packet's whole
   // life (its header through the free path, its body, its end) falls before every other event,
-  // it is handled here in O(1), and so on down the message's packets (issue 16: a 16 MiB message
+  // it is handled here in O(1), and so on down the message's packets (a 16 MiB message
   // is 32 768 packets). Else the waiters get their channels.
   void worm_done(std::uint32_t pi, Ticks t) {
     const std::uint32_t mi = packets_[pi].msg;

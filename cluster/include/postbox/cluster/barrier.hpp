@@ -1,4 +1,4 @@
-// The barrier across processes (issue 11): P MPI processes × T threads, global rank
+// The barrier across processes: P MPI processes × T threads, global rank
 // process·T + thread. Three steps per phase (Cordsen §2: reduction phase + distribution phase,
 // one level per step): the library's intra-process barrier (barrier.hpp) gathers the T threads
 // of each process; its completion step hands the process's arrival to the leaders' step across

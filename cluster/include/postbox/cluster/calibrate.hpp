@@ -1,4 +1,4 @@
-// The figures between processes (issue 11, "two-level latency, measured"): the experiments of
+// The figures between processes (two-level latency, measured): the experiments of
 // runtime/calibrate.hpp (Cordsen's notification times, the sender-side slope, Bruck's
 // experiments 1 and 2) run over MPI point-to-point between processes 0 and 1 of a communicator,
 // analysed by the same functions (analyse_run, combine_runs). docs/cluster.md, "Two-level

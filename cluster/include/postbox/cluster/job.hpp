@@ -1,5 +1,5 @@
 // A job: P MPI processes × T threads, one rank per thread, plans run unchanged across them
-// (issue 11; docs/cluster.md).
+// (docs/cluster.md).
 //
 // Ranks: global rank = process · T + thread (process-major), process = the rank in the job's
 // communicator, thread = the rank in this process's Team. Every process runs a Team of T ranks
@@ -164,7 +164,7 @@ class Job {
 // process 0".
 std::optional<std::string> agree(MPI_Comm comm, const std::optional<std::string>& error, const std::string& fingerprint);
 
-// hier across a job of `processes` × `threads` ranks (issue 11; Cordsen §3 with per-level
+// hier across a job of `processes` × `threads` ranks (Cordsen §3 with per-level
 // latencies): level 0 the process (cluster_groups), its tree among the processes' leaders built
 // from `inter`; below it the topology classes (topology_groups) of `threads` ranks placed
 // compactly on this process's machine topology, the same inside every process, built from

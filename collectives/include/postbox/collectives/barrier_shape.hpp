@@ -1,8 +1,11 @@
 // Barrier shapes: the arrival (reduction phase) and wake-up (distribution phase) structure of
 // every barrier algorithm, in one place. The barrier engine (barrier/) builds its threads' hot
 // path from a BarrierShape, and the barrier's plan (arrival and wake-up as messages, run by the
-// emulator and exported as GOAL) is built from the same BarrierShape, so each shape is written
-// once (Cordsen §2: barrier = reduction phase + distribution phase).
+// emulator and exported as GOAL) is built from the same BarrierShape (Cordsen §2: barrier =
+// reduction phase + distribution phase). Two places still derive parts themselves: for
+// combine, the engine sizes its round flags (m0 in Engine::Engine) from N_λ(t) for both integer
+// λ a rebuild may pick, and the cluster barrier's dissemination step (cluster/src/barrier.cpp,
+// ClusterEngine::exchange) computes its 2^k offsets itself; its tree step takes the fibo shape.
 //
 // Shapes are over indices 0..n-1 (the participants in rank order; the engine maps them to the
 // ranks still in the barrier). Every tree is rooted at index 0.

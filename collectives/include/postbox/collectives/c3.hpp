@@ -1,6 +1,6 @@
 // The C³ model (Hambrusch & Khokhar, "C³: An architecture-independent model for coarse-grained
-// parallel machines"; ../shared/seeds/hambrusch-c3-model.txt): the §4 routing algorithms as
-// plans, and the unit calculator of §2 for ANY plan.
+// parallel machines"; docs/c3.md): the §4 routing algorithms as plans, and the unit calculator
+// of §2 for ANY plan.
 //
 // Buffer contract of the plans (block = L bytes, ranks on a near-square mesh, row-major):
 //   one-to-one: every rank's user buffer is 2·L: its message at 0, the message it gets (from

@@ -1,5 +1,6 @@
 // The postal-model arithmetic of Bruck et al. (§2, §3.2-3.3) and the send/receive model of
-// Cordsen et al. (§3-4), as one arithmetic (../shared/design.md: λ = 1 + r/s in units of s).
+// Cordsen et al. (§3-4), as one arithmetic (λ = 1 + r/s in units of s; docs/postal-model.md,
+// "One model").
 //
 // Where the arithmetic is exact and where floating point enters:
 //  * Exact (Rational / int64): N_λ(t), T_λ(n), the change points of N_λ, the scaled table N'

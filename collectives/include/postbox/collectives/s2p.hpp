@@ -1,7 +1,7 @@
 // s-to-p broadcasting (Hambrusch, Khokhar, et al., "Scalable S-To-P Broadcasting on
-// Message-Passing MPPs"; ../shared/seeds/hambrusch-s-to-p-broadcast.txt): s of the p ranks
-// each hold a message; every rank ends with all s messages. Messages that meet at a rank are
-// combined and travel on together. Every algorithm is a Plan (runtime/plan.hpp).
+// Message-Passing MPPs"; docs/s-to-p.md): s of the p ranks each hold a message; every rank
+// ends with all s messages. Messages that meet at a rank are combined and travel on together.
+// Every algorithm is a Plan (runtime/plan.hpp).
 //
 // Ranks form an r×c mesh, row-major: rank = row·c + col. Buffer contract of the plans: every
 // rank's user buffer holds s·bytes; the i-th source (in the order of S2PRequest::sources) has

@@ -1,4 +1,4 @@
-// One plan selection (issue 13): the options that choose a plan, parsed and validated by one
+// One plan selection: the options that choose a plan, parsed and validated by one
 // function for `postbox run`, `sim`, `sweep`, `plan export`, `plan check`, the explorer's JSON
 // API and the tests. Input is option name → text exactly as typed (an option given with an
 // empty value is an error, never "not given"); the result is a PlanRequest for build_plan() /

@@ -1,10 +1,10 @@
 // Tree shapes for one-to-many distribution (broadcast, barrier wake-up) and, reversed, for
 // many-to-one (reduce, barrier arrival).
 //
-// One family of builders serves both papers' vocabularies (../shared/design.md): time is in
-// the send/receive model of Cordsen et al. — a node activated at time a sends to its children
-// one after another; the i-th child (counting from 1) is activated at a + i·s + r. Bruck's
-// postal model is the same with s = 1 and r = λ − 1, so λ = 1 + r/s.
+// One family of builders serves both papers' vocabularies (docs/postal-model.md, "One model"):
+// time is in the send/receive model of Cordsen et al. — a node activated at time a sends to its
+// children one after another; the i-th child (counting from 1) is activated at a + i·s + r.
+// Bruck's postal model is the same with s = 1 and r = λ − 1, so λ = 1 + r/s.
 #pragma once
 
 #include <cstdint>
@@ -84,7 +84,7 @@ inline constexpr int kGroupLevelPackage = 0;  // ... and of the package level
 // sends to the other classes' leaders (outer levels) before serving its own class.
 Tree build_hier_tree(const std::vector<ShapeSpec>& level_shapes, const std::vector<std::vector<int>>& groups,
                      int p, int root, const SendRecv& model);
-// The same with per-level latencies (Cordsen §3 with each level's s and r; issue 11): the tree
+// The same with per-level latencies (Cordsen §3 with each level's s and r): the tree
 // among the class leaders of groups[l] is built from level_models[l] (the last repeats; the
 // innermost tree, among ranks that share every class, takes the last one). So a fibo or lambda
 // level takes its own s and r (or λ = 1 + r/s), e.g. the figures between processes at the node

@@ -17,8 +17,9 @@
 // reported figure is the median over runs, with the spread (half the range) beside it.
 //
 // Reported s and r: s is the sender-side slope (least squares, the least noisy of the
-// estimates), r = t_1 − s (first notification minus one send). λ = 1 + r/s (design.md: the
-// two models in the same units); Bruck's two λ are reported beside it as the cross-check.
+// estimates), r = t_1 − s (first notification minus one send). λ = 1 + r/s (the two models in
+// the same units; docs/postal-model.md, "One model"); Bruck's two λ are reported beside it as
+// the cross-check.
 //
 // Where the library takes its figures (calibrated_latency()): POSTBOX_S_NS and POSTBOX_R_NS
 // override (each its own figure); else the file save_calibration() wrote; else a quick

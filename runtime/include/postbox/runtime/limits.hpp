@@ -1,5 +1,5 @@
 // What this machine can give a request, so that a request past it is refused up front with one
-// InputError line (issue 16) instead of a bad_alloc, an out-of-memory kill or a failed thread
+// InputError line instead of a bad_alloc, an out-of-memory kill or a failed thread
 // creation minutes into the work. The commands check their inputs against these before they
 // start, and their --help states the limits.
 #pragma once

@@ -1,7 +1,10 @@
 // A plan: the single description of who sends what to whom, in which order. It is the
-// runtime's instruction set (../shared/design.md): collectives/ builds plans from trees and
-// algorithms; the thread executor runs them on a Team, the emulator runs them in virtual
-// time, the exporters write GOAL/JSON/DOT. No algorithm is written twice.
+// runtime's instruction set (docs/architecture.md, docs/plans.md): collectives/ builds plans
+// from trees and algorithms; the thread executor runs them on a Team, the emulator runs them in
+// virtual time, the exporters write GOAL/JSON/DOT. Each collective is written once, as a plan
+// builder. The barriers also have an engine of their own (barrier/) that does not run plans; it
+// and the barrier plans take their structure from barrier_shape() (collectives), whose header
+// names the parts still derived elsewhere.
 //
 // Per rank, a program of operations over regions of that rank's buffers:
 //   send(peer, region)       region's bytes go to peer (send-and-forget)
@@ -260,7 +263,7 @@ class PlanDraft {
 // dependency graph across ranks cannot deadlock under the matching rule.
 std::optional<std::string> validate(const Plan& plan);
 
-// ---- Extensions (issue 4) -------------------------------------------------------------------
+// ---- Extensions ------------------------------------------------------------------------------
 
 // Replaces every op's deps by those its regions require, in program order: op j depends on each
 // earlier op i of the same rank whose bytes it reads after i wrote them, writes after i read

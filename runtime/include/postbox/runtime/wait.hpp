@@ -1,8 +1,11 @@
 // The wait policy: spin for a time budget, then yield for a time budget, then block.
 //
-// Every blocking operation in postbox (mailbox receive, full-ring send, barrier wait) waits
-// through wait_until(), so a team with far more threads than cores still makes progress: a
-// waiter that cannot succeed soon gives its core to the thread it is waiting for.
+// The mailboxes (a receive, a send that finds its ring or queue full) and a Team (start, park,
+// join) wait through wait_until(), so a team with far more threads than cores still makes
+// progress: a waiter that cannot succeed soon gives its core to the thread it is waiting for.
+// The barrier engine (barrier/src/engine.cpp) has its own wait on kernel threads (an adaptive
+// spin, a co-location check, a timed yield, then a raw futex; docs/barrier.md, "Waiting") and
+// waits through wait_until() only when the rank is a fiber.
 //
 // Budgets are nanoseconds of wall-clock time, not loop iterations, so they mean the same on
 // every machine. Defaults come from the environment (POSTBOX_SPIN_NS, POSTBOX_YIELD_NS) when
