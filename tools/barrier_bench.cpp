@@ -343,6 +343,10 @@ BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& o,
     if (p > 1024) throw InputError("--p must be at most 1024, got " + std::to_string(p));
   }
   if (o.rounds < 1) throw InputError("--rounds must be at least 1, got " + std::to_string(o.rounds));
+  if (o.rounds > o.params.outer) {
+    throw InputError("--rounds " + std::to_string(o.rounds) + " exceeds the " + std::to_string(o.params.outer) +
+                     " outer repetitions (--outer): every round measures each competitor at least once");
+  }
   if (!(o.settle_s >= 0)) throw InputError("--settle must be a non-negative number of seconds");
   const auto& known = barrier_impl_names();
   std::vector<std::string> impls = o.impls.empty() ? known : o.impls;
@@ -356,7 +360,7 @@ BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& o,
   res.settled_after_s = settle(o.settle_s, res.notes);
   // After settling (which would wait for it in vain), before any thread of the run exists.
   const CompetingProcess competitor(o.load);
-  res.rounds = std::min(o.rounds, o.params.outer);
+  res.rounds = o.rounds;
   res.outer_per_round = (o.params.outer + res.rounds - 1) / res.rounds;
   syncbench::Params round_prm = o.params;
   round_prm.outer = res.outer_per_round;

@@ -36,7 +36,8 @@ struct BarrierBenchOptions {
   syncbench::Params params{20, 25'000'000, 32, 1'000'000};
   // --quick: 10 repetitions of about 5 ms.
   static constexpr syncbench::Params kQuick{10, 5'000'000, 32, 1'000'000};
-  // Rounds of the round-robin (at most params.outer: every round has at least one repetition).
+  // Rounds of the round-robin, at most params.outer (every round has at least one repetition;
+  // more → InputError).
   int rounds = 5;
   // Before measuring, wait up to this long for the rest of the machine to leave the allowed CPUs
   // free (runnable tasks other than this one <= allowed CPUs - 1, held for 1 s); 0: do not wait.
@@ -110,7 +111,7 @@ std::vector<BarrierRatio> barrier_ratios(const BarrierBenchResult& result, const
 // p = 2 only: half a cache-line ping-pong round trip between the two threads).
 const std::vector<std::string>& barrier_impl_names();
 
-// Bad options (p < 1, unknown impl, rounds < 1, settle_s < 0) → InputError. progress(msg) is
+// Bad options (p < 1, unknown impl, rounds < 1 or > params.outer, settle_s < 0) → InputError. progress(msg) is
 // called before each measurement.
 BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& options,
                                      const std::function<void(const std::string&)>& progress = {});

@@ -153,7 +153,9 @@ void bench_barrier(const BenchBarrierArgs& a) {
     for (std::string_view s : split_list(a.impls, ',', "--impl")) o.impls.emplace_back(s);
   if (a.quick) o.params = bench::BarrierBenchOptions::kQuick;
   if (!a.outer.empty()) o.params.outer = static_cast<int>(parse_int(a.outer, "--outer", 1, 100000));
-  if (!a.rounds.empty()) o.rounds = static_cast<int>(parse_int(a.rounds, "--rounds", 1, 1000));
+  // Without --rounds: 5 rounds, fewer when there are fewer outer repetitions than that.
+  o.rounds = a.rounds.empty() ? std::min(o.rounds, o.params.outer)
+                              : static_cast<int>(parse_int(a.rounds, "--rounds", 1, 1000));
   if (!a.settle.empty()) {
     o.settle_s = parse_real(a.settle, "--settle");
     if (o.settle_s < 0 || o.settle_s > 3600) throw InputError("--settle must be in 0..3600 seconds, got " + a.settle);
@@ -378,8 +380,9 @@ void register_bench(CLI::App& app) {
   sub->add_option("--outer", args->outer,
                   "Outer repetitions per competitor and p, 1 to 100000, spread over the rounds (overrides the default and --quick)");
   sub->add_option("--rounds", args->rounds,
-                  "Rounds of the round-robin over the competitors (default 5; at most --outer): each round measures\n"
-                  "every competitor once, and a competitor's median is the median of its round medians; 1 to 1000");
+                  "Rounds of the round-robin over the competitors, 1 to 1000 and at most --outer (more is refused;\n"
+                  "default 5, or --outer when that is less): each round measures every competitor once, and a\n"
+                  "competitor's median is the median of its round medians");
   sub->add_option("--settle", args->settle,
                   "Before measuring, wait up to this many seconds for the other runnable tasks on the machine to\n"
                   "average below one half over a second, 0 to 3600 (default 0: do not wait); says how long it waited");

@@ -26,18 +26,16 @@
 
 #include "postbox/barrier/barrier.hpp"
 #include "postbox/collectives/barrier_shape.hpp"
+#include "postbox/runtime/internal/sync.hpp"
 
 namespace postbox::internal {
-
-inline constexpr std::size_t kCacheLine = 64;
 
 // A rank's spin budget at construction and after a co-location move (block_policy()), at most
 // the policy's.
 inline constexpr std::int64_t kInitialSpinNs = 20'000;
 
-// Wrap-safe "phase a is phase b or a later one" (64-bit phases never wrap in practice, but the
-// comparison does not depend on it).
-inline bool reached(std::uint64_t a, std::uint64_t b) noexcept { return static_cast<std::int64_t>(a - b) >= 0; }
+// Phases compare with internal::reached() (sync.hpp): 64-bit phases never wrap in practice,
+// but the comparison does not depend on it.
 
 // A waitable word alone on its cache line. v holds a phase (or an encoded phase); the futex
 // sleeps on seq, which a signaller bumps only when sleepers > 0, and abort() bumps always, so

@@ -35,6 +35,7 @@
 #include "postbox/collectives/barrier_shape.hpp"
 #include "postbox/runtime/calibrate.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/internal/sync.hpp"
 #include "postbox/runtime/topology.hpp"
 
 namespace postbox::cluster {
@@ -52,8 +53,8 @@ constexpr int kTagBig = 64;
 constexpr std::size_t kInlineBytes = 256;
 constexpr std::uint32_t kBroken = 1;
 
-// Wrap-safe "phase a is phase b or a later one" (G5).
-bool reached(std::uint64_t a, std::uint64_t b) noexcept { return static_cast<std::int64_t>(a - b) >= 0; }
+// Wrap-safe "phase a is phase b or a later one" (G5): the runtime's one comparison.
+using postbox::internal::reached;
 
 // The calling thread is inside a barrier call that may wait (arrive_and_wait, wait,
 // arrive_and_reduce): the completion step it runs may carry the leaders' step.
@@ -152,7 +153,7 @@ class ClusterEngine {
   MPI_Comm comm_ = MPI_COMM_NULL;
 
  private:
-  struct alignas(64) Slot {
+  struct alignas(postbox::internal::kCacheLine) Slot {
     std::uint64_t phase = 0;
     ClusterReduce* args = nullptr;
     bool dropping = false;

@@ -8,11 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace postbox::internal {
+#include "postbox/runtime/internal/sync.hpp"  // kCacheLine
 
-// One cache line. Written out rather than std::hardware_destructive_interference_size, whose
-// value g++ declines to promise across compiler versions (-Winterference-size).
-inline constexpr std::size_t kCacheLine = 64;
+namespace postbox::internal {
 
 // Record framing: an 8-byte header (payload size | kHeaderValid), the payload, then padding to
 // 8 bytes, so indices stay multiples of 8 and a header never wraps around the buffer's end.
