@@ -31,6 +31,18 @@ Rational parse_lambda(const std::string& text) {
   return l;
 }
 
+// Runs `work`, the exact arithmetic on a model already parsed: what fails there (a result
+// beyond 64 bits, too many change points) is caused by the model, so its InputError names the
+// options that gave it ("--lambda 9/5", "--s 1 and --r 3").
+template <class Work>
+auto naming(const std::string& given, Work&& work) {
+  try {
+    return work();
+  } catch (const InputError& e) {
+    throw InputError(given + ": " + e.what());
+  }
+}
+
 // "1.8 (9/5)" or "2".
 std::string show(const Rational& r) {
   char buf[64];
@@ -49,11 +61,12 @@ void run_postal(const PostalArgs& a) {
   const Rational lambda = parse_lambda(a.lambda);
   const int n = parse_positive("n", a.n);
   if (dry_run()) return;
-  const Rational T = T_lambda(lambda, n);
+  const std::string given = "--lambda " + a.lambda;
+  const Rational T = naming(given, [&] { return T_lambda(lambda, n); });
   const double gamma = gamma_lambda(lambda.to_double());
-  const auto steps = N_lambda_steps(lambda, T);
+  const auto steps = naming(given, [&] { return N_lambda_steps(lambda, T); });
   std::optional<AlphaRange> range;
-  if (n >= 2) range = alpha_range(lambda, n);
+  if (n >= 2) range = naming(given, [&] { return alpha_range(lambda, n); });
   if (a.json) {
     nlohmann::json j;
     j["lambda"] = lambda.to_double();
@@ -142,7 +155,7 @@ void run_fibo(const FiboArgs& a) {
   int p = 0;
   if (a.p) {
     p = parse_positive("p", *a.p);
-    exact = fibo_time(s, r, p);
+    exact = naming("--s " + a.s + " and --r " + a.r, [&] { return fibo_time(s, r, p); });
     steps = exact.ceil();
     if (steps > kMaxFiboT) {
       throw InputError("--p " + *a.p + " with --s " + a.s + " --r " + a.r + " is reached at t = " + std::to_string(steps) +
@@ -155,7 +168,7 @@ void run_fibo(const FiboArgs& a) {
     t_max = t;
   }
   if (dry_run()) return;
-  const auto f = fibo_f_table(s, r, t_max);
+  const auto f = naming("--s " + a.s + " and --r " + a.r, [&] { return fibo_f_table(s, r, t_max); });
   // The table saturates at 2^63 - 1; printing that as a count would be a lie.
   if (const auto sat = std::find(f.begin(), f.end(), std::numeric_limits<std::int64_t>::max()); sat != f.end()) {
     throw InputError("f(t) exceeds 9223372036854775807 from t = " + std::to_string(sat - f.begin()) + " on; give --t below it");
@@ -173,8 +186,9 @@ void run_fibo(const FiboArgs& a) {
     print_json(j);
     return;
   }
+  const Rational lambda = naming("--s " + a.s + " and --r " + a.r, [&] { return SendRecv{s, r}.lambda(); });
   std::printf("send/receive model (Cordsen et al. eq. 2), s = %s, r = %s (lambda = 1 + r/s = %s)\n", show(s).c_str(),
-              show(r).c_str(), show(Rational(1) + r / s).c_str());
+              show(r).c_str(), show(lambda).c_str());
   std::printf("f(t) = 1 for 0 <= t < s + r, f(t - s) + f(t - s - r) after\n\n");
   std::printf("  %8s  %20s\n  %8s  %20s\n", "t", "f(t)", "--------", "--------------------");
   for (std::size_t t = 0; t < f.size(); ++t) std::printf("  %8zu  %20lld\n", t, static_cast<long long>(f[t]));
@@ -197,8 +211,9 @@ void run_alpha(const AlphaArgs& a) {
   if (n_max < 2) throw InputError("--n-max must be at least 2, got " + a.n_max);
   if (n_max > kMaxAlphaN) throw InputError("--n-max must be at most " + std::to_string(kMaxAlphaN) + ", got " + a.n_max);
   if (dry_run()) return;
-  const auto ranges = alpha_ranges(lambda, n_max);
-  const auto table = alpha_lookup_table(lambda, n_max);
+  const std::string given = "--lambda " + a.lambda;
+  const auto ranges = naming(given, [&] { return alpha_ranges(lambda, n_max); });
+  const auto table = naming(given, [&] { return alpha_lookup_table(lambda, n_max); });
   if (!a.svg.empty()) {
     svg::Plot plot;
     plot.title = "Optimal alpha ranges, lambda = " + lambda.str() + " (Bruck et al. Figs. 6-7)";
@@ -215,7 +230,7 @@ void run_alpha(const AlphaArgs& a) {
       hi.y.push_back(static_cast<double>(r.n));
     }
     svg::Series tops{"triangle tops", {}, {}, svg::Series::Style::points, "#2ca02c", 3.0};
-    for (const TriangleTop& t : triangle_tops(lambda, n_max)) {
+    for (const TriangleTop& t : naming(given, [&] { return triangle_tops(lambda, n_max); })) {
       if (t.n > n_max) continue;
       tops.x.push_back(t.alpha().to_double());
       tops.y.push_back(static_cast<double>(t.n));

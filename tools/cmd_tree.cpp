@@ -79,6 +79,28 @@ SendRecv parse_model(const TreeArgs& a) {
   return m;
 }
 
+// The options that gave the model, as typed ("--s 1.5 and --r 3", "--lambda 9/5"); empty for
+// the default model.
+std::string model_options(const TreeArgs& a) {
+  if (!a.lambda.empty()) return "--lambda " + a.lambda;
+  if (!a.s.empty()) return "--s " + a.s + " and --r " + a.r;
+  return "";
+}
+
+// Runs `work`, which builds trees from the parsed model (or reads its lambda): the model is the
+// only input left that can fail there (its exact times may not fit 64 bits, or need too long a
+// table), so its InputError names the options that gave it.
+template <class Work>
+auto with_model_options(const TreeArgs& a, Work&& work) {
+  try {
+    return work();
+  } catch (const InputError& e) {
+    const std::string given = model_options(a);
+    if (given.empty()) throw;
+    throw InputError(given + ": " + e.what());
+  }
+}
+
 int parse_root(const std::string& text, int p) {
   const std::int64_t v = parse_int(text, "--root");
   if (v < 0 || v >= p) throw InputError("--root must be in 0.." + std::to_string(p - 1) + ", got " + text);
@@ -117,11 +139,14 @@ void run_compare(const TreeArgs& a) {
   };
   std::vector<Row> rows;
   Rational best;
-  for (const auto& name : compare_shapes()) {
-    const Tree t = build_tree(ShapeSpec::parse(name), p, 0, model);
-    best = rows.empty() ? t.completion : std::min(best, t.completion);
-    rows.push_back({name, t.completion});
-  }
+  const Rational lambda = with_model_options(a, [&] {
+    for (const auto& name : compare_shapes()) {
+      const Tree t = build_tree(ShapeSpec::parse(name), p, 0, model);
+      best = rows.empty() ? t.completion : std::min(best, t.completion);
+      rows.push_back({name, t.completion});
+    }
+    return model.lambda();
+  });
   auto ratio = [&](const Rational& c) { return best == Rational(0) ? 1.0 : (c / best).to_double(); };
 
   if (a.json) {
@@ -129,7 +154,7 @@ void run_compare(const TreeArgs& a) {
     j["p"] = p;
     j["s"] = json_number(model.s);
     j["r"] = json_number(model.r);
-    j["lambda"] = json_number(model.lambda());
+    j["lambda"] = json_number(lambda);
     j["rows"] = nlohmann::ordered_json::array();
     for (const auto& row : rows) {
       j["rows"].push_back(nlohmann::ordered_json{{"shape", row.shape},
@@ -143,7 +168,7 @@ void run_compare(const TreeArgs& a) {
   }
   std::ostringstream o;
   o << "time until the last of p=" << p << " ranks is active, s=" << format_time(model.s)
-    << ", r=" << format_time(model.r) << " (lambda=" << format_time(model.lambda()) << ")\n";
+    << ", r=" << format_time(model.r) << " (lambda=" << format_time(lambda) << ")\n";
   char line[160];
   std::snprintf(line, sizeof line, "%-10s %12s %8s\n", "shape", "completion", "/best");
   o << line;
@@ -215,8 +240,12 @@ void run_tree(const TreeArgs& a) {
     topo = a.topology.empty() ? Topology::machine() : Topology::synthetic(a.topology);
     placement = topo->place(a.place.empty() ? Placement::compact() : Placement::parse(a.place), p);
   }
-  const Tree t = spec.kind == ShapeSpec::Kind::hier ? build_tree(spec, p, root, model, &*topo, &placement)
+  const Tree t = with_model_options(a, [&] {
+    Tree built = spec.kind == ShapeSpec::Kind::hier ? build_tree(spec, p, root, model, &*topo, &placement)
                                                     : build_tree(spec, p, root, model);
+    (void)built.model.lambda();  // every format prints it
+    return built;
+  });
   if (format == "ascii") {
     emit(render_ascii(t, ro), a.out);
   } else if (format == "dot") {

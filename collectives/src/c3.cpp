@@ -506,7 +506,10 @@ double mesh_mean_distance(int a, int c) {
   return (da * da - 1) / (3 * da) + (dc * dc - 1) / (3 * dc);
 }
 
-Plan build_c3_plan(const C3Request& req) {
+namespace {
+
+// build_c3_plan()'s checks of the request, and its mesh.
+Mesh checked_mesh(const C3Request& req) {
   if (req.p < 1) throw InputError("p must be at least 1, got " + std::to_string(req.p));
   if (req.p > 4096) throw InputError("p is too large for the C3 plans: " + std::to_string(req.p));
   {
@@ -520,19 +523,23 @@ Plan build_c3_plan(const C3Request& req) {
   if (m.rows < 1 || m.cols < 1 || m.p() != req.p) {
     throw InputError("mesh " + std::to_string(m.rows) + "x" + std::to_string(m.cols) + " does not have p = " + std::to_string(req.p) + " ranks");
   }
+  if (req.bytes > (std::uint64_t{1} << 40) / static_cast<std::uint64_t>(req.p) / 2) {
+    throw InputError("p·L is too large");
+  }
+  return m;
+}
+
+// The stored rounds of one-to-all, of all-to-one (one-to-all's backwards, each transfer
+// reversed: §4.2) and of every all-to-all but 1-lev-dir; none for one-to-one and all-to-all
+// 1-lev-dir, whose single round of one-block messages build_c3_plan() makes itself. A root
+// outside 0..p-1 or an unknown algorithm → InputError.
+std::vector<Round> stored_rounds(const C3Request& req, const Mesh& m) {
   const int p = req.p;
-  const std::uint64_t L = req.bytes;
-  if (L > (std::uint64_t{1} << 40) / static_cast<std::uint64_t>(p) / 2) throw InputError("p·L is too large");
-  internal::BlockLayout lay;
-  lay.p = p;
-  lay.bytes = L;
   std::vector<Round> rounds;
-  int root = -1;
   if (req.op == "one-to-all" || req.op == "all-to-one") {
-    root = req.root;
-    if (root < 0 || root >= p) throw InputError("root " + std::to_string(root) + " is outside 0.." + std::to_string(p - 1));
-    lay.user_bytes.assign(static_cast<std::size_t>(p), L);
-    lay.user_bytes[static_cast<std::size_t>(root)] = L * static_cast<std::uint64_t>(p);
+    if (req.root < 0 || req.root >= p) {
+      throw InputError("root " + std::to_string(req.root) + " is outside 0.." + std::to_string(p - 1));
+    }
     const bool scatter = req.op == "one-to-all";
     if (!scatter) {
       const auto& names = c3_algorithm_names(req.op);
@@ -540,7 +547,49 @@ Plan build_c3_plan(const C3Request& req) {
         throw InputError("unknown all-to-one algorithm '" + req.algo + "' (one of: 1-lev-dir, 2-lev-rec, 3-lev-sq, logp-lev-sq)");
       }
     }
-    rounds = scatter_rounds(req.algo, m, root, req.model ? *req.model : model_of(PlanRequest{}));
+    rounds = scatter_rounds(req.algo, m, req.root, req.model ? *req.model : model_of(PlanRequest{}));
+    if (!scatter) {
+      std::reverse(rounds.begin(), rounds.end());
+      for (auto& rd : rounds) {
+        for (auto& t : rd) std::swap(t.from, t.to);
+      }
+    }
+  } else if (req.op == "all-to-all" && req.algo != "1-lev-dir") {
+    rounds = all_to_all_rounds(req.algo, m);
+  }
+  return rounds;
+}
+
+// The most blocks one message carries, given stored_rounds(req, ·).
+std::uint64_t largest_blocks(const C3Request& req, const std::vector<Round>& stored) {
+  if (req.op == "one-to-one" || (req.op == "all-to-all" && req.algo == "1-lev-dir")) return req.p > 1 ? 1 : 0;
+  return internal::largest_transfer(stored);
+}
+
+}  // namespace
+
+std::uint64_t c3_largest_message_blocks(const C3Request& req) {
+  const Mesh m = checked_mesh(req);
+  if (req.op != "one-to-one" && req.op != "one-to-all" && req.op != "all-to-one" && req.op != "all-to-all") {
+    (void)c3_algorithm_names(req.op);  // throws the "unknown operation" error
+  }
+  return largest_blocks(req, stored_rounds(req, m));
+}
+
+Plan build_c3_plan(const C3Request& req) {
+  const Mesh m = checked_mesh(req);
+  const int p = req.p;
+  const std::uint64_t L = req.bytes;
+  std::vector<Round> rounds = stored_rounds(req, m);
+  internal::BlockLayout lay;
+  lay.p = p;
+  lay.bytes = L;
+  int root = -1;
+  if (req.op == "one-to-all" || req.op == "all-to-one") {
+    root = req.root;
+    lay.user_bytes.assign(static_cast<std::size_t>(p), L);
+    lay.user_bytes[static_cast<std::size_t>(root)] = L * static_cast<std::uint64_t>(p);
+    const bool scatter = req.op == "one-to-all";
     // Block j is rank j's message: at the root at offset j·L, at rank j at offset 0 (the root's
     // own block stays at root·L). Scatter moves it from the root to j, gather back.
     auto at_root = [L](int b) { return static_cast<std::int64_t>(static_cast<std::uint64_t>(b) * L); };
@@ -565,13 +614,6 @@ Plan build_c3_plan(const C3Request& req) {
       std::iota(all.begin(), all.end(), 0);
       return all;
     };
-    if (!scatter) {
-      // All-to-one is the inverse of one-to-all (§4.2): the same rounds backwards, reversed.
-      std::reverse(rounds.begin(), rounds.end());
-      for (auto& rd : rounds) {
-        for (auto& t : rd) std::swap(t.from, t.to);
-      }
-    }
   } else if (req.op == "one-to-one") {
     if (req.algo != "1-lev-dir") throw InputError("unknown one-to-one algorithm '" + req.algo + "' (one of: 1-lev-dir)");
     // §3: every rank sends its block (block i = rank i's message) directly to its destination.
@@ -587,7 +629,6 @@ Plan build_c3_plan(const C3Request& req) {
     };
     lay.final_blocks = [p](int r) { return std::vector<int>{one_to_one_source(p, r)}; };
   } else if (req.op == "all-to-all") {
-    if (req.algo != "1-lev-dir") rounds = all_to_all_rounds(req.algo, m);
     lay.user_bytes.assign(static_cast<std::size_t>(p), 2 * L * static_cast<std::uint64_t>(p));
     // Block i·p + j goes from i (offset j·L) to j (offset (p + i)·L).
     lay.initial_at = [p, L](int r, int b) -> std::int64_t {
@@ -781,6 +822,14 @@ C3Units c3_units(const Plan& plan, const C3Machine& mc, Mesh mesh) {
   return u;
 }
 
+C3Request c3_request(const PlanRequest& req) {
+  const auto it = req.params.find("mesh");
+  std::optional<Mesh> mesh;
+  if (it != req.params.end() && !it->second.empty()) mesh = Mesh::parse(it->second);
+  return C3Request{req.op, req.algo, req.p, static_cast<std::uint64_t>(req.bytes),
+                   req.op == "all-to-all" || req.op == "one-to-one" ? 0 : req.root, mesh, model_of(req)};
+}
+
 void register_c3_plans() {
   const std::vector<std::tuple<std::string, std::string, std::string>> algos{
       {"one-to-all", "1-lev-dir", "C3 1-lev-dir: the source sends p-1 messages directly"},
@@ -801,14 +850,7 @@ void register_c3_plans() {
       {"all-to-all", "2-lev-rc", "C3 2-lev-rc: along rows, then along columns"},
       {"all-to-all", "logp-lev-bfly", "C3 logp-lev-bfly: butterfly, p/2 messages per step (p a power of two)"}};
   for (const auto& [op, algo, text] : algos) {
-    register_plan_builder(op, algo, text, [](const PlanRequest& req) {
-      const auto it = req.params.find("mesh");
-      std::optional<Mesh> mesh;
-      if (it != req.params.end() && !it->second.empty()) mesh = Mesh::parse(it->second);
-      return build_c3_plan(C3Request{req.op, req.algo, req.p, static_cast<std::uint64_t>(req.bytes),
-                                     req.op == "all-to-all" || req.op == "one-to-one" ? 0 : req.root, mesh,
-                                     model_of(req)});
-    });
+    register_plan_builder(op, algo, text, [](const PlanRequest& req) { return build_c3_plan(c3_request(req)); });
   }
 }
 

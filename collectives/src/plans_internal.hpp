@@ -58,6 +58,10 @@ struct IntervalTree {
   std::vector<int> lo, hi;                 // subtree of v = ranks [lo[v], hi[v])
 };
 IntervalTree interval_tree(int p, int root);
+// The most ranks a child's subtree of interval_tree(p, root) holds: the other half of the first
+// split, ⌊p/2⌋ when the root is in the lower half [0, ⌈p/2⌉), else ⌈p/2⌉ (0 for p = 1).
+// Every other subtree lies inside a half. A gather's largest message is that many blocks.
+std::uint64_t interval_tree_largest_child(int p, int root);
 
 // Appends a rank-ordered reduce of user[0, bytes) to `root` along the interval tree; scratch
 // slots start at scratch_base (one per child).

@@ -128,6 +128,7 @@ Plan build_plan(const PlanRequest& req) {
   }
   check_request(req);
   check_plan_memory(req);
+  if (const auto problem = oversized_message(req)) throw InputError(*problem);
   Plan plan = builder(req);
   const auto problem = validate(plan);
   PB_CHECK(!problem, "builder " + req.op + "/" + req.algo + " made an invalid plan: " + problem.value_or(""));

@@ -107,6 +107,12 @@ IntervalTree interval_tree(int p, int root) {
   return t;
 }
 
+std::uint64_t interval_tree_largest_child(int p, int root) {
+  if (p <= 1) return 0;
+  const int mid = (p + 1) / 2;  // split()'s first cut: [0, mid) and [mid, p)
+  return static_cast<std::uint64_t>(root < mid ? p - mid : mid);
+}
+
 void append_interval_reduce(PlanDraft& d, const IntervalTree& t, std::uint64_t bytes, std::uint64_t scratch_base) {
   Plan& plan = d.plan();
   const int p = plan.p;

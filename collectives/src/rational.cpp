@@ -30,7 +30,7 @@ constexpr std::int64_t kTermLimit = 1'000'000'000'000'000'000LL;  // 10^18
 
 }  // namespace
 
-Rational Rational::make(i128 n, i128 d) {
+std::optional<Rational> Rational::try_make(i128 n, i128 d) {
   PB_CHECK(d != 0, "rational with zero denominator");
   if (d < 0) {
     n = -n;
@@ -43,8 +43,14 @@ Rational Rational::make(i128 n, i128 d) {
   }
   constexpr i128 lo = std::numeric_limits<std::int64_t>::min();
   constexpr i128 hi = std::numeric_limits<std::int64_t>::max();
-  PB_CHECK(n > lo && n <= hi && d <= hi, "rational arithmetic overflowed 64 bits");
+  if (!(n > lo && n <= hi && d <= hi)) return std::nullopt;
   return raw(static_cast<std::int64_t>(n), static_cast<std::int64_t>(d));
+}
+
+Rational Rational::make(i128 n, i128 d) {
+  const std::optional<Rational> r = try_make(n, d);
+  PB_CHECK(r.has_value(), "rational arithmetic overflowed 64 bits");
+  return *r;
 }
 
 Rational::Rational(std::int64_t num, std::int64_t den) { *this = make(num, den); }

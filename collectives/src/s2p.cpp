@@ -588,7 +588,10 @@ std::vector<int> s2p_request_sources(const PlanRequest& req, const Mesh& mesh) {
   return source_distribution(name, mesh, s, seed ? parse_uint(*seed, "--seed") : 1);
 }
 
-Plan build_s2p_plan(const S2PRequest& req) {
+namespace {
+
+// build_s2p_plan()'s checks of the request, then its schedule.
+std::vector<Round> checked_schedule(const S2PRequest& req) {
   const Mesh& m = req.mesh;
   if (m.rows < 1 || m.cols < 1) throw InputError("mesh needs at least one row and one column");
   const int p = m.p();
@@ -608,7 +611,19 @@ Plan build_s2p_plan(const S2PRequest& req) {
     seen[static_cast<std::size_t>(r)] = 1;
   }
   if (req.bytes > (std::uint64_t{1} << 40) / static_cast<std::uint64_t>(s)) throw InputError("s·bytes is too large");
-  const auto rounds = schedule(req.algo, m, req.sources);
+  return schedule(req.algo, m, req.sources);
+}
+
+}  // namespace
+
+std::uint64_t s2p_largest_message_blocks(const S2PRequest& req) {
+  return internal::largest_transfer(checked_schedule(req));
+}
+
+Plan build_s2p_plan(const S2PRequest& req) {
+  const auto rounds = checked_schedule(req);
+  const int p = req.mesh.p();
+  const int s = static_cast<int>(req.sources.size());
 
   internal::BlockLayout lay;
   lay.p = p;

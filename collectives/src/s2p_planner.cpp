@@ -409,6 +409,14 @@ Plan plan_from(std::string op, std::string algo, const BlockLayout& layout, std:
 
 }  // namespace
 
+std::uint64_t largest_transfer(const std::vector<Round>& rounds) {
+  std::uint64_t most = 0;
+  for (const Round& rd : rounds) {
+    for (const Transfer& t : rd) most = std::max<std::uint64_t>(most, t.blocks.size());
+  }
+  return most;
+}
+
 Plan plan_from_rounds(std::string op, std::string algo, const BlockLayout& layout,
                       const std::vector<Round>& rounds, bool superstep_sync) {
   return plan_from(

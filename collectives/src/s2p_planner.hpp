@@ -40,6 +40,10 @@ struct BlockLayout {
   std::function<std::vector<int>(int r)> final_blocks;
 };
 
+// The most blocks one transfer of `rounds` moves (0 without transfers): its largest message is
+// that many blocks of BlockLayout::bytes.
+std::uint64_t largest_transfer(const std::vector<Round>& rounds);
+
 // Rounds run in order; within a round, transfers are independent. With superstep_sync, every
 // send of round t also depends on the rank's sends and receives of its latest earlier active
 // round (the C³ model's synchronisation between supersteps); without it, only on the data it

@@ -205,6 +205,10 @@ PlanRequest select_plan(const std::map<std::string, std::string>& given, const S
       req.params["source-list"] = list;
     }
   }
+  // The mailboxes' limit on one message, which gather, s2p and the C³ ops can pass with bytes
+  // below it (they forward or combine many blocks at once): build_plan() refuses such a
+  // request too, checked here to name --bytes as typed.
+  if (const auto problem = oversized_message(req)) throw InputError("--bytes " + *value("bytes") + ": " + *problem);
   return req;
 }
 

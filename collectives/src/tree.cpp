@@ -17,6 +17,15 @@ SendRecv SendRecv::from_lambda(const Rational& lambda) {
   return SendRecv{Rational(1), lambda - Rational(1)};
 }
 
+Rational SendRecv::lambda() const {
+  // 1 + r/s = (s + r)/s with 128-bit terms: valid s and r of 64-bit fractions can make a λ whose
+  // numerator does not fit.
+  const internal::int128 den = internal::int128{s.num()} * r.den();
+  if (const auto l = Rational::try_make(den + internal::int128{r.num()} * s.den(), den)) return *l;
+  throw InputError("lambda = 1 + r/s for s = " + s.str() + " and r = " + r.str() +
+                   " would overflow 64 bits; give s and r with fewer decimals");
+}
+
 namespace {
 
 constexpr int kMaxK = kMaxKaryDegree;
@@ -130,7 +139,7 @@ void Tree::recompute_times() {
     for (int c : children[v]) {
       ++i;
       PB_CHECK(c >= 0 && c < p && act[static_cast<std::size_t>(c)] == -1, "each rank is reached once");
-      act[static_cast<std::size_t>(c)] = act[v] + i * q.s + q.r;
+      act[static_cast<std::size_t>(c)] = q.child(act[v], i, shape, p);
       ++reached;
       stack.push_back(c);
     }
@@ -140,10 +149,10 @@ void Tree::recompute_times() {
   time.reserve(np);
   std::int64_t done = 0;
   for (std::int64_t a : act) {
-    time.push_back(q.to_time(a));
+    time.push_back(q.time(a, shape, p));
     done = std::max(done, a);
   }
-  completion = q.to_time(done);
+  completion = q.time(done, shape, p);
 }
 
 namespace {
@@ -187,7 +196,7 @@ std::int64_t split(const Rational& alpha, std::int64_t n) {
 Children build_lambda(int p, const std::optional<Rational>& alpha, const SendRecv& model) {
   Children ch(static_cast<std::size_t>(p));
   std::vector<AlphaTableEntry> table;
-  if (!alpha && p > 1) table = alpha_lookup_table(model.lambda(), p);
+  if (!alpha && p > 1) table = internal::alpha_lookup_table(internal::to_quanta(model), p);
   std::vector<std::pair<int, int>> stack{{0, p}};  // (first rank, size)
   while (!stack.empty()) {
     auto [lo, n] = stack.back();

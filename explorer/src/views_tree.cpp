@@ -97,7 +97,7 @@ nlohmann::json tree_json(const Tree& t) {
   j["r_label"] = format_time(t.model.r);
   j["lambda_label"] = format_time(t.model.lambda());
   // The optimum of the model for p ranks, s·T_λ(p) (Bruck eq. 1; Cordsen's f in units of s).
-  j["optimum"] = exact_json(t.model.s * T_lambda(t.model.lambda(), t.p));
+  j["optimum"] = exact_json(fibo_time(t.model.s, t.model.r, t.p));
   nlohmann::json nodes = nlohmann::json::array();
   for (int v = 0; v < t.p; ++v) {
     const auto i = static_cast<std::size_t>(v);
@@ -161,7 +161,7 @@ Reply compare(const Query& q) {
                      {"s_label", format_time(model.s)},
                      {"r_label", format_time(model.r)},
                      {"lambda_label", format_time(model.lambda())},
-                     {"optimum", exact_json(model.s * T_lambda(model.lambda(), p))},
+                     {"optimum", exact_json(fibo_time(model.s, model.r, p))},
                      {"best", exact_json(*best)},
                      {"rows", rows}});
 }
@@ -193,7 +193,7 @@ Reply scaling(const Query& q) {
     series.push_back({{"shape", spec.name()}, {"completion", values}});
   }
   nlohmann::json optimum = nlohmann::json::array();
-  for (int p : sizes) optimum.push_back(exact_json(model.s * T_lambda(model.lambda(), p))["value"]);
+  for (int p : sizes) optimum.push_back(exact_json(fibo_time(model.s, model.r, p))["value"]);
   return json_reply({{"p", sizes}, {"series", series}, {"optimum", optimum}, {"lambda_label", format_time(model.lambda())}});
 }
 

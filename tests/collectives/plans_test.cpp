@@ -402,6 +402,64 @@ TEST(PlanGather, BlocksLandAtRankOffsets) {
   EXPECT_EQ(at_root, 12U * 16U);
 }
 
+// ---- the largest message (1 GiB, the mailboxes' limit) ----
+
+std::uint64_t largest_send(const Plan& plan) {
+  std::uint64_t most = 0;
+  for (int r = 0; r < plan.p; ++r) {
+    for (const OpView op : plan.ops(r))
+      if (op.code == OpCode::send) most = std::max<std::uint64_t>(most, op.a.bytes);
+  }
+  return most;
+}
+
+// Gather, s2p and the C³ ops combine blocks into one message. oversized_message() finds the
+// largest from the op before building, and build_plan() refuses (InputError) before it calls
+// the builder: at bytes = 1 GiB / blocks the plan builds, one byte more is refused. Gather over
+// 5 ranks at 1 GiB per block aborted in build_plan's check of the finished plan.
+TEST(PlanMessages, RefusedExactlyAboveOneGiB) {
+  const std::vector<std::pair<std::string, std::string>> kinds{
+      {"gather", "binomial"},         {"bcast", "binomial"},          {"s2p", "br-lin"},
+      {"s2p", "br-xy-source"},        {"s2p", "br-xy-dim"},           {"s2p", "xor"},
+      {"s2p", "2-step"},              {"s2p", "repos-lin"},           {"s2p", "repos-xy-source"},
+      {"s2p", "part-lin"},            {"s2p", "part-xy-source"},      {"one-to-one", "1-lev-dir"},
+      {"one-to-all", "1-lev-dir"},    {"one-to-all", "1-lev-our-br"}, {"one-to-all", "1-lev-sys-br"},
+      {"one-to-all", "2-lev-rec"},    {"one-to-all", "3-lev-sq"},     {"one-to-all", "logp-lev-sq"},
+      {"one-to-all", "logp-lev-rec:0.75"}, {"all-to-one", "1-lev-dir"}, {"all-to-one", "2-lev-rec"},
+      {"all-to-one", "3-lev-sq"},     {"all-to-one", "logp-lev-sq"},  {"all-to-all", "1-lev-dir"},
+      {"all-to-all", "1-lev-perm:linear"}, {"all-to-all", "2-lev-sq"}, {"all-to-all", "2-lev-rc"},
+      {"all-to-all", "logp-lev-bfly"}};
+  int refused = 0;
+  for (const auto& [op, algo] : kinds) {
+    for (int p : {2, 5, 9, 16}) {
+      for (int root : {0, p - 1}) {
+        const bool rooted = op == "gather" || op == "bcast" || op == "one-to-all" || op == "all-to-one";
+        if (root != 0 && !rooted) continue;
+        SCOPED_TRACE(op + "/" + algo + " p=" + std::to_string(p) + " root=" + std::to_string(root));
+        PlanRequest req = req_of(op.c_str(), algo.c_str(), p, 8, root);
+        if (op == "s2p") req.params["sources"] = std::to_string(p / 2 + 1);
+        if (algo == "logp-lev-bfly" && (p & (p - 1)) != 0) continue;  // a power of two only
+        const std::uint64_t blocks = largest_send(build_plan(req)) / 8;
+        ASSERT_GE(blocks, 1U);
+        req.bytes = kMaxPlanBytes / static_cast<std::int64_t>(blocks);
+        EXPECT_FALSE(oversized_message(req).has_value());
+        EXPECT_EQ(largest_send(build_plan(req)), blocks * static_cast<std::uint64_t>(req.bytes));
+        if (blocks == 1) continue;  // one byte more is above kMaxPlanBytes itself
+        req.bytes += 1;
+        const auto problem = oversized_message(req);
+        ASSERT_TRUE(problem.has_value());
+        EXPECT_NE(problem->find(op + "/" + algo + " would send a message of " +
+                                std::to_string(blocks * static_cast<std::uint64_t>(req.bytes)) + " bytes"),
+                  std::string::npos)
+            << *problem;
+        EXPECT_THROW((void)build_plan(req), InputError);
+        ++refused;
+      }
+    }
+  }
+  EXPECT_GT(refused, 50);
+}
+
 // ---- barrier (the barrier on the plan road) ----
 
 const std::vector<int> kBarrierPs{1, 2, 3, 5, 8, 13, 19, 64};

@@ -259,6 +259,39 @@ TEST(Postal, BadInputThrows) {
   EXPECT_THROW((void)SendRecv::from_lambda(Rational(99, 100)), InputError);
 }
 
+// λ = 1 + 1/123456789123456789, the λ of s = 123456789.123456789 and r = 10^-9: T_λ(1000) is
+// 2 + 8λ, but on the way there the Rational times a + kλ left 64 bits and aborted. The
+// arithmetic in ticks of 1/Q finds it, its change points and its α ranges.
+TEST(Postal, LongDenominatorsDoNotAbort) {
+  const Rational lambda(123456789123456790, 123456789123456789);
+  const Rational t = T_lambda(lambda, 1000);
+  EXPECT_EQ(t, Rational(2) + Rational(8) * lambda);
+  EXPECT_GE(N_lambda(lambda, t), 1000);
+  EXPECT_LT(N_lambda(lambda, Rational(2) + Rational(7) * lambda), 1000);
+  const auto steps = N_lambda_steps(lambda, t);
+  ASSERT_FALSE(steps.empty());
+  EXPECT_EQ(steps.back().t, t);
+  for (const NStep& st : steps) EXPECT_EQ(st.N, N_lambda(lambda, st.t));
+  const AlphaRange range = alpha_range(lambda, 1000);
+  EXPECT_EQ(range.t, t);
+  EXPECT_LE(range.n_min, range.n_max);
+  EXPECT_FALSE(alpha_lookup_table(lambda, 1000).empty());
+  // f(t) and Cordsen's time for the s and r themselves: s·T_λ(1000) = 10·s + 8·r.
+  const Rational s = Rational::parse("123456789.123456789"), r = Rational::parse("0.000000001");
+  EXPECT_EQ(fibo_time(s, r, 1000), Rational(1234567891234567898, 1000000000));
+  EXPECT_EQ(fibo_f(s, r, fibo_time(s, r, 1000)), N_lambda(lambda, t));
+}
+
+// A result that does not fit 64 bits is an InputError: with Q near 10^18, T_λ(1000) = 2 + 8λ
+// has a numerator near 10^19. So is f(t) with t/s beyond 64 bits, which saturates instead.
+TEST(Postal, ResultsBeyond64BitsAreInputErrors) {
+  const Rational lambda(1000000000000000000, 999999999999999999);
+  EXPECT_THROW((void)T_lambda(lambda, 1000), InputError);
+  EXPECT_THROW((void)alpha_range(lambda, 1000), InputError);
+  EXPECT_EQ(T_lambda(lambda, 2), lambda);
+  EXPECT_EQ(fibo_f(Rational(1, 1000000000000000000), Rational(1), Rational(100000)), kNSaturated);
+}
+
 // ---- constructions ------------------------------------------------------------------------------
 
 class Constructions : public testing::TestWithParam<LambdaCase> {};

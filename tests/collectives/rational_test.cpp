@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+
 #include "postbox/runtime/check.hpp"
 
 namespace postbox {
@@ -89,6 +92,17 @@ TEST(Rational, LcmOfOneAndLambda) {
   EXPECT_EQ(lcm(Rational(1), Rational(9, 5)) / Rational(9, 5), Rational(5));
   EXPECT_EQ(lcm(Rational(1), Rational(2)), Rational(2));
   EXPECT_EQ(lcm(Rational(1, 2), Rational(1, 3)), Rational(1));
+}
+
+// try_make: the 128-bit fraction in lowest terms, or nullopt (never an abort) where that leaves
+// 64 bits, so that arithmetic on values a user gave can refuse them.
+TEST(Rational, TryMakeRefusesWhatLeaves64Bits) {
+  EXPECT_EQ(Rational::try_make(6, -4), Rational(-3, 2));
+  const internal::int128 big = internal::int128{1} << 70;
+  EXPECT_EQ(Rational::try_make(big, big * 3), Rational(1, 3));
+  EXPECT_FALSE(Rational::try_make(big, 3).has_value());
+  EXPECT_FALSE(Rational::try_make(1, big + 1).has_value());
+  EXPECT_FALSE(Rational::try_make(std::numeric_limits<std::int64_t>::min(), 1).has_value());
 }
 
 }  // namespace

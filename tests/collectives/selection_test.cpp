@@ -144,6 +144,24 @@ TEST(Selection, S2PErrorsNameTheOption) {
             "--mesh does not apply to --op bcast (only s2p takes it; s2p and the C3 ops take --mesh)");
 }
 
+// A message above 1 GiB is refused by the selection, naming --bytes, before anything is built:
+// gather over 5 ranks at 1 GiB per block forwards two blocks to the root (three for root 4,
+// whose half is the larger), s2p's br-lin combines three of five sources; xor never combines.
+TEST(Selection, MessagesAboveOneGiBNameBytes) {
+  const Given gather{{"op", "gather"}, {"algo", "binomial"}, {"p", "5"}, {"bytes", "1073741824"}};
+  EXPECT_EQ(error_of(gather),
+            "--bytes 1073741824: gather/binomial would send a message of 2147483648 bytes (2 blocks of 1073741824 "
+            "bytes); the largest message is 1 GiB (1073741824 bytes)");
+  EXPECT_EQ(error_of(with(gather, "bytes", "536870912")), "(no error)");
+  EXPECT_NE(error_of(with(with(gather, "bytes", "536870912"), "root", "4"))
+                .find("--bytes 536870912: gather/binomial would send a message of 1610612736 bytes (3 blocks"),
+            std::string::npos);
+  const Given s2p{{"op", "s2p"}, {"algo", "br-lin"}, {"p", "5"}, {"sources", "5"}, {"bytes", "1073741824"}};
+  EXPECT_EQ(error_of(s2p).rfind("--bytes 1073741824: s2p/br-lin would send a message of 3221225472 bytes", 0), 0U)
+      << error_of(s2p);
+  EXPECT_EQ(error_of(with(s2p, "algo", "xor")), "(no error)");
+}
+
 TEST(Selection, SharedOptionsAreTheCallersBusiness) {
   SelectionContext c;
   c.shared = {"mesh", "seed"};

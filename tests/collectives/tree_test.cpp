@@ -242,6 +242,37 @@ TEST(BuildTree, BadInputThrows) {
   EXPECT_THROW((void)build_tree(ShapeSpec::parse("hier"), 4, 0, sr(1, 1)), InputError);
 }
 
+// s = 123456789.123456789 and r = 10^-9 (the model of a tree --compare that aborted): the
+// exact times are whole multiples of 10^-9. Flat's last rank over 50 ranks is active at 49·s + r,
+// which fits; over 100 ranks 99·s + r does not, and the int64 sum of quanta wrapped to a wrong
+// completion. The lambda tree aborted in its look-up table; it and greedy reach 1000 ranks at
+// the optimum s·T_λ(1000) = 10·s + 8·r. Fibo's table would need 1.2·10^17 quanta per send.
+TEST(BuildTree, ExactTimesBeyond64BitsAreRefused) {
+  const SendRecv m{Rational::parse("123456789.123456789"), Rational::parse("0.000000001")};
+  EXPECT_EQ(build_tree(ShapeSpec::parse("flat"), 50, 0, m).completion, Rational(49) * m.s + m.r);
+  EXPECT_THROW((void)build_tree(ShapeSpec::parse("flat"), 100, 0, m), InputError);
+  EXPECT_THROW((void)build_tree(ShapeSpec::parse("flat"), 1000, 0, m), InputError);
+  const Rational optimum(1234567891234567898, 1000000000);
+  EXPECT_EQ(fibo_time(m.s, m.r, 1000), optimum);
+  EXPECT_EQ(build_tree(ShapeSpec::parse("lambda"), 1000, 0, m).completion, optimum);
+  EXPECT_EQ(build_tree(ShapeSpec::parse("greedy"), 1000, 0, m).completion, optimum);
+  EXPECT_EQ(greedy_two_queue_tree(1000, m).completion, optimum);
+  EXPECT_NO_THROW((void)build_tree(ShapeSpec::parse("binomial"), 1000, 0, m));
+  EXPECT_THROW((void)build_tree(ShapeSpec::parse("fibo"), 1000, 0, m), InputError);
+}
+
+// s and r whose quanta S and R each fit 64 bits but S + R does not: λ = (S + R)/S and every
+// time of a tree past its root leave 64 bits. Refused, where the sums aborted or wrapped.
+TEST(BuildTree, QuantaWhoseSumLeaves64BitsAreRefused) {
+  const SendRecv m{Rational(9000000001, 1000000001), Rational(8999999999, 999999999)};
+  EXPECT_THROW((void)m.lambda(), InputError);
+  EXPECT_THROW((void)build_tree(ShapeSpec::parse("lambda"), 10, 0, m), InputError);
+  EXPECT_THROW((void)build_tree(ShapeSpec::parse("binomial"), 10, 0, m), InputError);
+  EXPECT_THROW((void)greedy_two_queue_tree(10, m), InputError);
+  EXPECT_THROW((void)build_tree(ShapeSpec::parse("fibo"), 10, 0, m), InputError);
+  EXPECT_EQ(build_tree(ShapeSpec::parse("flat"), 1, 0, m).completion, Rational(0));
+}
+
 TEST(SendRecv, FromLambda) {
   const SendRecv m = SendRecv::from_lambda(Rational(9, 5));
   EXPECT_EQ(m.s, Rational(1));

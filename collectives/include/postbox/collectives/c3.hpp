@@ -32,6 +32,8 @@
 
 namespace postbox {
 
+struct PlanRequest;
+
 const std::vector<std::string>& c3_ops();  // one-to-one, one-to-all, all-to-one, all-to-all
 const std::vector<std::string>& c3_algorithm_names(std::string_view op);  // unknown op → InputError
 
@@ -58,10 +60,16 @@ int one_to_one_source(int p, int j);
 // Unknown op/algorithm, p < 1, root outside 0..p-1, mesh ≠ p, logp-lev-bfly with p not a power
 // of two, γ outside (0, 1) → InputError.
 Plan build_c3_plan(const C3Request& req);
+// The most blocks (of L bytes) one message of build_c3_plan(req) carries, from its rounds
+// alone (plans.hpp: oversized_message); the same InputErrors as build_c3_plan().
+std::uint64_t c3_largest_message_blocks(const C3Request& req);
 
 // Registers ops one-to-one, one-to-all, all-to-one, all-to-all (the algorithms above) with the plan registry
 // (plans.hpp); param "mesh" RxC is optional. Idempotent.
 void register_c3_plans();
+// The C3Request the registry builds for a plan request: its op, algo, p, bytes, root (0 for
+// all-to-all and one-to-one), param "mesh" and model_of(). A malformed mesh → InputError.
+C3Request c3_request(const PlanRequest& req);
 
 enum class Switching { wormhole, store_and_forward };
 enum class SendMode { nonblocking, blocking };

@@ -98,12 +98,22 @@ inline constexpr std::uint64_t kPlanBytesPerMessage = 2 * 88;
 // InputError (limits.hpp: require_memory) when plan_message_bound() messages would need more
 // memory than is available; build_plan() calls it before building.
 void check_plan_memory(const PlanRequest& request);
+// The problem when the plan of a request would send a message above kMaxPlanBytes, e.g.
+// "gather/binomial would send a message of 2147483648 bytes (2 blocks of 1073741824 bytes); the
+// largest message is 1 GiB (1073741824 bytes)"; nullopt when every message fits. Found before
+// anything is built, from the op: a gather forwards a subtree's blocks (interval tree, at most
+// ⌈p/2⌉), s2p and the C³ ops combine blocks along their schedule (computed only where bytes times
+// the op's blocks could pass the limit); every other op sends at most bytes at once.
+// build_plan() refuses such a request (InputError) before it calls the builder, and
+// select_plan() before anything is built, naming --bytes. (build_s2p_plan() and
+// build_c3_plan() themselves do not: the C³ unit calculator prices plans that never run.)
+std::optional<std::string> oversized_message(const PlanRequest& request);
 
 // Checks the request (InputError naming the problem: unknown op or algo, p < 1 or > 2^30, a p
 // whose plan cannot fit in the memory available, root outside 0..p−1, negative bytes or more
 // than kMaxPlanBytes, bytes not a multiple of elem_bytes where the op combines, both lambda and
-// model) and builds the plan. The result passes validate(); a builder that
-// returns an invalid plan is a bug (PB_CHECK).
+// model, a message above kMaxPlanBytes: oversized_message()) and builds the plan. The result
+// passes validate(); a builder that returns an invalid plan is a bug (PB_CHECK).
 Plan build_plan(const PlanRequest& request);
 
 // build_plan() through a cache keyed by (op, algo, p, root, bytes, elem_bytes, model, params,

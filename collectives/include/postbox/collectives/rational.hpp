@@ -3,8 +3,11 @@
 // Bruck's postal model is exact when λ is rational (§2.5 scales time by f = lcm(1, λ)/λ so that
 // N_λ changes only at integer times), and Cordsen's model is exact for integer s and r. postbox
 // keeps every time, λ, s and r as a Rational: a normalised fraction num/den (den > 0) of 64-bit
-// integers, with 128-bit intermediates. Overflow is a programming error (PB_CHECK): inputs are
-// parsed with bounded precision so that it cannot happen for any sane model.
+// integers, with 128-bit intermediates. An operator whose result leaves 64 bits is a programming
+// error (PB_CHECK). Parsing bounds each value, but not what the arithmetic builds from it: a time
+// of many steps of an s with 18 digits needs more than 64 bits. Code that computes from values a
+// user gave works in 128-bit integers and turns a result into a Rational with try_make(), which
+// lets it refuse (InputError) what does not fit.
 //
 // Floating point enters only where a quantity is irrational (γ(λ), logarithms, the break-even
 // λ) and in display (to_double), never in tree construction or completion times.
@@ -12,6 +15,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +30,8 @@ class Rational {
   constexpr Rational() = default;
   constexpr Rational(std::int64_t n) : num_(n), den_(1) {}  // NOLINT: implicit from integers is intended
   Rational(std::int64_t num, std::int64_t den);
+  // num/den in lowest terms, or nullopt when that does not fit 64 bits. den == 0 → PB_CHECK.
+  static std::optional<Rational> try_make(internal::int128 num, internal::int128 den);
 
   [[nodiscard]] constexpr std::int64_t num() const noexcept { return num_; }
   [[nodiscard]] constexpr std::int64_t den() const noexcept { return den_; }

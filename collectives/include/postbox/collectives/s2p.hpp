@@ -56,6 +56,9 @@ struct S2PRequest {
 // The plan (op "s2p"). Unknown algorithm, an empty mesh, sources outside 0..p-1 or given twice
 // → InputError.
 Plan build_s2p_plan(const S2PRequest& req);
+// The most blocks (source messages) one message of build_s2p_plan(req) carries, from its
+// schedule alone (plans.hpp: oversized_message); the same InputErrors as build_s2p_plan().
+std::uint64_t s2p_largest_message_blocks(const S2PRequest& req);
 
 // Registers op "s2p" (every algorithm above) with the plan registry (plans.hpp). The request's
 // params: "mesh" RxC (default: closest to square; r·c must equal p), "sources" S (default 1),

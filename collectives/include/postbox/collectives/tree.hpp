@@ -23,7 +23,8 @@ class Topology;
 struct SendRecv {
   Rational s{1};
   Rational r{0};
-  [[nodiscard]] Rational lambda() const { return Rational(1) + r / s; }
+  // λ = 1 + r/s; InputError where it does not fit 64 bits (s = 0 → PB_CHECK).
+  [[nodiscard]] Rational lambda() const;
   // s = 1, r = λ − 1. λ < 1 → InputError.
   static SendRecv from_lambda(const Rational& lambda);
 };
@@ -57,10 +58,13 @@ struct Tree {
   Rational completion;                    // max over time[]
 
   // Recomputes time[] and completion from parent/children order and model (a + i·s + r).
+  // A time whose exact value leaves 64 bits → InputError naming the shape and p.
   void recompute_times();
 };
 
-// Builds `shape` over ranks 0..p-1 rooted at `root`. p < 1, root outside 0..p-1 → InputError.
+// Builds `shape` over ranks 0..p-1 rooted at `root`. p < 1, root outside 0..p-1, a model whose
+// exact times leave 64 bits (flat over 1000 ranks at s = 123456789.123456789: 999·s needs 67
+// bits) → InputError.
 // hier needs a topology (with rank i placed on placement[i]); other shapes ignore it.
 Tree build_tree(const ShapeSpec& shape, int p, int root, const SendRecv& model,
                 const Topology* topology = nullptr, const std::vector<int>* placement = nullptr);
