@@ -3,6 +3,7 @@
 #include "postbox/barrier/barrier.hpp"
 
 #include "barrier_support.hpp"
+#include "scoped_env.hpp"
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -491,31 +492,7 @@ TEST(BarrierCalibration, UncalibratedUsesTheCalibration) {
   }
 }
 
-// An environment variable set for one test and restored after it.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name); old != nullptr) old_ = old;
-    if (value != nullptr) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using testing_support::ScopedEnv;
 
 // The default's choice depends on nothing measured: with no saved calibration every
 // construction picks the same algorithm with the same reason, and says the figures are assumed.

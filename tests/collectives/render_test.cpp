@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "postbox/runtime/check.hpp"
+#include "scoped_env.hpp"
 
 namespace postbox {
 namespace {
@@ -343,30 +344,7 @@ TEST(RenderSvg, TimeLayersPutEqualTimesOnOneRow) {
   }
 }
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using testing_support::ScopedEnv;
 
 TEST_P(RenderCase, GraphvizSvgParsesOurDotAndDrawsEveryRank) {
   if (!graphviz_available()) {
