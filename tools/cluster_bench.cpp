@@ -171,10 +171,7 @@ ClusterBenchResult ClusterBench::run() {
   res.rounds = options_.rounds;
   res.cpus = allowed_cpu_count();
   res.node_cpus = static_cast<int>(std::thread::hardware_concurrency());
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(world_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  MPI_Comm_size(node, &res.on_node);
-  MPI_Comm_free(&node);
+  res.on_node = cluster::processes_on_node(world_);
   res.load_before = sample_load();
   // Warm-up round: a batch of 8 operations sizes the batch that fills target_ms. When it took
   // under 10 target_ms, two more are measured and the median of the three sizes it: one batch

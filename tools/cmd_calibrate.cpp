@@ -115,12 +115,7 @@ void calibrate_mpi_here(const CalibrateArgs& a) {
   if (env.size() < 2) throw InputError("--mpi: needs at least 2 processes (mpirun -np 2 or more), got 1");
   if (threads == 0) {
     // This process's CPUs shared among the node's processes.
-    MPI_Comm node = MPI_COMM_NULL;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int on_node = 1;
-    MPI_Comm_size(node, &on_node);
-    MPI_Comm_free(&node);
-    threads = std::max(1, allowed_cpu_count() / on_node);
+    threads = std::max(1, allowed_cpu_count() / cluster::processes_on_node(MPI_COMM_WORLD));
   }
   Calibration c;
   try {

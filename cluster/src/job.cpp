@@ -104,14 +104,10 @@ Job::Job(MPI_Comm comm, int threads, TeamOptions options) : threads_(threads), o
   tag_cycle_ = static_cast<int>((tag_ub + 1) / pairs);
 
   // Nodes: the lowest process of each shared-memory group names it.
-  MPI_Comm shared = MPI_COMM_NULL;
-  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared);
-  int leader = process_;
-  MPI_Allreduce(&process_, &leader, 1, MPI_INT, MPI_MIN, shared);
-  int on_node = 1, node_index = 0;
-  MPI_Comm_size(shared, &on_node);
-  MPI_Comm_rank(shared, &node_index);
-  MPI_Comm_free(&shared);
+  const NodeShare share = node_share(comm_);
+  const int leader = share.leader;
+  const int on_node = share.processes;
+  const int node_index = share.index;
   // Several processes on a node that all see its PUs (mpirun --bind-to none) would pin their
   // thread t to the same PU under the compact default: give each process its own run of PUs,
   // and pin nothing when the node has fewer PUs than threads (the scheduler then spreads them).

@@ -31,6 +31,21 @@ bool launched_by_mpi() noexcept {
   return false;
 }
 
+NodeShare node_share(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  NodeShare n;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(node, &n.processes);
+  MPI_Comm_rank(node, &n.index);
+  MPI_Allreduce(&rank, &n.leader, 1, MPI_INT, MPI_MIN, node);
+  MPI_Comm_free(&node);
+  return n;
+}
+
+int processes_on_node(MPI_Comm comm) { return node_share(comm).processes; }
+
 void sleeping_barrier(MPI_Comm comm) {
   MPI_Request req = MPI_REQUEST_NULL;
   MPI_Ibarrier(comm, &req);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <thread>
 
+#include "postbox/cluster/mpi_env.hpp"
 #include "postbox/runtime/wait.hpp"
 
 namespace postbox::cluster::internal {
@@ -20,12 +21,7 @@ namespace postbox::cluster::internal {
 // that share this node) outnumber `cpus`: a spinning poller would then hold the core a sender
 // needs. Collective over comm.
 inline bool node_oversubscribed(MPI_Comm comm, int threads, unsigned cpus) {
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int on_node = 1;
-  MPI_Comm_size(node, &on_node);
-  MPI_Comm_free(&node);
-  return static_cast<long long>(on_node) * threads > static_cast<long long>(cpus);
+  return static_cast<long long>(processes_on_node(comm)) * threads > static_cast<long long>(cpus);
 }
 
 // One wait: call pause() after each poll that found nothing.

@@ -20,6 +20,19 @@ namespace postbox::cluster {
 // that have nothing to do while others measure leave the cores alone (calibrate_mpi, bench).
 void sleeping_barrier(MPI_Comm comm);
 
+// This process's place among the processes of comm that share its node (one shared-memory
+// domain, MPI_COMM_TYPE_SHARED): how many there are, its index among them, and the lowest rank
+// in comm among them (which names the node). Collective over comm.
+struct NodeShare {
+  int processes = 1;
+  int index = 0;
+  int leader = 0;
+};
+[[nodiscard]] NodeShare node_share(MPI_Comm comm);
+
+// node_share(comm).processes. Collective over comm.
+[[nodiscard]] int processes_on_node(MPI_Comm comm);
+
 class MpiEnvironment {
  public:
   MpiEnvironment(int* argc, char*** argv);
