@@ -29,27 +29,11 @@ struct ServeArgs {
   std::string host = "127.0.0.1";
 };
 
-// The emulated runs are `postbox sim`'s: the same selection (select_emulated_run), given as text.
-explorer::SimSetup sim_setup(const explorer::SimRequest& r) {
-  std::map<std::string, std::string> given{
-      {"machine", r.machine}, {"op", r.op}, {"algo", r.algo}, {"p", std::to_string(r.p)}, {"bytes", std::to_string(r.bytes)}};
-  if (r.alpha) given["alpha"] = decimal_text(*r.alpha);
-  if (r.lambda) given["lambda"] = decimal_text(*r.lambda);
-  if (!r.mesh.empty()) given["mesh"] = r.mesh;
-  if (!r.placement.empty()) given["placement"] = r.placement;
-  if (r.seed != 1) given["seed"] = std::to_string(r.seed);
-  EmulatedRun run = select_emulated_run(given);
-  explorer::SimSetup setup;
-  setup.plan = build_plan(run.request);
-  setup.machine = std::move(run.machine);
-  return setup;
-}
-
 void run_serve(const ServeArgs& a) {
   const int port_wanted = static_cast<int>(parse_int(a.port, "--port", 0, 65535));
   if (dry_run()) return;
+  // The emulated runs are `postbox sim`'s: the Api's planner makes the same selection.
   explorer::Api api;
-  api.set_sim_planner(sim_setup);
   explorer::Server server(api);
   // SIGINT and SIGTERM end the server cleanly: blocked here (every thread the server starts
   // inherits the mask) and taken by one thread with sigwait.

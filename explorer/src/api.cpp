@@ -45,6 +45,7 @@ Api::Api() {
   internal::add_tree_endpoints(*this);
   internal::add_model_endpoints(*this);
   internal::add_machine_endpoints(*this);
+  set_sim_planner(plan_emulated_run);
 }
 
 void Api::add(std::string name, std::string summary, std::vector<std::string> params, Handler handler) {

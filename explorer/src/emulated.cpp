@@ -3,12 +3,14 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "params.hpp"
+#include "postbox/collectives/selection.hpp"
 #include "postbox/explorer/api.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/parse.hpp"
@@ -51,10 +53,17 @@ std::string shell_word(const std::string& s) {
   return q + "'";
 }
 
-std::string number_text(double x) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.10g", x);
-  return buf;
+// A Rational as text that Rational::parse reads back exactly: an integer, a terminating decimal
+// of at most 12 fraction digits (as most values are typed), else p/q.
+std::string exact_text(const Rational& x) {
+  if (x.is_integer()) return std::to_string(x.num());
+  constexpr std::int64_t kScale = 1'000'000'000'000;  // 10^12
+  if (kScale % x.den() != 0) return x.str();
+  const std::int64_t scaled = x.num() * (kScale / x.den());  // |x| <= kMaxModelValue: no overflow
+  const std::int64_t mag = scaled < 0 ? -scaled : scaled;
+  std::string frac = std::to_string(kScale + mag % kScale).substr(1);
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+  return (scaled < 0 ? "-" : "") + std::to_string(mag / kScale) + "." + frac;
 }
 
 }  // namespace
@@ -81,13 +90,8 @@ SimRequest parse_sim_request(const Query& query) {
       throw InputError("--bytes must be at most " + std::to_string(kMaxSimBytes) + " in the explorer, got " + *b);
     }
   }
-  if (const std::string* a = prm.find("alpha")) r.alpha = internal::real("alpha", *a);
-  if (const std::string* l = prm.find("lambda")) {
-    r.lambda = internal::real("lambda", *l);
-    if (*r.lambda > static_cast<double>(kMaxModelValue)) {
-      throw InputError("--lambda must be at most " + std::to_string(kMaxModelValue) + " in the explorer, got " + *l);
-    }
-  }
+  if (const std::string* a = prm.find("alpha")) r.alpha = internal::model_figure("alpha", *a);
+  if (const std::string* l = prm.find("lambda")) r.lambda = internal::model_figure("lambda", *l);
   r.mesh = prm.text("mesh");
   if (!r.mesh.empty()) {
     std::int64_t nodes = 1;
@@ -110,8 +114,8 @@ SimRequest parse_sim_request(const Query& query) {
 std::string sim_command_line(const SimRequest& r) {
   std::string c = "postbox sim --machine " + shell_word(r.machine) + " --op " + shell_word(r.op) + " --algo " +
                   shell_word(r.algo) + " --p " + std::to_string(r.p) + " --bytes " + std::to_string(r.bytes);
-  if (r.alpha) c += " --alpha " + number_text(*r.alpha);
-  if (r.lambda) c += " --lambda " + number_text(*r.lambda);
+  if (r.alpha) c += " --alpha " + exact_text(*r.alpha);
+  if (r.lambda) c += " --lambda " + exact_text(*r.lambda);
   if (!r.mesh.empty()) c += " --mesh " + shell_word(r.mesh);
   if (!r.placement.empty()) c += " --placement " + shell_word(r.placement);
   if (r.seed != 1) c += " --seed " + std::to_string(r.seed);
@@ -223,6 +227,25 @@ nlohmann::json emulated_run_json(const SimRequest& request, const SimSetup& setu
   }
   j["spans_truncated"] = budget == 0 && res.rank_spans.size() + res.link_spans.size() > max_spans;
   return j;
+}
+
+EmulatedRun emulated_run(const SimRequest& r) {
+  std::map<std::string, std::string> given{{"machine", r.machine}, {"op", r.op}, {"algo", r.algo},
+                                           {"p", std::to_string(r.p)}, {"bytes", std::to_string(r.bytes)}};
+  if (r.alpha) given["alpha"] = exact_text(*r.alpha);
+  if (r.lambda) given["lambda"] = exact_text(*r.lambda);
+  if (!r.mesh.empty()) given["mesh"] = r.mesh;
+  if (!r.placement.empty()) given["placement"] = r.placement;
+  if (r.seed != 1) given["seed"] = std::to_string(r.seed);
+  return select_emulated_run(given);
+}
+
+SimSetup plan_emulated_run(const SimRequest& r) {
+  EmulatedRun run = emulated_run(r);
+  SimSetup setup;
+  setup.plan = build_plan(run.request);
+  setup.machine = std::move(run.machine);
+  return setup;
 }
 
 void Api::set_sim_planner(SimPlanner planner) {

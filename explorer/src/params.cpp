@@ -52,15 +52,6 @@ std::int64_t positive(std::string_view name, const std::string& text, std::int64
   return v;
 }
 
-double real(std::string_view name, const std::string& text) {
-  char* end = nullptr;
-  const double v = text.empty() ? std::nan("") : std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
-    throw InputError("--" + std::string(name) + " must be a number, got '" + text + "'");
-  }
-  return v;
-}
-
 Rational model_figure(std::string_view name, const std::string& text) {
   const std::string opt = "--" + std::string(name);
   const Rational x = Rational::parse(text, opt);

@@ -34,8 +34,6 @@ class Params {
 std::int64_t positive(std::string_view name, const std::string& text, std::int64_t max);
 // A signed 64-bit integer ("--NAME must be an integer, got 'x'").
 std::int64_t integer(std::string_view name, const std::string& text);
-// A finite decimal number ("--NAME must be a number, got 'x'").
-double real(std::string_view name, const std::string& text);
 
 // A model figure (λ, s, r) parsed by Rational::parse, then held to the explorer's limits:
 // magnitude <= kMaxModelValue, denominator <= 10^kMaxDecimals.

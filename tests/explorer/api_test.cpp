@@ -1,4 +1,5 @@
 #include "postbox/explorer/api.hpp"
+#include "postbox/runtime/plan_export.hpp"
 
 #include <gtest/gtest.h>
 
@@ -287,11 +288,41 @@ TEST(ExplorerSim, CommandLineQuotesWhatAShellWouldSplit) {
   SimRequest r;
   r.machine = "it's";
   r.p = 4;
-  r.alpha = 0.25;
+  r.alpha = Rational(1, 4);
   r.mesh = "2x2";
   r.seed = 7;
   EXPECT_EQ(sim_command_line(r),
             "postbox sim --machine 'it'\\''s' --op bcast --algo binomial --p 4 --bytes 8 --alpha 0.25 --mesh 2x2 --seed 7");
+}
+
+// λ and α typed in the explorer reach the plan exactly: 10/3 stays 10/3 (a double would make it
+// 3333333333333/10^12 on its way through text), α = 1/3 names the λ-tree lambda:1/3, and the
+// default planner's plan is the one `postbox sim` builds from the same exact request.
+TEST(ExplorerSim, LambdaAndAlphaReachThePlanExactly) {
+  const SimRequest r = parse_sim_request(
+      {{"machine", "postal:2"}, {"algo", "lambda"}, {"p", "40"}, {"lambda", "10/3"}, {"alpha", "1/3"}});
+  ASSERT_TRUE(r.lambda && r.alpha);
+  EXPECT_EQ(*r.lambda, Rational(10, 3));
+  EXPECT_EQ(*r.alpha, Rational(1, 3));
+  const EmulatedRun run = emulated_run(r);
+  ASSERT_TRUE(run.request.lambda.has_value());
+  EXPECT_EQ(*run.request.lambda, Rational(10, 3));
+  EXPECT_EQ(run.request.algo, "lambda:1/3");
+  EXPECT_EQ(sim_command_line(r),
+            "postbox sim --machine postal:2 --op bcast --algo lambda --p 40 --bytes 8 --alpha 1/3 --lambda 10/3");
+  // A terminating decimal is written back as typed.
+  const SimRequest d = parse_sim_request({{"machine", "postal:2"}, {"lambda", "2.125"}});
+  EXPECT_EQ(sim_command_line(d), "postbox sim --machine postal:2 --op bcast --algo binomial --p 2 --bytes 8 --lambda 2.125");
+  // The default planner builds the plan of that exact request.
+  EXPECT_TRUE(plan_to_json(plan_emulated_run(r).plan) == plan_to_json(build_plan(run.request)));
+}
+
+// A fresh Api answers /api/sim with its own planner (postbox sim's selection), no set-up needed.
+TEST(ExplorerSim, DefaultPlannerIsPostboxSims) {
+  Api fresh;
+  const Reply r = fresh.handle("sim", {{"machine", "postal:2"}, {"p", "8"}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["algo"], "binomial");
 }
 
 // ---- bad input: the CLI's line, HTTP 400 --------------------------------------------------------------
@@ -383,8 +414,6 @@ TEST(ExplorerApi, NeverThrows) {
   const Reply missing = a.handle("nothing", {});
   EXPECT_EQ(missing.status, 404);
   EXPECT_EQ(missing.body, "postbox: error: no endpoint /api/nothing (see /api)\n");
-  // Without a planner there is no emulator endpoint.
-  EXPECT_EQ(a.handle("sim", {{"machine", "manna"}}).status, 404);
   // A message with a line break stays one line.
   a.add("lines", "throws", {}, [](const Query&) -> Reply { throw InputError("one\ntwo"); });
   EXPECT_EQ(a.handle("lines", {}).body, "postbox: error: one two\n");

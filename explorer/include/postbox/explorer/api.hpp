@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "postbox/collectives/selection.hpp"
 #include "postbox/runtime/plan.hpp"
 #include "postbox/runtime/sim/machine.hpp"
 
@@ -64,16 +65,16 @@ Reply error_reply(int status, std::string message);
 // An endpoint: parses its query (InputError on bad input) and computes its reply.
 using Handler = std::function<Reply(const Query&)>;
 
-// The emulated run's plan and machine for a request: the CLI passes its own plan selection
-// (`postbox sim`'s), so that the explorer's run is the run the CLI prints.
+// An emulated run as the page asks for it. alpha and lambda are exact, as typed (λ = 1/3 stays
+// 1/3: the library's plan selection receives them without a detour through a double).
 struct SimRequest {
   std::string machine;
   std::string op = "bcast";
   std::string algo = "binomial";
   int p = 2;
   std::int64_t bytes = 8;
-  std::optional<double> alpha;
-  std::optional<double> lambda;
+  std::optional<Rational> alpha;
+  std::optional<Rational> lambda;
   std::string mesh;
   std::string placement;
   std::uint64_t seed = 1;
@@ -84,16 +85,22 @@ struct SimSetup {
 };
 using SimPlanner = std::function<SimSetup(const SimRequest&)>;
 
+// The run `postbox sim` makes of the same options (select_emulated_run): its machine and plan
+// request, and the setup with the plan built. The default planner of Api.
+EmulatedRun emulated_run(const SimRequest& r);
+SimSetup plan_emulated_run(const SimRequest& r);
+
 class Api {
  public:
   // Registers the built-in endpoints: tree, compare, scaling, postal, alpha-ranges, breakeven,
-  // combine, topo, calibration, machines. sim and trace need a planner (set_sim_planner).
+  // combine, topo, calibration, machines, and sim and trace with plan_emulated_run() as their
+  // planner (set_sim_planner replaces it).
   Api();
 
   // Adds or replaces /api/NAME; `params` lists the query names it takes (for /api's index).
   void add(std::string name, std::string summary, std::vector<std::string> params, Handler handler);
   // Registers /api/sim (the run as JSON for the page) and /api/trace (Chrome trace-event JSON,
-  // a download for Perfetto) on top of `planner`.
+  // a download for Perfetto) on top of `planner`, replacing the ones registered before.
   void set_sim_planner(SimPlanner planner);
 
   // Never throws. InputError → 400 with the CLI's line, "postbox: error: MESSAGE\n" (text/plain);
