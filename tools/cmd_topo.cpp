@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/topology.hpp"
 
@@ -91,15 +92,8 @@ void print_text(const Topology& t, const TopoArgs& a, const std::vector<int>& pl
 }
 
 nlohmann::json to_json(const Topology& t, const TopoArgs& a, const std::vector<int>& placement, bool wrapped) {
-  nlohmann::json j;
-  j["source"] = t.source_name();
+  nlohmann::json j = frontend::topology_json(t);
   j["origin"] = t.origin().empty() ? nlohmann::json(nullptr) : nlohmann::json(t.origin());
-  j["pus"] = t.pus();
-  j["cores"] = t.cores();
-  j["packages"] = t.packages();
-  j["numa_nodes"] = t.numa_nodes();
-  j["l3_groups"] = t.l3_groups();
-  j["can_bind"] = t.can_bind();
   j["places"] = a.places;
   j["p"] = placement.size();
   j["wrapped"] = wrapped;
@@ -116,17 +110,6 @@ nlohmann::json to_json(const Topology& t, const TopoArgs& a, const std::vector<i
                      {"package", info.package}});
   }
   j["ranks"] = std::move(ranks);
-  auto tree = nlohmann::json::array();
-  for (const Topology::Node& n : t.tree()) {
-    tree.push_back({{"level", n.level},
-                    {"kind", n.kind},
-                    {"logical_index", n.logical_index},
-                    {"os_index", n.os_index},
-                    {"bytes", t.source() == Topology::Source::synthetic ? 0 : n.bytes},
-                    {"first_pu", n.first_pu},
-                    {"last_pu", n.last_pu}});
-  }
-  j["tree"] = std::move(tree);
   return j;
 }
 

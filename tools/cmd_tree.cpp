@@ -16,6 +16,7 @@
 #include "postbox/collectives/rational.hpp"
 #include "postbox/collectives/render.hpp"
 #include "postbox/collectives/tree.hpp"
+#include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/parse.hpp"
 #include "postbox/runtime/topology.hpp"
@@ -50,13 +51,6 @@ const std::vector<std::string>& compare_shapes() {
   static const std::vector<std::string> shapes{"flat", "binary", "binomial", "kary:4", "kary:8",
                                                "lambda", "greedy", "fibo"};
   return shapes;
-}
-
-// Integral times as JSON integers, the others as the nearest double (the exact value goes in
-// a "*_exact" string where the schema has one).
-nlohmann::ordered_json json_number(const Rational& x) {
-  if (x.is_integer()) return x.num();
-  return x.to_double();
 }
 
 SendRecv parse_model(const TreeArgs& a) {
@@ -152,17 +146,17 @@ void run_compare(const TreeArgs& a) {
   if (a.json) {
     nlohmann::ordered_json j;
     j["p"] = p;
-    j["s"] = json_number(model.s);
-    j["r"] = json_number(model.r);
-    j["lambda"] = json_number(lambda);
+    j["s"] = frontend::number_json(model.s);
+    j["r"] = frontend::number_json(model.r);
+    j["lambda"] = frontend::number_json(lambda);
     j["rows"] = nlohmann::ordered_json::array();
     for (const auto& row : rows) {
       j["rows"].push_back(nlohmann::ordered_json{{"shape", row.shape},
-                           {"completion", json_number(row.completion)},
+                           {"completion", frontend::number_json(row.completion)},
                            {"completion_exact", row.completion.str()},
                            {"ratio", ratio(row.completion)}});
     }
-    j["best"] = json_number(best);
+    j["best"] = frontend::number_json(best);
     emit(j.dump(2) + "\n", a.out);
     return;
   }
@@ -253,23 +247,7 @@ void run_tree(const TreeArgs& a) {
   } else if (format == "svg") {
     emit(render_svg(t, ro), a.out);
   } else {
-    nlohmann::ordered_json j;
-    j["shape"] = t.shape;
-    j["p"] = t.p;
-    j["completion"] = json_number(t.completion);
-    j["completion_exact"] = t.completion.str();
-    j["root"] = t.root;
-    j["s"] = json_number(t.model.s);
-    j["r"] = json_number(t.model.r);
-    j["lambda"] = json_number(t.model.lambda());
-    nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
-    for (int v = 0; v < t.p; ++v) {
-      const auto i = static_cast<std::size_t>(v);
-      nodes.push_back(nlohmann::ordered_json{
-          {"rank", v}, {"parent", t.parent[i]}, {"children", t.children[i]}, {"time", json_number(t.time[i])}});
-    }
-    j["nodes"] = std::move(nodes);
-    emit(j.dump(2) + "\n", a.out);
+    emit(frontend::tree_json(t).dump(2) + "\n", a.out);
   }
 }
 

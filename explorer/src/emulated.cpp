@@ -12,6 +12,7 @@
 #include "params.hpp"
 #include "postbox/collectives/selection.hpp"
 #include "postbox/explorer/api.hpp"
+#include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/parse.hpp"
 #include "postbox/runtime/sim/simulator.hpp"
@@ -158,11 +159,7 @@ nlohmann::json emulated_run_json(const SimRequest& request, const SimSetup& setu
 
   nlohmann::json j;
   j["machine"] = request.machine;
-  j["model"] = m.kind == sim::ModelKind::mesh        ? "mesh"
-               : m.kind == sim::ModelKind::postal    ? "postal"
-               : m.kind == sim::ModelKind::send_recv ? "sr"
-               : m.kind == sim::ModelKind::cluster   ? "cluster"
-                                                     : "logp";
+  j["model"] = frontend::model_kind_name(m.kind);
   j["op"] = plan.op;
   j["algo"] = plan.algo;
   j["p"] = plan.p;

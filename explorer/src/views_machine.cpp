@@ -10,6 +10,7 @@
 #include "endpoints.hpp"
 #include "params.hpp"
 #include "postbox/collectives/plans.hpp"
+#include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/calibrate.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/sim/machine.hpp"
@@ -18,39 +19,10 @@
 namespace postbox::explorer::internal {
 namespace {
 
-const char* kind_name(sim::ModelKind k) {
-  switch (k) {
-    case sim::ModelKind::postal: return "postal";
-    case sim::ModelKind::send_recv: return "sr";
-    case sim::ModelKind::loggp: return "logp";
-    case sim::ModelKind::mesh: return "mesh";
-    case sim::ModelKind::cluster: return "cluster";
-  }
-  return "?";
-}
-
 // The machine's hierarchy, with `postbox topo --json`'s field names.
 Reply topo(const Query& q) {
   const Params prm(q, "topo", {});
-  const Topology t = Topology::machine();
-  nlohmann::json tree = nlohmann::json::array();
-  for (const Topology::Node& n : t.tree()) {
-    tree.push_back({{"level", n.level},
-                    {"kind", n.kind},
-                    {"logical_index", n.logical_index},
-                    {"os_index", n.os_index},
-                    {"bytes", n.bytes},
-                    {"first_pu", n.first_pu},
-                    {"last_pu", n.last_pu}});
-  }
-  return json_reply({{"source", t.source_name()},
-                     {"pus", t.pus()},
-                     {"cores", t.cores()},
-                     {"packages", t.packages()},
-                     {"numa_nodes", t.numa_nodes()},
-                     {"l3_groups", t.l3_groups()},
-                     {"can_bind", t.can_bind()},
-                     {"tree", tree}});
+  return json_reply(frontend::topology_json(Topology::machine()));
 }
 
 // A measured latency as a model figure the tree endpoint takes (at most kMaxModelValue, at most
@@ -111,7 +83,7 @@ Reply machines(const Query& q) {
     nlohmann::json row{{"name", name}};
     try {
       const sim::Machine m = sim::load_machine(name);
-      row["kind"] = kind_name(m.kind);
+      row["kind"] = frontend::model_kind_name(m.kind);
       row["dims"] = m.mesh.dims;
       if (m.kind != sim::ModelKind::mesh) row["dims"] = nlohmann::json::array();
     } catch (const InputError& e) {

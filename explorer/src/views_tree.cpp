@@ -11,6 +11,7 @@
 #include "postbox/collectives/postal.hpp"
 #include "postbox/collectives/render.hpp"
 #include "postbox/collectives/tree.hpp"
+#include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/topology.hpp"
 
@@ -82,27 +83,19 @@ ShapeSpec parse_shape(const Params& prm) {
 }
 
 nlohmann::json tree_json(const Tree& t) {
-  nlohmann::json j;
-  j["shape"] = t.shape;
-  j["p"] = t.p;
-  const nlohmann::json c = exact_json(t.completion);
-  j["completion"] = c["value"];
-  j["completion_exact"] = c["exact"];
-  j["completion_label"] = c["label"];
-  j["root"] = t.root;
-  j["s"] = exact_json(t.model.s)["value"];
-  j["r"] = exact_json(t.model.r)["value"];
-  j["lambda"] = exact_json(t.model.lambda())["value"];
+  // postbox tree --format json's fields (one writer), then the page's: labels, the optimum and
+  // each edge's send start.
+  nlohmann::json j = frontend::tree_json(t);
+  j["completion_label"] = format_time(t.completion);
   j["s_label"] = format_time(t.model.s);
   j["r_label"] = format_time(t.model.r);
   j["lambda_label"] = format_time(t.model.lambda());
   // The optimum of the model for p ranks, s·T_λ(p) (Bruck eq. 1; Cordsen's f in units of s).
   j["optimum"] = exact_json(fibo_time(t.model.s, t.model.r, t.p));
-  nlohmann::json nodes = nlohmann::json::array();
+  nlohmann::json& nodes = j["nodes"];
   for (int v = 0; v < t.p; ++v) {
     const auto i = static_cast<std::size_t>(v);
-    nlohmann::json n{{"rank", v}, {"parent", t.parent[i]}, {"children", t.children[i]}};
-    n["time"] = exact_json(t.time[i])["value"];
+    nlohmann::json& n = nodes[i];
     n["time_label"] = format_time(t.time[i]);
     // The edge from the parent: its send starts s + r before the child is active (tree.hpp).
     if (t.parent[i] >= 0) {
@@ -113,9 +106,7 @@ nlohmann::json tree_json(const Tree& t) {
       n["send_start"] = nullptr;
       n["send_label"] = nullptr;
     }
-    nodes.push_back(std::move(n));
   }
-  j["nodes"] = std::move(nodes);
   return j;
 }
 

@@ -3,16 +3,16 @@
 # under a time and a memory limit, must end with exactly one stderr line and exit 2 naming what
 # was typed, or with exit 0 and a correct answer (each `answer` line says what correct is and
 # checks it against an independent run).
-#   tests/cli/issue16_lines.sh POSTBOX DATA_DIR WORK_DIR     (ctest cli.issue16.lines)
-# Prints one line per command (ok / FAIL, exit code, seconds, the command; with ISSUE16_VERBOSE=1
-# also each stderr) and exits 1 when any failed. Limits: ISSUE16_TIME seconds (default 20) and ISSUE16_MEM_KB of address space (ulimit -v,
+#   tests/cli/hostile_lines.sh POSTBOX DATA_DIR WORK_DIR     (ctest cli.hostile.lines)
+# Prints one line per command (ok / FAIL, exit code, seconds, the command; with HOSTILE_VERBOSE=1
+# also each stderr) and exits 1 when any failed. Limits: HOSTILE_TIME seconds (default 20) and HOSTILE_MEM_KB of address space (ulimit -v,
 # default 4 GiB) per command.
 set -uo pipefail
 pb=${1:?postbox binary}
 data=${2:?data dir}
 work=${3:?work dir}
-limit_s=${ISSUE16_TIME:-20}
-limit_kb=${ISSUE16_MEM_KB:-4194304}
+limit_s=${HOSTILE_TIME:-20}
+limit_kb=${HOSTILE_MEM_KB:-4194304}
 mkdir -p "$work"
 out=$work/stdout
 err=$work/stderr
@@ -41,7 +41,7 @@ report() {  # report OK|FAIL WHY ARGS...
   [[ -n $mem ]] && shown="$shown(ulimit -v $mem)"
   if [[ $verdict == ok ]]; then
     printf 'ok    exit %-3s %6ss  %s\n' "$rc" "$secs" "${env_shown}postbox $shown"
-    [[ -n ${ISSUE16_VERBOSE:-} && -s $err ]] && sed 's/^/      stderr: /' "$err"
+    [[ -n ${HOSTILE_VERBOSE:-} && -s $err ]] && sed 's/^/      stderr: /' "$err"
   else
     fails=$((fails + 1))
     printf 'FAIL  exit %-3s %6ss  %s\n      %s\n' "$rc" "$secs" "${env_shown}postbox $shown" "$why"

@@ -1,0 +1,31 @@
+// The library's typed results as users read them, one writer each, shared by the CLI and the
+// explorer (which add their own fields around these, never a second version of them).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "postbox/collectives/rational.hpp"
+#include "postbox/collectives/tree.hpp"
+#include "postbox/runtime/sim/machine.hpp"
+#include "postbox/runtime/topology.hpp"
+
+namespace postbox::frontend {
+
+// An exact time or model figure as a JSON number: an integer as an integer, anything else as
+// the nearest double (the exact value goes in a "*_exact" string where a schema has one).
+nlohmann::ordered_json number_json(const Rational& x);
+
+// `postbox tree --format json`: shape, p, completion, completion_exact, root, s, r, lambda, and
+// nodes [{rank, parent, children, time}] in rank order, in that key order.
+nlohmann::ordered_json tree_json(const Tree& t);
+
+// `postbox topo --json`'s summary of a topology: source, pus, cores, packages, numa_nodes,
+// l3_groups, can_bind and tree [{level, kind, logical_index, os_index, bytes, first_pu,
+// last_pu}]. bytes is hwloc's cache or memory size, 0 for a synthetic topology (its description
+// gives no sizes, and hwloc's defaults would read as measured ones).
+nlohmann::json topology_json(const Topology& t);
+
+// The machine-string name of a model kind: postal, sr, logp, mesh, cluster.
+const char* model_kind_name(sim::ModelKind kind);
+
+}  // namespace postbox::frontend

@@ -1,0 +1,61 @@
+#include "postbox/frontend/writers.hpp"
+
+#include <cstddef>
+#include <utility>
+
+namespace postbox::frontend {
+
+nlohmann::ordered_json number_json(const Rational& x) {
+  if (x.is_integer()) return x.num();
+  return x.to_double();
+}
+
+nlohmann::ordered_json tree_json(const Tree& t) {
+  nlohmann::ordered_json j;
+  j["shape"] = t.shape;
+  j["p"] = t.p;
+  j["completion"] = number_json(t.completion);
+  j["completion_exact"] = t.completion.str();
+  j["root"] = t.root;
+  j["s"] = number_json(t.model.s);
+  j["r"] = number_json(t.model.r);
+  j["lambda"] = number_json(t.model.lambda());
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  for (int v = 0; v < t.p; ++v) {
+    const auto i = static_cast<std::size_t>(v);
+    nodes.push_back(nlohmann::ordered_json{
+        {"rank", v}, {"parent", t.parent[i]}, {"children", t.children[i]}, {"time", number_json(t.time[i])}});
+  }
+  j["nodes"] = std::move(nodes);
+  return j;
+}
+
+nlohmann::json topology_json(const Topology& t) {
+  nlohmann::json tree = nlohmann::json::array();
+  for (const Topology::Node& n : t.tree()) {
+    tree.push_back({{"level", n.level},
+                    {"kind", n.kind},
+                    {"logical_index", n.logical_index},
+                    {"os_index", n.os_index},
+                    {"bytes", t.source() == Topology::Source::synthetic ? 0 : n.bytes},
+                    {"first_pu", n.first_pu},
+                    {"last_pu", n.last_pu}});
+  }
+  return {{"source", t.source_name()},   {"pus", t.pus()},
+          {"cores", t.cores()},          {"packages", t.packages()},
+          {"numa_nodes", t.numa_nodes()}, {"l3_groups", t.l3_groups()},
+          {"can_bind", t.can_bind()},    {"tree", std::move(tree)}};
+}
+
+const char* model_kind_name(sim::ModelKind kind) {
+  switch (kind) {
+    case sim::ModelKind::postal: return "postal";
+    case sim::ModelKind::send_recv: return "sr";
+    case sim::ModelKind::loggp: return "logp";
+    case sim::ModelKind::mesh: return "mesh";
+    case sim::ModelKind::cluster: return "cluster";
+  }
+  return "?";
+}
+
+}  // namespace postbox::frontend
