@@ -20,30 +20,6 @@
 namespace postbox::explorer {
 namespace {
 
-// What a link's name (simulator.hpp: "node 3 +x", "node 3 -y vc1", "node 3 inject") says.
-struct LinkPlace {
-  std::int64_t node = -1;
-  std::string kind;  // "link", "inject", "eject"
-  std::string dir;   // "+x", "-y", ... ("" for inject/eject)
-  int vc = 0;
-};
-
-LinkPlace parse_link_name(const std::string& name) {
-  LinkPlace l;
-  std::istringstream in(name);
-  std::string word, what, extra;
-  in >> word >> l.node >> what;
-  PB_CHECK(word == "node" && in, "unexpected link name from the simulator: '" + name + "'");
-  if (what == "inject" || what == "eject") {
-    l.kind = what;
-  } else {
-    l.kind = "link";
-    l.dir = what;
-    if (in >> extra && extra.rfind("vc", 0) == 0) l.vc = std::stoi(extra.substr(2));
-  }
-  return l;
-}
-
 std::string shell_word(const std::string& s) {
   if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:,/=+") ==
                         std::string::npos) {
@@ -192,15 +168,18 @@ nlohmann::json emulated_run_json(const SimRequest& request, const SimSetup& setu
     mesh["wrap"] = m.mesh.wrap;
     mesh["rank_nodes"] = sim::place_ranks(m.mesh, m.placement, plan.p);
     // Links that carried traffic, indexed densely; busy time summed per link (the heat map).
-    std::vector<int> index_of(res.link_names.size(), -1);
+    std::vector<int> index_of(res.links.size(), -1);
     std::vector<double> busy;
     nlohmann::json links = nlohmann::json::array();
-    for (std::size_t l = 0; l < res.link_names.size(); ++l) {
-      if (res.link_names[l].empty()) continue;
-      const LinkPlace place = parse_link_name(res.link_names[l]);
+    for (std::size_t l = 0; l < res.links.size(); ++l) {
+      const sim::LinkPlace& place = res.links[l];
+      if (place.kind == sim::LinkPlace::Kind::unused) continue;
       index_of[l] = static_cast<int>(links.size());
-      links.push_back({{"name", res.link_names[l]}, {"node", place.node}, {"kind", place.kind}, {"dir", place.dir},
-                       {"vc", place.vc}});
+      const char* kind = place.kind == sim::LinkPlace::Kind::link ? "link"
+                         : place.kind == sim::LinkPlace::Kind::inject ? "inject"
+                                                                      : "eject";
+      links.push_back({{"name", sim::link_name(place)}, {"node", place.node}, {"kind", kind},
+                       {"dir", sim::link_direction(place)}, {"vc", place.kind == sim::LinkPlace::Kind::link ? place.vc : 0}});
       busy.push_back(0);
     }
     nlohmann::json link_spans = nlohmann::json::array();

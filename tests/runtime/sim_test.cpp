@@ -280,13 +280,37 @@ TEST(Mesh, HeadersAskingAtOneTickAreServedByInputPort) {
     const SimResult r = simulate(plan, m, opt);
     const Span* first = nullptr;
     for (const Span& sp : r.link_spans)
-      if (r.link_names[static_cast<std::size_t>(sp.track)] == "node 0 eject" && (first == nullptr || sp.begin_us < first->begin_us))
+      if (link_name(r.links[static_cast<std::size_t>(sp.track)]) == "node 0 eject" && (first == nullptr || sp.begin_us < first->begin_us))
         first = &sp;
     ASSERT_NE(first, nullptr);
     EXPECT_EQ(first->peer, 2) << "per_hop " << per_hop;
     EXPECT_DOUBLE_EQ(first->begin_us, 1);
     EXPECT_EQ(r.channel_waits, 1U);
     EXPECT_EQ(r.channel_ties, 1U);
+  }
+}
+
+// Link places are typed; their names (the trace's track names, the explorer's labels) come
+// from them: the axis letter up to the sixth axis, then the dim's index; the vc only where the
+// mesh has more than one; and every traced link span's track has a place.
+TEST(Mesh, LinkPlacesNameTheirTracks) {
+  using K = LinkPlace::Kind;
+  EXPECT_EQ(link_name(LinkPlace{K::link, 3, 0, 2, false, 1, 2}), "node 3 -x vc1");
+  EXPECT_EQ(link_name(LinkPlace{K::link, 3, 1, 1, true, 0, 1}), "node 3 +y");
+  EXPECT_EQ(link_direction(LinkPlace{K::link, 0, 7, 0, true, 0, 1}), "+d0");
+  EXPECT_EQ(link_name(LinkPlace{K::inject, 5, 0, 0, true, 0, 2}), "node 5 inject");
+  EXPECT_EQ(link_name(LinkPlace{K::eject, 6, 0, 0, true, 0, 1}), "node 6 eject");
+  EXPECT_EQ(link_direction(LinkPlace{K::eject, 6, 0, 0, true, 0, 1}), "");
+  const Plan plan = to_one(4, 0, {{1, 10}, {2, 10}, {3, 10}});
+  SimOptions opt;
+  opt.trace = true;
+  const SimResult r = simulate(plan, mesh_machine({2, 2}, Switching::wormhole), opt);
+  ASSERT_FALSE(r.link_spans.empty());
+  for (const Span& sp : r.link_spans) {
+    ASSERT_LT(static_cast<std::size_t>(sp.track), r.links.size());
+    const LinkPlace& place = r.links[static_cast<std::size_t>(sp.track)];
+    EXPECT_NE(place.kind, K::unused);
+    EXPECT_TRUE(place.node >= 0 && place.node < 4) << place.node;
   }
 }
 

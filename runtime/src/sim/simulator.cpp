@@ -305,7 +305,7 @@ class Engine {
     res_.time_ticks = end;
     res_.time_us = to_units(end);
     res_.packets = packets_.size();
-    if (opt_.trace && mesh_) name_links();
+    if (opt_.trace && mesh_) place_links();
     return std::move(res_);
   }
 
@@ -1525,43 +1525,33 @@ class Engine {
     res_.link_spans.push_back(Span{static_cast<int>(link), to_units(b), to_units(e), 4, msg.src, msg.dst});
   }
 
-  void name_links() {
+  void place_links() {
     std::vector<int> used;
     for (const Span& s : res_.link_spans) used.push_back(s.track);
     std::sort(used.begin(), used.end());
     used.erase(std::unique(used.begin(), used.end()), used.end());
     const int top = used.empty() ? 0 : used.back() + 1;
-    res_.link_names.assign(static_cast<std::size_t>(top), std::string());
-    static const char* axis = "xyzwvu";
+    res_.links.assign(static_cast<std::size_t>(top), LinkPlace{});
     for (int l : used) {
-      std::string name;
+      LinkPlace& place = res_.links[static_cast<std::size_t>(l)];
+      place.vcs = nvc_;
       if (is_inject(l)) {
-        name = "node " + std::to_string(l - net_links_) + " inject";
+        place.kind = LinkPlace::Kind::inject;
+        place.node = l - net_links_;
       } else if (is_eject(l)) {
-        name = "node " + std::to_string(l - net_links_ - nodes_count_) + " eject";
+        place.kind = LinkPlace::Kind::eject;
+        place.node = l - net_links_ - nodes_count_;
       } else {
         const std::int64_t per_node = static_cast<std::int64_t>(nd_) * 2 * nvc_;
-        const std::int64_t node = l / per_node;
         const std::int64_t rest = l % per_node;
         const int d = static_cast<int>(rest / (2 * nvc_));
-        const int dir = static_cast<int>((rest / nvc_) % 2);
-        const int vc = static_cast<int>(rest % nvc_);
-        const int ax = nd_ - 1 - d;
-        name = "node ";
-        name += std::to_string(node);
-        name += dir == 0 ? " +" : " -";
-        if (ax < 6) {
-          name.push_back(axis[ax]);
-        } else {
-          name += 'd';
-          name += std::to_string(d);
-        }
-        if (nvc_ > 1) {
-          name += " vc";
-          name += std::to_string(vc);
-        }
+        place.kind = LinkPlace::Kind::link;
+        place.node = l / per_node;
+        place.axis = nd_ - 1 - d;
+        place.dim = d;
+        place.plus = (rest / nvc_) % 2 == 0;
+        place.vc = static_cast<int>(rest % nvc_);
       }
-      res_.link_names[static_cast<std::size_t>(l)] = name;
     }
   }
 
@@ -1669,10 +1659,10 @@ void write_trace(std::ostream& out, const SimResult& result, const std::string& 
   }
   if (!result.link_spans.empty()) {
     out << ",\n" << R"({"name":"process_name","ph":"M","pid":2,"tid":0,"args":{"name":"links"}})";
-    for (std::size_t l = 0; l < result.link_names.size(); ++l) {
-      if (result.link_names[l].empty()) continue;
+    for (std::size_t l = 0; l < result.links.size(); ++l) {
+      if (result.links[l].kind == LinkPlace::Kind::unused) continue;
       out << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,\"tid\":" << l << ",\"args\":{\"name\":\""
-          << result.link_names[l] << "\"}}";
+          << link_name(result.links[l]) << "\"}}";
     }
     for (const Span& s : result.link_spans) {
       out << ",\n{\"name\":\"" << s.peer << "->" << s.peer2 << "\",\"ph\":\"X\",\"pid\":2,\"tid\":" << s.track << ",\"ts\":";
@@ -1694,6 +1684,32 @@ SimResult simulate(const Schedule& schedule, const Machine& machine, const SimOp
 
 SimResult simulate(const Plan& plan, const Machine& machine, const SimOptions& options) {
   return simulate(schedule_of(plan), machine, options);
+}
+
+std::string link_direction(const LinkPlace& place) {
+  if (place.kind != LinkPlace::Kind::link) return "";
+  static const char* axis = "xyzwvu";
+  std::string dir = place.plus ? "+" : "-";
+  if (place.axis < 6) {
+    dir.push_back(axis[place.axis]);
+  } else {
+    dir += 'd';
+    dir += std::to_string(place.dim);
+  }
+  return dir;
+}
+
+std::string link_name(const LinkPlace& place) {
+  std::string name = "node " + std::to_string(place.node);
+  switch (place.kind) {
+    case LinkPlace::Kind::inject: return name + " inject";
+    case LinkPlace::Kind::eject: return name + " eject";
+    case LinkPlace::Kind::unused: return "";
+    case LinkPlace::Kind::link: break;
+  }
+  name += " " + link_direction(place);
+  if (place.vcs > 1) name += " vc" + std::to_string(place.vc);
+  return name;
 }
 
 void write_chrome_trace(std::ostream& out, const SimResult& result, const Schedule& schedule, const Machine& machine) {

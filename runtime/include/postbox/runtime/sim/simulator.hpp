@@ -61,6 +61,26 @@ struct Span {
   int peer2 = -1;         // link: the message's destination rank
 };
 
+// Where a link track of a mesh run is: a network link leaving `node` along `axis` (0 = x, the
+// last dim; 1 = y, ...) in direction + or −, on virtual channel `vc` of `vcs`, or the node's
+// injection or ejection channel.
+struct LinkPlace {
+  enum class Kind : std::uint8_t { unused, link, inject, eject };
+  Kind kind = Kind::unused;  // unused: no traffic crossed this index
+  std::int64_t node = -1;
+  int axis = 0;       // link only
+  int dim = 0;        // link only: the same axis as an index into the mesh's dims (dims − 1 − axis)
+  bool plus = true;   // link only
+  int vc = 0;         // link only
+  int vcs = 1;        // virtual channels per link on this mesh
+};
+// "+x", "-y", ... up to the sixth axis, then "+dN" with N the dim's index; empty for inject and
+// eject.
+std::string link_direction(const LinkPlace& place);
+// "node 3 +x", "node 3 -y vc1" (the vc only where the mesh has more than one), "node 3 inject",
+// "node 3 eject": the trace's track names.
+std::string link_name(const LinkPlace& place);
+
 struct SimResult {
   Ticks time_ticks = 0;               // when the last rank finished, exact
   double time_us = 0;                 // the same in the model's unit (postal: units of one send)
@@ -80,7 +100,7 @@ struct SimResult {
   std::uint64_t packets = 0;
   std::vector<Span> rank_spans;       // when traced
   std::vector<Span> link_spans;       // when traced, mesh models only
-  std::vector<std::string> link_names;  // index → "node 3 +x", "node 3 inject", ...
+  std::vector<LinkPlace> links;       // when traced, mesh models: link index → its place
 };
 
 // Most packets one run may send through a mesh (the sum over its messages of their packets).
