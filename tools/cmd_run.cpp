@@ -18,6 +18,7 @@
 #include "cli.hpp"
 #include "cluster_cli.hpp"
 #include "postbox/collectives/plans.hpp"
+#include "postbox/collectives/run.hpp"
 #include "postbox/collectives/verify.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/executor.hpp"
@@ -209,65 +210,25 @@ void run_collective(const RunArgs& args) {
   }
   if (args.verify) require_oracle(req.op);
   if (dry_run()) return;
-  std::optional<Oracle> oracle;
-  if (args.verify) oracle.emplace(req);
   if (!plan) plan = cached_plan(req);
-  if (oracle) {
-    if (const auto problem = oracle->check_buffers(*plan)) {
-      std::fprintf(stderr, "postbox: verify failed: %s\n", problem->c_str());
-      set_exit_code(1);
-      return;
-    }
+  RunOptions ro;
+  ro.iters = iters;
+  ro.verify = args.verify;
+  ro.verify_every = every;
+  const PlanRun run = run_plan(plan, req, opts, ro);
+  if (args.verify && run.buffer_mismatch) {
+    std::fprintf(stderr, "postbox: verify failed: %s\n", run.buffer_mismatch->c_str());
+    set_exit_code(1);
+    return;
   }
-  // Rings that hold whatever the plan needs to be deadlock-free in program order.
-  opts.mailbox.ring_bytes = 64 * 1024;
-  if (validate_rings(*plan, opts.mailbox.ring_bytes)) opts.mailbox.ring_bytes = ring_bytes_needed(*plan);
-  require_memory(plan_run_memory(*plan, opts.mailbox.ring_bytes),
-                 plan->op + "/" + plan->algo + " on " + std::to_string(plan->p) + " threads");
-  PlanExecutor exec(plan);
-  opts.announce_wrap = false;  // said after the output: an error that follows stays one line
-  Team team(plan->p, opts);
-  if (team.wrapped()) note(team.wrap_note());
-  std::vector<std::vector<std::byte>> bufs(static_cast<std::size_t>(plan->p));
-  std::vector<std::span<std::byte>> users;
-  for (int r = 0; r < plan->p; ++r) {
-    bufs[static_cast<std::size_t>(r)].resize(plan->user_bytes[static_cast<std::size_t>(r)]);
-    users.emplace_back(bufs[static_cast<std::size_t>(r)]);
+  if (!run.wrap_note.empty()) note(run.wrap_note);
+  if (!run.stats.failure.empty()) {
+    std::fprintf(stderr, "postbox: verify failed: %s\n", run.stats.failure.c_str());
+    set_exit_code(1);
   }
-  // Without --verify the inputs are the oracle's too where there is one, so timings see the
-  // same data either way; the operator is the oracle's unsigned sum.
-  if (!oracle && Oracle::knows(plan->op)) {
-    oracle.emplace(req);
-    if (oracle->check_buffers(*plan)) oracle.reset();  // a hand-made plan with other buffers: zeros
-  }
-  const ReduceFn sum = unsigned_sum(plan->elem_bytes);
-  std::vector<double> ns;
-  int checked = 0;
-  std::optional<bool> verified;
-  for (int it = -1; it < iters; ++it) {  // iteration -1: untimed warm-up
-    if (oracle)
-      for (int r = 0; r < plan->p; ++r) oracle->fill(r, users[static_cast<std::size_t>(r)]);
-    const auto t0 = std::chrono::steady_clock::now();
-    exec.run(team, users, &sum);
-    const auto t1 = std::chrono::steady_clock::now();
-    if (it >= 0) ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
-    // Checked: the warm-up, every --verify-every-th timed run and the last one.
-    if (!args.verify || !(it < 0 || (it + 1) % every == 0 || it + 1 == iters)) continue;
-    ++checked;
-    verified = true;
-    for (int r = 0; r < plan->p && *verified; ++r) {
-      if (const auto bad = oracle->check(r, users[static_cast<std::size_t>(r)])) {
-        std::fprintf(stderr, "postbox: verify failed: %s (%s)\n", bad->str().c_str(),
-                     it < 0 ? "warm-up run" : ("timed run " + std::to_string(it + 1)).c_str());
-        verified = false;
-        set_exit_code(1);
-      }
-    }
-    if (!*verified) break;
-  }
-  report_run(args, *plan, {{"ranks", team.fibers() ? "fibers" : "threads"}}, "",
-             team.fibers() ? " on fibers (" + std::to_string(team.workers()) + " workers)" : "", iters, std::move(ns), checked,
-             verified);
+  report_run(args, *plan, {{"ranks", run.fibers ? "fibers" : "threads"}}, "",
+             run.fibers ? " on fibers (" + std::to_string(run.workers) + " workers)" : "", iters, run.stats.ns,
+             run.stats.checked, run.stats.verified);
 }
 
 #ifdef POSTBOX_HAVE_MPI
@@ -309,36 +270,37 @@ void run_across_processes(const RunArgs& args, const std::shared_ptr<const Plan>
     users.emplace_back(bufs[static_cast<std::size_t>(t)]);
   }
   const ReduceFn sum = unsigned_sum(plan->elem_bytes);
-  std::vector<double> ns;
-  int checked = 0;
-  std::optional<bool> verified;
-  for (int it = -1; it < iters; ++it) {  // iteration -1: untimed warm-up
-    if (oracle)
-      for (int t = 0; t < shape.threads; ++t) oracle->fill(job.rank_of(t), users[static_cast<std::size_t>(t)]);
-    job.barrier();
-    const auto t0 = std::chrono::steady_clock::now();
-    job.run(plan, users, &sum);
-    const auto t1 = std::chrono::steady_clock::now();
-    // A run's time: from the barrier to the last process's last rank.
-    const double slowest = job.max_over_processes(std::chrono::duration<double, std::nano>(t1 - t0).count());
-    if (it >= 0) ns.push_back(slowest);
-    if (!args.verify || !(it < 0 || (it + 1) % every == 0 || it + 1 == iters)) continue;
-    ++checked;
-    const auto bad = job.check(*oracle, users);
-    verified = !bad;
-    if (bad) {
-      if (job.process() == 0) {
-        std::fprintf(stderr, "postbox: verify failed: %s (%s)\n", bad->str().c_str(),
-                     it < 0 ? "warm-up run" : ("timed run " + std::to_string(it + 1)).c_str());
-      }
-      set_exit_code(1);
-      break;
-    }
+  RunOptions ro;
+  ro.iters = iters;
+  ro.verify = args.verify;
+  ro.verify_every = every;
+  const RunStats stats = timed_runs(
+      ro,
+      [&] {
+        if (oracle)
+          for (int t = 0; t < shape.threads; ++t) oracle->fill(job.rank_of(t), users[static_cast<std::size_t>(t)]);
+      },
+      [&] {
+        job.barrier();
+        const auto t0 = std::chrono::steady_clock::now();
+        job.run(plan, users, &sum);
+        const auto t1 = std::chrono::steady_clock::now();
+        // A run's time: from the barrier to the last process's last rank.
+        return job.max_over_processes(std::chrono::duration<double, std::nano>(t1 - t0).count());
+      },
+      [&]() -> std::optional<std::string> {
+        const auto bad = job.check(*oracle, users);
+        if (!bad) return std::nullopt;
+        return bad->str();
+      });
+  if (!stats.failure.empty()) {
+    if (job.process() == 0) std::fprintf(stderr, "postbox: verify failed: %s\n", stats.failure.c_str());
+    set_exit_code(1);
   }
   if (job.process() != 0) return;
   report_run(args, *plan, {{"processes", job.processes()}, {"threads", job.threads()}},
              " (" + std::to_string(job.processes()) + " processes x " + std::to_string(job.threads()) + " threads)", "",
-             iters, std::move(ns), checked, verified);
+             iters, stats.ns, stats.checked, stats.verified);
 }
 #endif
 
