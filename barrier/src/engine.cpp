@@ -62,15 +62,6 @@ void fiber_block(Word& w, const WaitPolicy& policy, Stop&& stop) {
   if (announced) w.sleepers.fetch_sub(1, std::memory_order_relaxed);
 }
 
-BarrierShape::Family family_of(BarrierAlgorithm a) {
-  switch (a) {
-    case BarrierAlgorithm::central: return BarrierShape::Family::central;
-    case BarrierAlgorithm::dissemination:
-    case BarrierAlgorithm::combine: return BarrierShape::Family::rounds;
-    default: return BarrierShape::Family::tree;
-  }
-}
-
 BarrierAlgorithm checked(BarrierAlgorithm a, int p) {
   if (p < 1) throw InputError("barrier: p must be at least 1, got " + std::to_string(p));
   return a;
@@ -137,7 +128,7 @@ class Engine::Entry {
 
 Engine::Engine(BarrierAlgorithm algorithm, int p, BarrierOptions options, std::string reason)
     : algorithm_(checked(algorithm, p)),
-      family_(family_of(algorithm)),
+      family_(barrier_family(algorithm)),
       p_(p),
       policy_(options.wait),
       completion_(std::move(options.completion)),
@@ -176,18 +167,8 @@ Engine::Engine(BarrierAlgorithm algorithm, int p, BarrierOptions options, std::s
       absent_.reset(new Line[P]);
       break;
     case Family::rounds: {
-      // A drop never adds rounds: for each integer λ a rebuild may pick, N_λ grows with t, so
-      // fewer ranks need no more send rounds than p do.
-      int m0 = first->m;
-      if (algorithm_ == BarrierAlgorithm::combine) {
-        const Rational lambda = send_recv_.lambda();
-        for (const auto L : {lambda.floor(), lambda.ceil()}) {
-          std::int64_t t = 0;
-          while (N_lambda(Rational(L), Rational(t)) < p) ++t;
-          m0 = std::max<int>(m0, static_cast<int>(std::max<std::int64_t>(0, t - L + 1)));
-        }
-      }
-      m0_ = std::max(1, m0);
+      // Sized once for every shape a drop may rebuild (a drop never adds rounds).
+      m0_ = static_cast<int>(barrier_max_send_rounds(algorithm_, p, send_recv_));
       flags_.reset(new Word[P * static_cast<std::size_t>(m0_)]);
       prog_.reset(new Line[P]);
       absent_.reset(new Line[P]);

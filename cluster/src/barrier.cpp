@@ -216,6 +216,7 @@ class ClusterEngine {
   std::vector<MPI_Request> x_sends_;
   std::vector<std::vector<std::byte>> x_out_;  // one per round
   std::vector<std::byte> x_in_;
+  BarrierShape x_shape_;  // the dissemination shape over live_ (n = 0 until the first exchange)
 
   std::atomic<std::uint32_t> kick_{0};
   std::atomic<bool> stop_{false};
@@ -517,12 +518,15 @@ void ClusterEngine::exchange(std::uint64_t e) {
   const int n = static_cast<int>(live_.size());
   const int me = static_cast<int>(std::find(live_.begin(), live_.end(), process_) - live_.begin());
   PB_CHECK(me < n, "cluster barrier: a phase of a process that left the leaders' step");
-  int rounds = 0;
-  for (int d = 1; d < n; d *= 2) ++rounds;
+  // The dissemination shape over the live processes (barrier_shape: offsets 1, 2, 4, ...),
+  // made again only when a drop changed their number.
+  if (x_shape_.n != n) x_shape_ = barrier_shape(BarrierAlgorithm::dissemination, n, SendRecv{Rational(1), Rational(1)});
+  const int rounds = static_cast<int>(x_shape_.m);
   std::vector<MPI_Request>& sends = x_sends_;
   sends.assign(2 * static_cast<std::size_t>(rounds), MPI_REQUEST_NULL);  // per round: the message, the big one
   if (x_out_.size() < static_cast<std::size_t>(rounds)) x_out_.resize(static_cast<std::size_t>(rounds));
-  for (int k = 0, d = 1; k < rounds; ++k, d *= 2) {
+  for (int k = 0; k < rounds; ++k) {
+    const int d = static_cast<int>(x_shape_.offset[static_cast<std::size_t>(k)]);
     const int from = live_[static_cast<std::size_t>((me - d + n) % n)];
     const int to = live_[static_cast<std::size_t>((me + d) % n)];
     const int tag = kTagExchange + k;

@@ -44,22 +44,50 @@ std::optional<BarrierAlgorithm> parse_barrier_algorithm(std::string_view name) {
   return std::nullopt;
 }
 
+BarrierShape::Family barrier_family(BarrierAlgorithm algorithm) noexcept {
+  switch (algorithm) {
+    case BarrierAlgorithm::central: return BarrierShape::Family::central;
+    case BarrierAlgorithm::dissemination:
+    case BarrierAlgorithm::combine: return BarrierShape::Family::rounds;
+    case BarrierAlgorithm::mcs:
+    case BarrierAlgorithm::tournament:
+    case BarrierAlgorithm::fibo:
+    case BarrierAlgorithm::hier: return BarrierShape::Family::tree;
+  }
+  return BarrierShape::Family::tree;
+}
+
+std::int64_t barrier_max_send_rounds(BarrierAlgorithm algorithm, int n, const SendRecv& send_recv) {
+  if (barrier_family(algorithm) != BarrierShape::Family::rounds) return 0;
+  // For each integer λ a rebuild may pick, N_λ grows with t, so fewer participants need no more
+  // send rounds than n do.
+  std::int64_t m0 = barrier_shape(algorithm, n, send_recv).m;
+  if (algorithm == BarrierAlgorithm::combine) {
+    const Rational lambda = send_recv.lambda();
+    for (const std::int64_t L : {lambda.floor(), lambda.ceil()}) {
+      std::int64_t t = 0;
+      while (N_lambda(Rational(L), Rational(t)) < n) ++t;
+      m0 = std::max(m0, std::max<std::int64_t>(0, t - L + 1));
+    }
+  }
+  return std::max<std::int64_t>(1, m0);
+}
+
 BarrierShape barrier_shape(BarrierAlgorithm algorithm, int n, const SendRecv& send_recv, const Topology* topology,
                            const std::vector<int>* placement, const HierLevels* levels) {
   if (n < 1) throw InputError("barrier: p must be at least 1, got " + std::to_string(n));
   BarrierShape s;
   s.algorithm = algorithm;
+  s.family = barrier_family(algorithm);
   s.n = n;
   auto tree = [&](const char* spec) { return build_tree(ShapeSpec::parse(spec), n, 0, send_recv); };
   switch (algorithm) {
     case BarrierAlgorithm::central:
-      s.family = BarrierShape::Family::central;
       s.arrival = tree("flat");
       s.wakeup = s.arrival;
       break;
     case BarrierAlgorithm::dissemination:
     case BarrierAlgorithm::combine: {
-      s.family = BarrierShape::Family::rounds;
       if (algorithm == BarrierAlgorithm::dissemination) {
         s.lambda = 1;
         s.variant = "integer";
@@ -75,12 +103,10 @@ BarrierShape barrier_shape(BarrierAlgorithm algorithm, int n, const SendRecv& se
       break;
     }
     case BarrierAlgorithm::mcs:
-      s.family = BarrierShape::Family::tree;
       s.arrival = tree("kary:4");
       s.wakeup = tree("binary");
       break;
     case BarrierAlgorithm::tournament:
-      s.family = BarrierShape::Family::tree;
       // The binomial tree lists v's children largest subtree first (its broadcast send order:
       // v + 1 heads the largest). So the matches in increasing round order (the smallest
       // subtree, whose winner is known first, first) are the reversed lists, and the wake-up in
@@ -90,12 +116,10 @@ BarrierShape barrier_shape(BarrierAlgorithm algorithm, int n, const SendRecv& se
       s.arrival = reversed(s.wakeup);
       break;
     case BarrierAlgorithm::fibo:
-      s.family = BarrierShape::Family::tree;
       s.arrival = tree("binomial");
       s.wakeup = tree("fibo");
       break;
     case BarrierAlgorithm::hier:
-      s.family = BarrierShape::Family::tree;
       if (levels != nullptr) {
         s.wakeup = build_hier_tree({}, levels->groups, n, 0, send_recv, levels->models);
       } else {

@@ -647,6 +647,31 @@ TEST(BarrierPlans, TournamentMatchesSmallestFirstAndWakesLargestFirst) {
   }
 }
 
+// The engine's family and round-flag count come from barrier_shape.hpp: barrier_family() is the
+// family barrier_shape() gives, and barrier_max_send_rounds() covers the send rounds of every
+// shape over 1..n participants (the rebuilds after drops), for dissemination and for combine
+// at λ values whose integer choice changes with n.
+TEST(BarrierPlans, FamilyAndMaxSendRoundsComeFromTheShape) {
+  for (const char* name : {"central", "dissemination", "combine", "mcs", "tournament", "fibo"}) {
+    const BarrierAlgorithm a = *parse_barrier_algorithm(name);
+    EXPECT_EQ(barrier_family(a), barrier_shape(a, 9, SendRecv{Rational(1), Rational(1)}).family) << name;
+  }
+  for (const char* name : {"dissemination", "combine"}) {
+    const BarrierAlgorithm a = *parse_barrier_algorithm(name);
+    for (const SendRecv m : {SendRecv{Rational(1), Rational(1)}, SendRecv{Rational(2), Rational(3)},
+                             SendRecv{Rational(1), Rational(9, 4)}, SendRecv{Rational(4), Rational(0)}}) {
+      for (int n = 1; n <= 70; ++n) {
+        const std::int64_t most = barrier_max_send_rounds(a, n, m);
+        EXPECT_GE(most, 1);
+        for (int k = 1; k <= n; ++k) EXPECT_LE(barrier_shape(a, k, m).m, most) << name << " n " << n << " k " << k;
+      }
+    }
+  }
+  EXPECT_EQ(barrier_max_send_rounds(BarrierAlgorithm::fibo, 8, SendRecv{Rational(1), Rational(1)}), 0);
+  EXPECT_EQ(barrier_shape(BarrierAlgorithm::dissemination, 9, SendRecv{Rational(1), Rational(1)}).offset,
+            (std::vector<std::int64_t>{1, 2, 4, 8}));
+}
+
 TEST(BarrierPlans, RefuseAParameter) {
   PlanRequest req = req_of("barrier", "fibo:3", 4, 0, 0);
   EXPECT_THROW((void)build_plan(req), InputError);

@@ -2,10 +2,9 @@
 // every barrier algorithm, in one place. The barrier engine (barrier/) builds its threads' hot
 // path from a BarrierShape, and the barrier's plan (arrival and wake-up as messages, run by the
 // emulator and exported as GOAL) is built from the same BarrierShape (Cordsen §2: barrier =
-// reduction phase + distribution phase). Two places still derive parts themselves: for
-// combine, the engine sizes its round flags (m0 in Engine::Engine) from N_λ(t) for both integer
-// λ a rebuild may pick, and the cluster barrier's dissemination step (cluster/src/barrier.cpp,
-// ClusterEngine::exchange) computes its 2^k offsets itself; its tree step takes the fibo shape.
+// reduction phase + distribution phase). The engine's protocol family (barrier_family()), the
+// size of its round flags (barrier_max_send_rounds()) and the cluster barrier's dissemination
+// offsets come from here too; the cluster barrier's tree step takes the fibo shape.
 //
 // Shapes are over indices 0..n-1 (the participants in rank order; the engine maps them to the
 // ranks still in the barrier). Every tree is rooted at index 0.
@@ -62,6 +61,16 @@ struct BarrierShape {
   // dissemination: "integer".
   std::string variant;
 };
+
+// The protocol family of an algorithm: central; rounds for dissemination and combine; tree for
+// the others. barrier_shape(algorithm, ...).family is this.
+BarrierShape::Family barrier_family(BarrierAlgorithm algorithm) noexcept;
+
+// The rounds family: the most send rounds (BarrierShape::m) a shape of `algorithm` over any
+// 1..n participants can have, at least 1, so that round flags sized for n serve every rebuild
+// after drops. combine: over both integers around λ = 1 + r/s (the ones choose_postal may
+// pick), the least t with N_L(t) >= n, minus L − 1. 0 for the other families.
+std::int64_t barrier_max_send_rounds(BarrierAlgorithm algorithm, int n, const SendRecv& send_recv);
 
 // The shape of `algorithm` over n >= 1 participants (InputError otherwise).
 //  * central: flat arrival and wake-up.
