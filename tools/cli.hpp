@@ -18,7 +18,7 @@
 #include <set>
 #include <string>
 
-#include "postbox/collectives/selection.hpp"
+#include "postbox/frontend/selection.hpp"
 #include "postbox/runtime/team.hpp"
 
 namespace postbox::cli {

@@ -9,7 +9,7 @@
 #include "postbox/runtime/plan.hpp"
 #include "postbox/runtime/plan_export.hpp"
 #include "postbox/runtime/sim/machine.hpp"
-#include "postbox/collectives/selection.hpp"
+#include "postbox/frontend/selection.hpp"
 
 namespace postbox::cli {
 

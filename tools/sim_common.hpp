@@ -5,7 +5,7 @@
 #include <string>
 
 #include "cli.hpp"
-#include "postbox/collectives/selection.hpp"
+#include "postbox/frontend/selection.hpp"
 
 namespace postbox::cli {
 

@@ -99,6 +99,17 @@ std::vector<PlanBuilderInfo> list_plan_builders() {
   return out;
 }
 
+bool op_has_root(const std::string& op) {
+  return op != "allreduce" && op != "s2p" && op != "all-to-all" && op != "one-to-one" && op != "barrier";
+}
+
+bool op_takes_mesh(const std::string& op) {
+  const auto& c3 = c3_ops();
+  return op == "s2p" || std::find(c3.begin(), c3.end(), op) != c3.end();
+}
+
+void check_elements(const PlanRequest& request) { internal::require_elements(request); }
+
 void check_plan_known(const std::string& op, const std::string& algo) {
   ensure_builtins();
   Registry& r = storage();

@@ -14,7 +14,7 @@
 #include "postbox/cluster/job.hpp"
 #include "postbox/cluster/mpi_env.hpp"
 #include "postbox/collectives/plans.hpp"
-#include "postbox/collectives/selection.hpp"
+#include "postbox/frontend/selection.hpp"
 #include "postbox/collectives/verify.hpp"
 
 namespace {

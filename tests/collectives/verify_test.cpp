@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "algo_table.hpp"
-#include "postbox/collectives/selection.hpp"
+#include "postbox/frontend/selection.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/executor.hpp"
 #include "postbox/runtime/team.hpp"

@@ -16,7 +16,7 @@
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/postal.hpp"
 #include "postbox/collectives/rational.hpp"
-#include "postbox/collectives/selection.hpp"
+#include "postbox/frontend/selection.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/goal_parse.hpp"
 #include "postbox/runtime/plan_export.hpp"

@@ -85,6 +85,16 @@ std::vector<PlanBuilderInfo> list_plan_builders();
 // a builder is registered for (op, algo); build_plan() checks this first.
 void check_plan_known(const std::string& op, const std::string& algo);
 
+// Whether op has a root (false for allreduce, s2p, all-to-all, one-to-one and barrier).
+bool op_has_root(const std::string& op);
+
+// The ops whose builders read PlanRequest::params "mesh" (s2p and the C³ ops).
+bool op_takes_mesh(const std::string& op);
+
+// InputError unless bytes is a whole number of elem_bytes elements where the op combines
+// (reduce, allreduce); build_plan() checks it too.
+void check_elements(const PlanRequest& request);
+
 // Largest PlanRequest::bytes build_plan() accepts (1 GiB, the mailboxes' largest message).
 inline constexpr std::int64_t kMaxPlanBytes = std::int64_t{1} << 30;
 

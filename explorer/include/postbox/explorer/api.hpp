@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "postbox/collectives/selection.hpp"
+#include "postbox/frontend/selection.hpp"
 #include "postbox/runtime/plan.hpp"
 #include "postbox/runtime/sim/machine.hpp"
 

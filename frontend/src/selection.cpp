@@ -1,5 +1,5 @@
 // The one plan selection (selection.hpp).
-#include "postbox/collectives/selection.hpp"
+#include "postbox/frontend/selection.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -21,7 +21,6 @@
 #include "postbox/runtime/parse.hpp"
 #include "postbox/runtime/sim/calibrate.hpp"
 #include "postbox/runtime/topology.hpp"
-#include "plans_internal.hpp"
 
 namespace postbox {
 namespace {
@@ -48,12 +47,6 @@ constexpr std::uint64_t kEmulatorBytesPerNode = 400;
 constexpr std::string_view kS2POnly[] = {"sources", "dist", "seed", "source-list"};
 
 }  // namespace
-
-bool op_has_root(const std::string& op) {
-  return op != "allreduce" && op != "s2p" && op != "all-to-all" && op != "one-to-one" && op != "barrier";
-}
-
-bool op_takes_mesh(const std::string& op) { return op == "s2p" || is_c3_op(op); }
 
 const std::vector<SelectionOption>& plan_selection_options() {
   static const std::vector<SelectionOption> options = [] {
@@ -141,7 +134,7 @@ PlanRequest select_plan(const std::map<std::string, std::string>& given, const S
     req.elem_bytes = combines(req.op) ? 8 : 1;
   }
   try {
-    internal::require_elements(req);  // the builders' rule, checked here to name --bytes as typed
+    check_elements(req);  // the builders' rule, checked here to name --bytes as typed
   } catch (const InputError& e) {
     throw InputError("--bytes " + *value("bytes") + ": " + e.what());
   }

@@ -1,5 +1,5 @@
 // selection.hpp: one plan selection for run, sim, sweep, plan and the explorer.
-#include "postbox/collectives/selection.hpp"
+#include "postbox/frontend/selection.hpp"
 
 #include <gtest/gtest.h>
 

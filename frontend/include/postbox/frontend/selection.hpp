@@ -1,5 +1,5 @@
-// One plan selection: the options that choose a plan, parsed and validated by one
-// function for `postbox run`, `sim`, `sweep`, `plan export`, `plan check`, the explorer's JSON
+// One plan selection, the text face of PlanRequest: the options that choose a plan, parsed and
+// validated by one function for `postbox run`, `sim`, `sweep`, `plan export`, `plan check`, the explorer's JSON
 // API and the tests. Input is option name → text exactly as typed (an option given with an
 // empty value is an error, never "not given"); the result is a PlanRequest for build_plan() /
 // cached_plan(), or an InputError whose one-line message names the option ("--p", "--mesh").
@@ -78,11 +78,5 @@ sim::Machine select_schedule_machine(const std::map<std::string, std::string>& g
 // The options of select_emulated_run(), in --help order (machine, the plan selection with the
 // emulator's wording for mesh and seed, placement).
 const std::vector<SelectionOption>& emulated_run_options();
-
-// Whether op has a root (false for allreduce, s2p, all-to-all and barrier).
-bool op_has_root(const std::string& op);
-
-// The ops whose builders read PlanRequest::params "mesh" (s2p and the C³ ops).
-bool op_takes_mesh(const std::string& op);
 
 }  // namespace postbox
