@@ -23,9 +23,9 @@
 
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/rational.hpp"
-#include "postbox/runtime/sim/machine.hpp"
-#include "postbox/runtime/sim/schedule.hpp"
-#include "postbox/runtime/sim/simulator.hpp"
+#include "postbox/emulator/machine.hpp"
+#include "postbox/emulator/schedule.hpp"
+#include "postbox/emulator/simulator.hpp"
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include "postbox/collectives/plans.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/parse.hpp"
-#include "postbox/runtime/sim/calibrate.hpp"
-#include "postbox/runtime/sim/machine.hpp"
+#include "postbox/emulator/calibrate.hpp"
+#include "postbox/emulator/machine.hpp"
 #include "postbox/collectives/svg_plot.hpp"
 
 namespace postbox::cli {

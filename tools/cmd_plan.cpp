@@ -8,7 +8,7 @@
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/plan.hpp"
 #include "postbox/runtime/plan_export.hpp"
-#include "postbox/runtime/sim/machine.hpp"
+#include "postbox/emulator/machine.hpp"
 #include "postbox/frontend/selection.hpp"
 
 namespace postbox::cli {

@@ -18,9 +18,9 @@
 #include "postbox/collectives/rational.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/goal_parse.hpp"
-#include "postbox/runtime/sim/schedule.hpp"
-#include "postbox/runtime/sim/calibrate.hpp"
-#include "postbox/runtime/sim/simulator.hpp"
+#include "postbox/emulator/schedule.hpp"
+#include "postbox/emulator/calibrate.hpp"
+#include "postbox/emulator/simulator.hpp"
 #include "sim_common.hpp"
 
 namespace postbox::cli {

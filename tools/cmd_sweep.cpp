@@ -17,7 +17,7 @@
 #include "postbox/collectives/svg_plot.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/parse.hpp"
-#include "postbox/runtime/sim/simulator.hpp"
+#include "postbox/emulator/simulator.hpp"
 #include "sim_common.hpp"
 
 namespace postbox::cli {

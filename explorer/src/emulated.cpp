@@ -15,7 +15,7 @@
 #include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/parse.hpp"
-#include "postbox/runtime/sim/simulator.hpp"
+#include "postbox/emulator/simulator.hpp"
 
 namespace postbox::explorer {
 namespace {

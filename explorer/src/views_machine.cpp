@@ -13,7 +13,7 @@
 #include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/calibrate.hpp"
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/sim/machine.hpp"
+#include "postbox/emulator/machine.hpp"
 #include "postbox/runtime/topology.hpp"
 
 namespace postbox::explorer::internal {

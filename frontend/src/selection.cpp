@@ -19,7 +19,7 @@
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/limits.hpp"
 #include "postbox/runtime/parse.hpp"
-#include "postbox/runtime/sim/calibrate.hpp"
+#include "postbox/emulator/calibrate.hpp"
 #include "postbox/runtime/topology.hpp"
 
 namespace postbox {

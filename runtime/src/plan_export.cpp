@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/sim/ticks.hpp"
+#include "postbox/runtime/ticks.hpp"
 
 namespace postbox {
 namespace {

@@ -11,8 +11,8 @@
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/tree.hpp"
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/sim/machine.hpp"
-#include "postbox/runtime/sim/simulator.hpp"
+#include "postbox/emulator/machine.hpp"
+#include "postbox/emulator/simulator.hpp"
 #include "s2p_sim.hpp"
 
 namespace postbox {

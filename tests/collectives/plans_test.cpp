@@ -24,8 +24,8 @@
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/goal_parse.hpp"
 #include "postbox/runtime/plan_export.hpp"
-#include "postbox/runtime/sim/machine.hpp"
-#include "postbox/runtime/sim/simulator.hpp"
+#include "postbox/emulator/machine.hpp"
+#include "postbox/emulator/simulator.hpp"
 #include "postbox/runtime/topology.hpp"
 
 namespace postbox {

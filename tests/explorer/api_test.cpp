@@ -13,7 +13,7 @@
 #include "postbox/collectives/postal.hpp"
 #include "postbox/collectives/tree.hpp"
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/sim/simulator.hpp"
+#include "postbox/emulator/simulator.hpp"
 #include "postbox/runtime/topology.hpp"
 
 namespace postbox::explorer {

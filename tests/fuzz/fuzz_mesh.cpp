@@ -9,7 +9,7 @@
 
 #include "fuzz_support.hpp"
 #include "postbox/collectives/s2p.hpp"
-#include "postbox/runtime/sim/machine.hpp"
+#include "postbox/emulator/machine.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text = postbox::fuzz::text_of(data, size);

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/sim/machine.hpp"
+#include "postbox/emulator/machine.hpp"
 
 namespace postbox {
 namespace {

@@ -30,8 +30,8 @@
 #include "postbox/collectives/s2p.hpp"
 #include "postbox/collectives/svg_plot.hpp"
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/sim/machine.hpp"
-#include "postbox/runtime/sim/simulator.hpp"
+#include "postbox/emulator/machine.hpp"
+#include "postbox/emulator/simulator.hpp"
 
 namespace postbox::internal {
 namespace {

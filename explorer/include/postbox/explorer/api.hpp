@@ -24,7 +24,7 @@
 
 #include "postbox/frontend/selection.hpp"
 #include "postbox/runtime/plan.hpp"
-#include "postbox/runtime/sim/machine.hpp"
+#include "postbox/emulator/machine.hpp"
 
 namespace postbox::explorer {
 

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "postbox/collectives/plans.hpp"
-#include "postbox/runtime/sim/machine.hpp"
+#include "postbox/emulator/machine.hpp"
 
 namespace postbox {
 

@@ -6,7 +6,7 @@
 
 #include "postbox/collectives/rational.hpp"
 #include "postbox/collectives/tree.hpp"
-#include "postbox/runtime/sim/machine.hpp"
+#include "postbox/emulator/machine.hpp"
 #include "postbox/runtime/topology.hpp"
 
 namespace postbox::frontend {

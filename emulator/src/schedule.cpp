@@ -1,4 +1,4 @@
-#include "postbox/runtime/sim/schedule.hpp"
+#include "postbox/emulator/schedule.hpp"
 
 #include <algorithm>
 #include <map>
@@ -8,7 +8,7 @@
 
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/limits.hpp"
-#include "postbox/runtime/sim/ticks.hpp"
+#include "postbox/runtime/ticks.hpp"
 
 namespace postbox::sim {
 

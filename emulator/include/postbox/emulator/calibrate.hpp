@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "postbox/runtime/plan.hpp"
-#include "postbox/runtime/sim/machine.hpp"
+#include "postbox/emulator/machine.hpp"
 
 namespace postbox::sim {
 

@@ -1,5 +1,5 @@
 // The emulator against hand-computed cases, LogGOPSim's rules, T_λ, and itself (determinism).
-#include "postbox/runtime/sim/simulator.hpp"
+#include "postbox/emulator/simulator.hpp"
 
 #include <gtest/gtest.h>
 
@@ -20,8 +20,8 @@
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/goal_parse.hpp"
 #include "postbox/runtime/plan_export.hpp"
-#include "postbox/runtime/sim/calibrate.hpp"
-#include "postbox/runtime/sim/machine.hpp"
+#include "postbox/emulator/calibrate.hpp"
+#include "postbox/emulator/machine.hpp"
 
 namespace postbox::sim {
 namespace {

@@ -13,7 +13,7 @@
 // pending head; ranks sit in one indexed heap by that key. Every event is handled once, at its
 // effective key, so the order — and every result — equals the put-back loop's, which
 // SimOptions::reference_queue still runs (the tests compare the two).
-#include "postbox/runtime/sim/simulator.hpp"
+#include "postbox/emulator/simulator.hpp"
 
 #include <algorithm>
 #include <cinttypes>

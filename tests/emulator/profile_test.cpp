@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/sim/machine.hpp"
+#include "postbox/emulator/machine.hpp"
 
 namespace postbox::sim {
 namespace {

@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "postbox/runtime/plan.hpp"
-#include "postbox/runtime/sim/machine.hpp"
-#include "postbox/runtime/sim/schedule.hpp"
-#include "postbox/runtime/sim/ticks.hpp"
+#include "postbox/emulator/machine.hpp"
+#include "postbox/emulator/schedule.hpp"
+#include "postbox/runtime/ticks.hpp"
 
 namespace postbox::sim {
 

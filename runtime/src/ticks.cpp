@@ -1,4 +1,4 @@
-#include "postbox/runtime/sim/ticks.hpp"
+#include "postbox/runtime/ticks.hpp"
 
 #include <cmath>
 #include <string>

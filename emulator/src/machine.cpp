@@ -1,5 +1,5 @@
 // Machine descriptions: model strings, TOML profiles, placements. Field reference: docs/emulator.md.
-#include "postbox/runtime/sim/machine.hpp"
+#include "postbox/emulator/machine.hpp"
 
 #include "postbox/runtime/calibrate.hpp"
 

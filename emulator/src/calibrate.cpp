@@ -1,4 +1,4 @@
-#include "postbox/runtime/sim/calibrate.hpp"
+#include "postbox/emulator/calibrate.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -7,7 +7,7 @@
 
 #include "postbox/runtime/calibrate.hpp"
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/sim/simulator.hpp"
+#include "postbox/emulator/simulator.hpp"
 
 namespace postbox::sim {
 namespace {
