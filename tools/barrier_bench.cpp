@@ -124,6 +124,32 @@ std::vector<double> run_fibers(int p, const syncbench::Params& prm, syncbench::H
   return sh.per_barrier_ns;
 }
 
+// The least a barrier of two can do here, through the same syncbench body as every barrier row:
+// each rank stores its phase into a line of its own and spins (yielding after 4096 polls, as
+// one-way does) until the other's line holds that phase too. No split phase, no abort, no
+// blocking: a floor to read default / one-way against, not a barrier to use.
+std::vector<double> run_two_flag(ThreadTeam* team, const syncbench::Params& prm, syncbench::Histogram& tail) {
+  struct alignas(64) Flag {
+    std::atomic<std::uint64_t> v{0};
+    std::uint64_t phase = 0;  // the owning rank's count, on its own line
+  };
+  Flag flag[2];
+  return run_threads(team, 2, prm, tail, [&](int r) {
+    Flag& mine = flag[r];
+    const Flag& other = flag[1 - r];
+    const std::uint64_t e = ++mine.phase;
+    // release/acquire: what each rank wrote before the barrier is visible to the other after it.
+    mine.v.store(e, std::memory_order_release);
+    for (int spins = 0; other.v.load(std::memory_order_acquire) < e;) {
+      if (++spins < 4096) {
+        cpu_relax();
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  });
+}
+
 // Half the round trip of one cache line between ranks 0 and 1 (each spins for the other's
 // store, yielding after 4096 polls so that two threads on one CPU still make progress), one
 // figure per outer repetition: the one-way latency a barrier of two ranks cannot beat.
@@ -328,7 +354,8 @@ LoadSample sample_load() {
 const std::vector<std::string>& barrier_impl_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n = barrier_names();
-    for (const char* x : {"std", "pthread", "omp-gomp", "omp-llvm", "default@omp-gomp", "default@omp-llvm", "one-way"})
+    for (const char* x :
+         {"std", "pthread", "omp-gomp", "omp-llvm", "default@omp-gomp", "default@omp-llvm", "one-way", "two-flag"})
       n.emplace_back(x);
     return n;
   }();
@@ -396,6 +423,7 @@ BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& o,
                            syncbench::Histogram& tail) -> std::vector<double> {
     if (auto h = helpers.find(impl); h != helpers.end()) return run_helper(h->second, impl, p, prm, tail, res.notes);
     if (impl == "one-way") return p == 2 ? run_one_way(team.get(), prm) : std::vector<double>{};
+    if (impl == "two-flag") return p == 2 ? run_two_flag(team.get(), prm, tail) : std::vector<double>{};
     if (impl.ends_with(kFiberSuffix)) {
       auto b = make_barrier(impl.substr(0, impl.size() - std::string_view(kFiberSuffix).size()), p, fiber_bo);
       return run_fibers(p, prm, tail, [&](int r) { b->arrive_and_wait(r); });
@@ -509,6 +537,9 @@ std::vector<BarrierRatio> barrier_ratios(const BarrierBenchResult& res, const st
     }
     if (p == 2 && std::isfinite(median_of(p, "one-way"))) {
       out.push_back(BarrierRatio{p, "default", "one-way", def / median_of(p, "one-way"), "", 1.5});
+      // What the machine allows: the two-flag floor against the same one-way figure.
+      if (std::isfinite(median_of(p, "two-flag")))
+        out.push_back(BarrierRatio{p, "two-flag", "one-way", median_of(p, "two-flag") / median_of(p, "one-way"), "", 0});
     }
     const double gomp = median_of(p, "omp-gomp"), llvm = median_of(p, "omp-llvm");
     const bool have_omp = std::isfinite(gomp) || std::isfinite(llvm);

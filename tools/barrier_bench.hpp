@@ -100,7 +100,8 @@ struct BarrierRatio {
 
 // The default barrier's ratios: default / best postbox algorithm (target 1.15); default / std
 // where p exceeds the allowed CPUs (target 1.0); at p = 2, default / one-way (the ping-pong
-// one-way latency, target 1.5) and default@omp-gomp, default@omp-llvm / the faster
+// one-way latency, target 1.5) with two-flag / one-way beside it (no target: what this machine
+// allows a barrier of two) and default@omp-gomp, default@omp-llvm / the faster
 // `#pragma omp barrier` (target 0.8); where a "default@fibers" row exists, default@fibers /
 // default, std, omp-gomp and omp-llvm (no target).
 std::vector<BarrierRatio> barrier_ratios(const BarrierBenchResult& result, const std::vector<int>& ps);
@@ -108,7 +109,9 @@ std::vector<BarrierRatio> barrier_ratios(const BarrierBenchResult& result, const
 // default, fibo, combine, central, dissemination, mcs, tournament, hier, std, pthread,
 // omp-gomp, omp-llvm (`#pragma omp barrier` under libgomp and LLVM libomp), default@omp-gomp,
 // default@omp-llvm (the default barrier through the C API from an OpenMP team), one-way (at
-// p = 2 only: half a cache-line ping-pong round trip between the two threads).
+// p = 2 only: half a cache-line ping-pong round trip between the two threads), two-flag (at
+// p = 2 only: each rank stores its phase in its own line and spins on the other's, the least a
+// barrier of two can do).
 const std::vector<std::string>& barrier_impl_names();
 
 // Bad options (p < 1, unknown impl, rounds < 1 or > params.outer, settle_s < 0) → InputError. progress(msg) is

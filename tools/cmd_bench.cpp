@@ -335,7 +335,8 @@ void register_bench(CLI::App& app) {
       "measurement), std::barrier, pthread_barrier_wait, '#pragma omp barrier' under libgomp (omp-gomp)\n"
       "and LLVM libomp (omp-llvm), postbox's default barrier called through its C API from the same\n"
       "OpenMP teams (default@omp-gomp, default@omp-llvm), and at p = 2 the one-way latency of a cache-line\n"
-      "ping-pong (one-way). The OpenMP rows come from the helper executables postbox-omp-gomp and\n"
+      "ping-pong (one-way) and the least a barrier of two can do, each rank storing its phase in a line of\n"
+      "its own and spinning on the other's (two-flag). The OpenMP rows come from the helper executables postbox-omp-gomp and\n"
       "postbox-omp-llvm, run as child processes from this executable's directory (the two runtimes cannot\n"
       "share a process); a missing helper is reported and its rows omitted. Every kernel-thread row runs\n"
       "on one team of threads per p, made once (--threads). Competitors are interleaved: per p a warm-up\n"
@@ -345,10 +346,19 @@ void register_bench(CLI::App& app) {
       "choice and reason, and the default's ratios with their targets.");
   sub->add_option("--p", args->ps,
                   "Thread counts, comma separated, each 1 to 1024 (default 2,4,8,16; more than the cores oversubscribes)");
-  sub->add_option("--impl", args->impls,
-                  "Only these competitors, comma separated (default all: default,fibo,combine,central,\n"
-                  "dissemination,mcs,tournament,hier,std,pthread,omp-gomp,omp-llvm,default@omp-gomp,\n"
-                  "default@omp-llvm,one-way)");
+  // The list comes from the bench itself, broken into lines of about 90 characters.
+  std::string impl_help = "Only these competitors, comma separated (default all: ";
+  std::size_t line_start = 0;
+  const auto& names = bench::barrier_impl_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string item = names[i] + (i + 1 < names.size() ? "," : ")");
+    if (impl_help.size() - line_start + item.size() > 90) {
+      impl_help += "\n";
+      line_start = impl_help.size();
+    }
+    impl_help += item;
+  }
+  sub->add_option("--impl", args->impls, impl_help);
   sub->add_flag("--json", args->json,
                 "Print {\"rows\": [{\"p\", \"impl\", \"median_ns\", \"mean_ns\", \"sd_ns\", \"round_medians_ns\"}, ...],\n"
                 "\"ratios\": [{\"p\", \"numerator\", \"denominator\", \"value\", \"best\", \"target\"}, ...], \"allowed_cpus\",\n"
