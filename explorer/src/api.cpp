@@ -23,15 +23,13 @@ nlohmann::json exact_json(const Rational& x) {
 }
 }  // namespace internal
 
-// One line, as the CLI prints it: its main() writes "postbox: error: " and the message.
+// One line, as the CLI prints it: its main() writes "postbox: error: " and the message, under
+// the same echo rule (one_line(): control characters escaped, long values shortened).
 Reply error_reply(int status, std::string message) {
-  for (char& c : message) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
   Reply r;
   r.status = status;
   r.content_type = "text/plain; charset=utf-8";
-  r.body = "postbox: error: " + message + "\n";
+  r.body = "postbox: error: " + one_line(message) + "\n";
   return r;
 }
 

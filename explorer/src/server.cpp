@@ -5,7 +5,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "postbox/runtime/check.hpp"
@@ -43,6 +45,30 @@ void send(const Reply& r, httplib::Response& res) {
   }
   res.set_content(r.body, r.content_type.c_str());
   if (r.status >= 500) std::fprintf(stderr, "postbox serve: %s", r.body.c_str());
+}
+
+// The query of a request target ("/api/tree?shape=fibo&p=8"), from the raw text: httplib's own
+// parse drops a pair repeated with the same value, and a repeated name must be refused whatever
+// its values. Empty items ("&&") are skipped; a name given twice, or an item without a name
+// ("=1"), is the problem returned.
+std::optional<std::string> parse_query(const std::string& target, Query& query) {
+  const std::size_t q = target.find('?');
+  if (q == std::string::npos) return std::nullopt;
+  std::string_view rest = std::string_view(target).substr(q + 1);
+  rest = rest.substr(0, rest.find('#'));
+  while (!rest.empty()) {
+    const std::size_t amp = rest.find('&');
+    const std::string_view item = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    const std::string name = httplib::detail::decode_url(std::string(item.substr(0, eq)), true);
+    const std::string value =
+        eq == std::string_view::npos ? std::string() : httplib::detail::decode_url(std::string(item.substr(eq + 1)), true);
+    if (name.empty()) return "a query parameter has no name ('" + std::string(item) + "')";
+    if (!query.emplace(name, value).second) return "parameter '" + name + "' given twice";
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -84,11 +110,9 @@ struct Server::Impl {
     const std::string& path = req.path;
     if (path == "/api" || path == "/api/" || path.rfind("/api/", 0) == 0) {
       Query query;
-      for (const auto& [name, value] : req.params) {
-        if (!query.emplace(name, value).second) {
-          send(error_reply(400, "parameter '" + name + "' given twice"), res);
-          return;
-        }
+      if (const std::optional<std::string> problem = parse_query(req.target, query)) {
+        send(error_reply(400, *problem), res);
+        return;
       }
       send(api.handle(path.size() > 5 ? std::string_view(path).substr(5) : std::string_view(), query), res);
       return;

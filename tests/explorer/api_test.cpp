@@ -417,6 +417,14 @@ TEST(ExplorerApi, NeverThrows) {
   // A message with a line break stays one line.
   a.add("lines", "throws", {}, [](const Query&) -> Reply { throw InputError("one\ntwo"); });
   EXPECT_EQ(a.handle("lines", {}).body, "postbox: error: one two\n");
+  // The CLI's echo rule: a terminal escape in a value is written out, a pasted value is cut.
+  const Reply esc = a.handle("tree", {{"shape", "\x1b[31mfibo"}, {"p", "8"}});
+  EXPECT_EQ(esc.status, 400);
+  EXPECT_EQ(esc.body.find('\x1b'), std::string::npos) << esc.body;
+  EXPECT_NE(esc.body.find("\\x1b[31mfibo"), std::string::npos) << esc.body;
+  const Reply big = a.handle("tree", {{"shape", "fibo"}, {"p", std::string(100'000, '7')}});
+  EXPECT_EQ(big.status, 400);
+  EXPECT_LE(big.body.size(), 200U) << big.body.substr(0, 300);
 }
 
 TEST(ExplorerApi, IndexListsEveryEndpoint) {

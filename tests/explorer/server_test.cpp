@@ -71,6 +71,19 @@ TEST(ExplorerServer, BadInputIsAnAnswerNotACrash) {
   ASSERT_TRUE(twice);
   EXPECT_EQ(twice->status, 400);
   EXPECT_EQ(twice->body, "postbox: error: parameter 'p' given twice\n");
+  // Repeated with the same value is refused too, and so is a parameter without a name.
+  const auto same = s.get("/api/tree?shape=fibo&p=16&root=0&s=1&r=3&p=16");
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->status, 400);
+  EXPECT_EQ(same->body, "postbox: error: parameter 'p' given twice\n");
+  const auto unnamed = s.get("/api/tree?shape=fibo&p=8&=1");
+  ASSERT_TRUE(unnamed);
+  EXPECT_EQ(unnamed->status, 400);
+  EXPECT_EQ(unnamed->body, "postbox: error: a query parameter has no name ('=1')\n");
+  // Encoded names and values are decoded, empty items skipped.
+  const auto encoded = s.get("/api/tree?sh%61pe=fibo&&p=%38");
+  ASSERT_TRUE(encoded);
+  EXPECT_EQ(encoded->status, 200) << encoded->body;
   for (const char* path : {"/api/tree?shape=%ff&p=8", "/api/tree?shape=fibo&p=%", "/api/%00", "/api/tree?=&&=x",
                            "/api/sim?machine=manna&p=99999999999999999999999"}) {
     const auto r = s.get(path);

@@ -10,18 +10,21 @@
 //    to stderr, then aborts. Death tests cover these.
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace postbox {
 
-// `text` with every line break (CR, LF) made a space: an error line stays one line whatever
-// the input it quotes holds.
-inline std::string one_line(std::string text) {
-  for (char& c : text)
-    if (c == '\n' || c == '\r') c = ' ';
-  return text;
-}
+// The one rule for user text echoed in an error line (the CLI's stderr and the explorer's
+// 400 bodies alike, since both print InputError::what()): line breaks and tabs become spaces,
+// every other control character (ESC, NUL, DEL, ...) is written as \xNN, so a quoted value can
+// neither break the line nor drive the terminal; and a run of more than kMaxEchoedWord
+// characters without a space (a value pasted whole, 100 kB of it) keeps its first 60 and last
+// 30 around "...", so the line stays short while still showing where the value begins and ends.
+inline constexpr std::size_t kMaxEchoedWord = 100;
+std::string one_line(std::string_view text);
 
 // Recoverable, user-caused error. what() is one line, no trailing newline: a line break in the
 // message (a value quoted as typed may hold one) becomes a space.
