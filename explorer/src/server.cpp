@@ -1,14 +1,21 @@
 #include "postbox/explorer/server.hpp"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
+#include <vector>
 
 #include "postbox/runtime/check.hpp"
 #include "postbox_explorer_assets.hpp"
@@ -71,6 +78,82 @@ std::optional<std::string> parse_query(const std::string& target, Query& query) 
   return std::nullopt;
 }
 
+// httplib serves each connection on a worker of its task queue until the connection ends, so a
+// client that opens a socket and stalls holds a worker until the read time-out. Its default
+// pool (8 workers here) let 16 stalled sockets stop the server for everyone. This queue starts
+// 8 workers and adds one whenever a connection arrives while none is idle, up to kMaxWorkers;
+// beyond that, connections wait in line for the first worker a time-out frees. A worker that
+// cannot be started (no memory for its stack) leaves the connection in line.
+class GrowingPool final : public httplib::TaskQueue {
+ public:
+  static constexpr std::size_t kStartWorkers = 8;
+  static constexpr std::size_t kMaxWorkers = 256;
+
+  GrowingPool() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (std::size_t i = 0; i < kStartWorkers; ++i) start_worker();
+  }
+  ~GrowingPool() override = default;
+
+  void enqueue(std::function<void()> fn) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_.push_back(std::move(fn));
+      if (idle_ < jobs_.size() && workers_.size() < kMaxWorkers) start_worker();
+    }
+    cv_.notify_one();
+  }
+
+  void shutdown() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      shutdown_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+ private:
+  // Under mu_.
+  void start_worker() {
+    try {
+      workers_.emplace_back([this] { work(); });
+    } catch (const std::system_error&) {
+      // No thread: the job waits for a running worker.
+    }
+  }
+
+  void work() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      ++idle_;
+      cv_.wait(lock, [this] { return shutdown_ || !jobs_.empty(); });
+      --idle_;
+      if (jobs_.empty()) return;  // shutdown, nothing left
+      std::function<void()> fn = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      fn();
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> workers_;
+  std::size_t idle_ = 0;
+  bool shutdown_ = false;
+};
+
+// How long a connection may sit without sending a request's next bytes, or idle between
+// keep-alive requests, before it is closed: short, so that stalled clients free their workers
+// soon; a browser reconnects at once.
+constexpr int kReadTimeoutS = 2;
+constexpr int kKeepAliveTimeoutS = 2;
+// Connections the kernel holds for the server before it accepts them (SOMAXCONN caps it).
+constexpr int kListenBacklog = 1024;
+
 }  // namespace
 
 struct Server::Impl {
@@ -78,6 +161,7 @@ struct Server::Impl {
   httplib::Server http;
   std::string host;
   bool bound = false;
+  int listen_fd = -1;
   // stop() and run() meet through these two flags (seq_cst, Dekker style: each side writes its
   // flag, then reads the other's, so at least one of them sees the other and the stop is not lost).
   std::atomic<bool> stop_requested{false};
@@ -86,10 +170,14 @@ struct Server::Impl {
   explicit Impl(const Api& a) : api(a) {
     // httplib's default also sets SO_REUSEPORT, with which a second server binds the same port and
     // the kernel splits the requests between the two; a port in use must be an error instead.
-    http.set_socket_options([](socket_t sock) {
+    http.set_socket_options([this](socket_t sock) {
       int yes = 1;
       setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+      listen_fd = sock;  // the last one is the socket that bound
     });
+    http.new_task_queue = [] { return new GrowingPool(); };
+    http.set_read_timeout(kReadTimeoutS, 0);
+    http.set_keep_alive_timeout(kKeepAliveTimeoutS);
     http.set_keep_alive_max_count(100);
     http.set_payload_max_length(1 << 16);  // GET only: a body is never needed
     http.Get(".*", [this](const httplib::Request& req, httplib::Response& res) { serve(req, res); });
@@ -150,6 +238,10 @@ int Server::bind(const std::string& host, int port) {
     throw InputError("cannot listen on " + host + ":" + std::to_string(port) +
                      " (in use, or not an address of this machine)");
   }
+  // Debian's httplib is built to listen with a backlog of 5: a classroom's browsers connecting
+  // at once (200 in the suite) overflowed it, and each refused connection retried its SYN only
+  // after 1, 3, 7... s. Linux takes a second listen() on a listening socket as a new backlog.
+  if (impl_->listen_fd >= 0) (void)::listen(impl_->listen_fd, kListenBacklog);
   impl_->bound = true;
   return bound;
 }
