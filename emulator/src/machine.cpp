@@ -627,7 +627,11 @@ Machine load_machine(std::string_view spec) {
     path = s;
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) throw InputError("machine '" + s + "' is a directory, not a profile file");
-    if (!std::filesystem::is_regular_file(path, ec)) throw InputError("unknown machine '" + s + "': no such profile file");
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      // A FIFO or a device would block the read: refused, and said so.
+      if (std::filesystem::exists(path, ec)) throw InputError("machine '" + s + "' is not a regular file");
+      throw InputError("unknown machine '" + s + "': no such profile file");
+    }
   }
   return parse_profile(read_file(path), path.filename().string());
 }

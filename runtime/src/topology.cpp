@@ -476,6 +476,11 @@ Topology Topology::from_xml(const std::string& path) {
   {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) throw InputError("topology XML file '" + path + "' is a directory");
+    // A FIFO or a device would block the open below (and hwloc's read) until a writer came:
+    // only a regular file is read.
+    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+      throw InputError("topology XML file '" + path + "' is not a regular file");
+    }
     std::ifstream probe(path);
     if (!probe) throw InputError("cannot read topology XML file '" + path + "'");
   }

@@ -1,11 +1,15 @@
 // Machine profiles and model strings: the shipped profiles load; bad input names the field.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <string>
 #include <utility>
 
-#include "postbox/runtime/check.hpp"
 #include "postbox/emulator/machine.hpp"
+#include "postbox/runtime/check.hpp"
 
 namespace postbox::sim {
 namespace {
@@ -143,6 +147,23 @@ TEST(Profile, ModelStrings) {
                           "no-such-machine", "/no/such/file.toml", ""}) {
     EXPECT_THROW((void)load_machine(bad), InputError) << bad;
   }
+}
+
+// A profile path that names a FIFO is refused without opening it (the read would wait for a
+// writer); a hang here is the watchdog's.
+TEST(Profile, AFifoIsRefusedNotRead) {
+  const std::string fifo =
+      (std::filesystem::temp_directory_path() / ("postbox_profile_fifo." + std::to_string(::getpid()) + ".toml")).string();
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string message;
+  try {
+    (void)load_machine(fifo);
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  std::remove(fifo.c_str());
+  EXPECT_EQ(message, "machine '" + fifo + "' is not a regular file");
 }
 
 TEST(Profile, ShippedProfilesLoadByName) {

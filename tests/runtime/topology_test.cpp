@@ -1,6 +1,8 @@
 #include "postbox/runtime/topology.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <hwloc.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -290,6 +292,20 @@ TEST(Topology, RejectsUnreadableAndInvalidXml) {
     FAIL() << "garbage XML accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find(bad.path()), std::string::npos) << e.what();
+  }
+}
+
+// A FIFO named as the XML file is refused at once, not opened: opening it would wait for a
+// writer (postbox topo --xml on a FIFO ran into its 20 s limit). A hang here is the watchdog's.
+TEST(Topology, RefusesAFifoWithoutOpeningIt) {
+  TempFile fifo("postbox_topology_test_fifo.xml");
+  ::unlink(fifo.path().c_str());
+  ASSERT_EQ(::mkfifo(fifo.path().c_str(), 0600), 0);
+  try {
+    (void)Topology::from_xml(fifo.path());
+    FAIL() << "a FIFO was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "topology XML file '" + fifo.path() + "' is not a regular file");
   }
 }
 
