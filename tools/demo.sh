@@ -56,9 +56,11 @@ section "Barriers for parallel loops: overhead per barrier (EPCC syncbench), eve
 # libgomp team, the way an OpenMP program calls it. p = 2 fits this machine's CPUs when it has
 # two or more; p = 4 oversubscribes a 2-CPU machine. The bench says when the rounds disagree
 # too much to judge. The default and combine take the calibration shown above (a default
-# Barrier never measures: without saved figures it assumes s = r).
+# Barrier never measures: without saved figures it assumes s = r). At p = 2, one-way (half a
+# cache-line ping-pong) and two-flag (the least a barrier of two can do here) put the default's
+# figure against what this machine allows.
 sync
-impls=default,tournament,combine,central,std,pthread,omp-gomp,omp-llvm,default@omp-gomp,default@omp-llvm,one-way
+impls=default,tournament,combine,central,std,pthread,omp-gomp,omp-llvm,default@omp-gomp,default@omp-llvm,one-way,two-flag
 printf '$ POSTBOX_S_NS=%s POSTBOX_R_NS=%s postbox bench barrier --quick --p 2,4 --settle 20 --impl %s\n' "$s_int" "$r_int" "$impls"
 POSTBOX_S_NS=$s_int POSTBOX_R_NS=$r_int "$PB" bench barrier --quick --p 2,4 --settle 20 --impl "$impls"
 
