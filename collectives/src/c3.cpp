@@ -442,6 +442,11 @@ const std::vector<std::string>& c3_ops() {
   return ops;
 }
 
+bool is_c3_op(std::string_view op) {
+  const auto& ops = c3_ops();
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
 const std::vector<std::string>& c3_algorithm_names(std::string_view op) {
   static const std::vector<std::string> o2o{"1-lev-dir"};
   static const std::vector<std::string> o2a{"1-lev-dir", "1-lev-our-br", "1-lev-sys-br", "2-lev-rec", "3-lev-sq", "logp-lev-sq", "logp-lev-rec:0.75"};

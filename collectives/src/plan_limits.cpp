@@ -64,7 +64,6 @@ std::optional<std::string> oversized_message(const PlanRequest& req) {
   const auto p = static_cast<std::uint64_t>(req.p);
   // `blocks` blocks of b bytes fit in one message.
   const auto fits = [b](std::uint64_t blocks) { return blocks <= static_cast<std::uint64_t>(kMaxPlanBytes) / b; };
-  const auto& c3 = c3_ops();
   std::uint64_t blocks = 1;  // bcast, reduce, allreduce, barrier: no message holds more than bytes
   if (req.op == "gather") {
     blocks = internal::interval_tree_largest_child(req.p, req.root);
@@ -76,7 +75,7 @@ std::optional<std::string> oversized_message(const PlanRequest& req) {
     const std::vector<int> sources = s2p_request_sources(req, mesh);
     if (fits(sources.size())) return std::nullopt;
     blocks = s2p_largest_message_blocks(S2PRequest{req.algo, mesh, sources, b});
-  } else if (std::find(c3.begin(), c3.end(), req.op) != c3.end()) {
+  } else if (is_c3_op(req.op)) {
     // The same for the C³ ops' p blocks (all-to-all: p² blocks, p <= 4096).
     if (fits(req.op == "all-to-all" ? p * p : p)) return std::nullopt;
     blocks = c3_largest_message_blocks(c3_request(req));

@@ -103,10 +103,7 @@ bool op_has_root(const std::string& op) {
   return op != "allreduce" && op != "s2p" && op != "all-to-all" && op != "one-to-one" && op != "barrier";
 }
 
-bool op_takes_mesh(const std::string& op) {
-  const auto& c3 = c3_ops();
-  return op == "s2p" || std::find(c3.begin(), c3.end(), op) != c3.end();
-}
+bool op_takes_mesh(const std::string& op) { return op == "s2p" || is_c3_op(op); }
 
 void check_elements(const PlanRequest& request) { internal::require_elements(request); }
 

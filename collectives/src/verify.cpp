@@ -34,9 +34,7 @@ void sum_fn(const std::byte* x, const std::byte* y, std::byte* out, std::size_t 
 }
 
 bool is_block_op(const std::string& op) {
-  if (op == "s2p") return true;
-  const auto& c3 = c3_ops();
-  return std::find(c3.begin(), c3.end(), op) != c3.end();
+  return op == "s2p" || is_c3_op(op);
 }
 
 }  // namespace

@@ -31,11 +31,6 @@ std::string joined(const std::vector<std::string>& v) {
   return out;
 }
 
-bool is_c3_op(const std::string& op) {
-  const auto& ops = c3_ops();
-  return std::find(ops.begin(), ops.end(), op) != ops.end();
-}
-
 bool combines(const std::string& op) { return op == "reduce" || op == "allreduce"; }
 
 // Counted from the emulator's arrays (simulator.cpp, build_mesh) on a 2-D wormhole torus: ten

@@ -35,6 +35,8 @@ namespace postbox {
 struct PlanRequest;
 
 const std::vector<std::string>& c3_ops();  // one-to-one, one-to-all, all-to-one, all-to-all
+// Whether op is one of c3_ops().
+bool is_c3_op(std::string_view op);
 const std::vector<std::string>& c3_algorithm_names(std::string_view op);  // unknown op → InputError
 
 struct C3Request {
