@@ -35,12 +35,16 @@ PlanRun run_plan(const std::shared_ptr<const Plan>& plan, const PlanRequest& req
                  const RunOptions& options) {
   PB_CHECK(plan != nullptr, "run_plan: no plan");
   PlanRun out;
+  // The inputs are the oracle's wherever it knows the op, verified or not, so timings see the
+  // same data either way; a hand-made plan with other buffers runs on zeros, or not at all when
+  // it was to be verified.
   std::optional<Oracle> oracle;
-  if (options.verify) {
+  if (options.verify || Oracle::knows(plan->op)) {
     oracle.emplace(request);
     if (auto problem = oracle->check_buffers(*plan)) {
       out.buffer_mismatch = std::move(problem);
-      return out;
+      if (options.verify) return out;
+      oracle.reset();
     }
   }
   // Rings that hold whatever the plan needs to be deadlock-free in program order.
@@ -59,15 +63,6 @@ PlanRun run_plan(const std::shared_ptr<const Plan>& plan, const PlanRequest& req
   for (int r = 0; r < plan->p; ++r) {
     bufs[static_cast<std::size_t>(r)].resize(plan->user_bytes[static_cast<std::size_t>(r)]);
     users.emplace_back(bufs[static_cast<std::size_t>(r)]);
-  }
-  // Without verify the inputs are the oracle's too where there is one, so timings see the same
-  // data either way.
-  if (!oracle && Oracle::knows(plan->op)) {
-    oracle.emplace(request);
-    if (oracle->check_buffers(*plan)) {
-      out.buffer_mismatch = oracle->check_buffers(*plan);
-      oracle.reset();  // a hand-made plan with other buffers: zeros
-    }
   }
   const ReduceFn sum = unsigned_sum(plan->elem_bytes);
   out.stats = timed_runs(
