@@ -72,6 +72,19 @@ std::string Rational::str() const {
   return std::to_string(num_) + "/" + std::to_string(den_);
 }
 
+std::string Rational::decimal_str(int max_decimals) const {
+  PB_CHECK(max_decimals >= 0 && max_decimals <= 18, "Rational::decimal_str: 0 to 18 decimals");
+  if (den_ == 1) return std::to_string(num_);
+  std::int64_t scale = 1;
+  for (int i = 0; i < max_decimals; ++i) scale *= 10;
+  if (scale % den_ != 0) return str();
+  // |num| · (scale / den) may leave 64 bits; its quotient by scale is |num| / den, which does not.
+  const i128 mag = abs128(static_cast<i128>(num_) * (scale / den_));
+  std::string frac = std::to_string(static_cast<std::int64_t>(mag % scale) + scale).substr(1);
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+  return (num_ < 0 ? "-" : "") + std::to_string(static_cast<std::int64_t>(mag / scale)) + "." + frac;
+}
+
 Rational operator+(const Rational& a, const Rational& b) {
   return Rational::make(static_cast<i128>(a.num_) * b.den_ + static_cast<i128>(b.num_) * a.den_,
                         static_cast<i128>(a.den_) * b.den_);

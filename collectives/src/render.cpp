@@ -300,18 +300,7 @@ std::string render_svg_builtin(const Tree& t, const RenderOptions& o) {
 }  // namespace
 }  // namespace internal
 
-std::string format_time(const Rational& t) {
-  if (t.is_integer()) return std::to_string(t.num());
-  const std::int64_t den = t.den();
-  if (1000 % den == 0) {  // terminating decimal with at most 3 digits
-    const std::int64_t scaled = t.num() * (1000 / den);
-    const std::int64_t mag = scaled < 0 ? -scaled : scaled;
-    std::string frac = std::to_string(1000 + mag % 1000).substr(1);
-    while (!frac.empty() && frac.back() == '0') frac.pop_back();
-    return (scaled < 0 ? "-" : "") + std::to_string(mag / 1000) + "." + frac;
-  }
-  return t.str();
-}
+std::string format_time(const Rational& t) { return t.decimal_str(3); }
 
 std::string render_ascii(const Tree& tree, const RenderOptions& options) {
   using internal::send_start;

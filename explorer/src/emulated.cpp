@@ -30,19 +30,6 @@ std::string shell_word(const std::string& s) {
   return q + "'";
 }
 
-// A Rational as text that Rational::parse reads back exactly: an integer, a terminating decimal
-// of at most 12 fraction digits (as most values are typed), else p/q.
-std::string exact_text(const Rational& x) {
-  if (x.is_integer()) return std::to_string(x.num());
-  constexpr std::int64_t kScale = 1'000'000'000'000;  // 10^12
-  if (kScale % x.den() != 0) return x.str();
-  const std::int64_t scaled = x.num() * (kScale / x.den());  // |x| <= kMaxModelValue: no overflow
-  const std::int64_t mag = scaled < 0 ? -scaled : scaled;
-  std::string frac = std::to_string(kScale + mag % kScale).substr(1);
-  while (!frac.empty() && frac.back() == '0') frac.pop_back();
-  return (scaled < 0 ? "-" : "") + std::to_string(mag / kScale) + "." + frac;
-}
-
 }  // namespace
 
 SimRequest parse_sim_request(const Query& query) {
@@ -91,8 +78,8 @@ SimRequest parse_sim_request(const Query& query) {
 std::string sim_command_line(const SimRequest& r) {
   std::string c = "postbox sim --machine " + shell_word(r.machine) + " --op " + shell_word(r.op) + " --algo " +
                   shell_word(r.algo) + " --p " + std::to_string(r.p) + " --bytes " + std::to_string(r.bytes);
-  if (r.alpha) c += " --alpha " + exact_text(*r.alpha);
-  if (r.lambda) c += " --lambda " + exact_text(*r.lambda);
+  if (r.alpha) c += " --alpha " + r.alpha->decimal_str(12);
+  if (r.lambda) c += " --lambda " + r.lambda->decimal_str(12);
   if (!r.mesh.empty()) c += " --mesh " + shell_word(r.mesh);
   if (!r.placement.empty()) c += " --placement " + shell_word(r.placement);
   if (r.seed != 1) c += " --seed " + std::to_string(r.seed);
@@ -208,8 +195,8 @@ nlohmann::json emulated_run_json(const SimRequest& request, const SimSetup& setu
 EmulatedRun emulated_run(const SimRequest& r) {
   std::map<std::string, std::string> given{{"machine", r.machine}, {"op", r.op}, {"algo", r.algo},
                                            {"p", std::to_string(r.p)}, {"bytes", std::to_string(r.bytes)}};
-  if (r.alpha) given["alpha"] = exact_text(*r.alpha);
-  if (r.lambda) given["lambda"] = exact_text(*r.lambda);
+  if (r.alpha) given["alpha"] = r.alpha->decimal_str(12);
+  if (r.lambda) given["lambda"] = r.lambda->decimal_str(12);
   if (!r.mesh.empty()) given["mesh"] = r.mesh;
   if (!r.placement.empty()) given["placement"] = r.placement;
   if (r.seed != 1) given["seed"] = std::to_string(r.seed);

@@ -105,5 +105,19 @@ TEST(Rational, TryMakeRefusesWhatLeaves64Bits) {
   EXPECT_FALSE(Rational::try_make(std::numeric_limits<std::int64_t>::min(), 1).has_value());
 }
 
+// decimal_str: the integer, a terminating decimal within max_decimals, else p/q; parse() reads it
+// back; a numerator whose scaled value leaves 64 bits still prints exactly.
+TEST(Rational, DecimalStrIsExactAndShort) {
+  EXPECT_EQ(Rational(7).decimal_str(3), "7");
+  EXPECT_EQ(Rational(13, 5).decimal_str(3), "2.6");
+  EXPECT_EQ(Rational(-1, 8).decimal_str(3), "-0.125");
+  EXPECT_EQ(Rational(1, 16).decimal_str(3), "1/16");
+  EXPECT_EQ(Rational(1, 16).decimal_str(12), "0.0625");
+  EXPECT_EQ(Rational(10, 3).decimal_str(12), "10/3");
+  for (const Rational x : {Rational(17, 8), Rational(-3, 1024), Rational(10, 3), Rational(123456789, 1000)})
+    EXPECT_EQ(Rational::parse(x.decimal_str(12)), x) << x.str();
+  EXPECT_EQ(Rational(9'000'000'000'000'000'001, 8).decimal_str(12), "1125000000000000000.125");
+}
+
 }  // namespace
 }  // namespace postbox

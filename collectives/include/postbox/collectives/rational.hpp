@@ -44,6 +44,10 @@ class Rational {
 
   // "p/q" in lowest terms, or "p" when integral.
   [[nodiscard]] std::string str() const;
+  // Exact and short: "p" when integral, a terminating decimal of at most max_decimals (0..18)
+  // fraction digits when there is one ("2.6", "-0.125"), else str() ("7/3"). parse() reads it
+  // back exactly for max_decimals <= 12.
+  [[nodiscard]] std::string decimal_str(int max_decimals) const;
 
   // Parses "3", "-2", "1.8", "0.125", "9/5", "1e-3" is refused. Decimals: at most 12 fraction
   // digits, 18 digits in all; str() parses back. InputError naming `what` ("--lambda") on
