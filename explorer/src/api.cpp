@@ -7,19 +7,15 @@
 
 #include "endpoints.hpp"
 #include "postbox/collectives/render.hpp"
+#include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/check.hpp"
 
 namespace postbox::explorer {
 
 namespace internal {
 nlohmann::json exact_json(const Rational& x) {
-  nlohmann::json value;
-  if (x.is_integer()) {
-    value = x.num();
-  } else {
-    value = x.to_double();
-  }
-  return {{"value", value}, {"exact", x.str()}, {"label", format_time(x)}};
+  // The value as postbox tree --format json writes its numbers (frontend::number_json).
+  return {{"value", nlohmann::json(frontend::number_json(x))}, {"exact", x.str()}, {"label", format_time(x)}};
 }
 }  // namespace internal
 
