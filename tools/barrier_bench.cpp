@@ -124,6 +124,19 @@ std::vector<double> run_fibers(int p, const syncbench::Params& prm, syncbench::H
   return sh.per_barrier_ns;
 }
 
+// Polls until done(), yielding after 4096 polls so that two threads on one CPU still make
+// progress (the one-way and two-flag rows alike).
+template <class Done>
+void spin_until(Done&& done) {
+  for (int spins = 0; !done();) {
+    if (++spins < 4096) {
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
 // The least a barrier of two can do here, through the same syncbench body as every barrier row:
 // each rank stores its phase into a line of its own and spins (yielding after 4096 polls, as
 // one-way does) until the other's line holds that phase too. No split phase, no abort, no
@@ -140,13 +153,7 @@ std::vector<double> run_two_flag(ThreadTeam* team, const syncbench::Params& prm,
     const std::uint64_t e = ++mine.phase;
     // release/acquire: what each rank wrote before the barrier is visible to the other after it.
     mine.v.store(e, std::memory_order_release);
-    for (int spins = 0; other.v.load(std::memory_order_acquire) < e;) {
-      if (++spins < 4096) {
-        cpu_relax();
-      } else {
-        std::this_thread::yield();
-      }
-    }
+    spin_until([&] { return other.v.load(std::memory_order_acquire) >= e; });
   });
 }
 
@@ -160,15 +167,7 @@ std::vector<double> run_one_way(ThreadTeam* team, const syncbench::Params& prm) 
   Flag ping, pong;
   std::atomic<std::int64_t> inner{0};
   std::vector<double> out;
-  auto await = [](const Flag& f, std::int64_t k) {
-    for (int spins = 0; f.v.load(std::memory_order_acquire) != k;) {
-      if (++spins < 4096) {
-        cpu_relax();
-      } else {
-        std::this_thread::yield();
-      }
-    }
-  };
+  auto await = [](const Flag& f, std::int64_t k) { spin_until([&] { return f.v.load(std::memory_order_acquire) == k; }); };
   auto fn = [&](int r) {
     if (r > 1) return;
     std::int64_t k = 0;
