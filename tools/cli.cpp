@@ -12,6 +12,7 @@
 
 #include "cli.hpp"
 #include "cluster_cli.hpp"
+#include "postbox/frontend/writers.hpp"
 #include "postbox/barrier/version.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/parse.hpp"
@@ -216,7 +217,7 @@ int run_parsed(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return fail(parse_error_message(app, e, walk));
   } catch (const InputError& e) {
-    return fail(e.what());
+    return fail(frontend::error_line(e));
   } catch (const std::bad_alloc&) {
     return fail("out of memory: the request needs more memory than this process can have (see the limits in --help)");
   } catch (const std::system_error& e) {

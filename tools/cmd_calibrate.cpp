@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/calibrate.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/parse.hpp"
@@ -75,9 +76,9 @@ void save_all(const Calibration& c) {
     std::ofstream out(path);
     if (!out || !(out << text)) throw InputError("cannot write " + path.string());
   };
-  write(*dir / "local.toml", local_profile_toml(c));
+  write(*dir / "local.toml", frontend::local_profile_toml(c));
   if (c.inter) {
-    write(*dir / "local-cluster.toml", local_cluster_profile_toml(c));
+    write(*dir / "local-cluster.toml", frontend::local_cluster_profile_toml(c));
     wrote += " and " + (*dir / "local-cluster.toml").string() + " (the emulator's profiles: --machine local, local-cluster)";
   } else {
     wrote += " (the emulator's profile: --machine local)";

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "postbox/frontend/writers.hpp"
 #include "postbox/collectives/postal.hpp"
 #include "postbox/collectives/rational.hpp"
 #include "postbox/collectives/svg_plot.hpp"
@@ -39,7 +40,7 @@ auto naming(const std::string& given, Work&& work) {
   try {
     return work();
   } catch (const InputError& e) {
-    throw InputError(given + ": " + e.what());
+    throw InputError(given + ": " + frontend::error_line(e));
   }
 }
 

@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "cli.hpp"
+#include "postbox/frontend/writers.hpp"
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/rational.hpp"
 #include "postbox/runtime/check.hpp"
@@ -66,7 +67,7 @@ void run_sim(const SimArgs& a) {
     try {
       goal = parse_goal(text.str());
     } catch (const InputError& e) {
-      throw InputError("--goal '" + a.goal + "': " + e.what());  // the file, then the line in it
+      throw InputError("--goal '" + a.goal + "': " + frontend::error_line(e));  // the file, then the line in it
     }
     schedule = sim::schedule_of_goal(goal, std::filesystem::path(a.goal).filename().string());
     m = select_schedule_machine(given, schedule.p);

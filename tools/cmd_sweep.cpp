@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "postbox/frontend/writers.hpp"
 #include "postbox/collectives/svg_plot.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/parse.hpp"
@@ -141,7 +142,7 @@ void run_sweep(const SweepArgs& a) {
           std::lock_guard<std::mutex> lock(m);
           if (i < first_bad.load(std::memory_order_relaxed)) {
             first_bad.store(i, std::memory_order_relaxed);
-            message = e.what();
+            message = frontend::error_line(e);
           }
           return;
         }

@@ -91,7 +91,7 @@ auto with_model_options(const TreeArgs& a, Work&& work) {
   } catch (const InputError& e) {
     const std::string given = model_options(a);
     if (given.empty()) throw;
-    throw InputError(given + ": " + e.what());
+    throw InputError(given + ": " + frontend::error_line(e));
   }
 }
 

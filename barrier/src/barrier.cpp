@@ -76,7 +76,7 @@ struct ResolvedSr {
 // Where s and r came from, for reason().
 std::string source_text(const std::string& source) {
   if (source == "env") return "from POSTBOX_S_NS and POSTBOX_R_NS";
-  if (source == "file") return "from the saved calibration (postbox calibrate --save)";
+  if (source == "file") return "from the saved calibration (the file postbox calibrate saves)";
   if (source == "measured") return "measured at first use (no saved calibration)";
   if (source == "assumed") return "assumed (the first-use measurement failed)";
   if (source.rfind("env+", 0) == 0) return "one from POSTBOX_S_NS/POSTBOX_R_NS, the other " + source_text(source.substr(4));
@@ -109,7 +109,7 @@ ResolvedSr resolve_sr_saved(const BarrierOptions& o) {
     return {SendRecv{Rational(s), Rational(r)}, source_text(c->source)};
   }
   return {SendRecv{Rational(1), Rational(1)},
-          "assumed: no saved calibration, and Barrier never measures (postbox calibrate --save measures this machine)"};
+          "assumed: no saved calibration, and Barrier never measures (postbox calibrate measures this machine and saves one)"};
 }
 
 std::string sr_text(const ResolvedSr& x) {

@@ -119,8 +119,11 @@ InterCalibration calibrate_mpi(MPI_Comm comm, const CalibrateOptions& o, int thr
   int me = 0, size = 0;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &size);
-  if (size < 2) throw InputError("calibrate --mpi: needs at least 2 processes (mpirun -np 2 or more), got " + std::to_string(size));
-  if (threads < 1) throw InputError("calibrate --mpi: threads per process must be at least 1");
+  if (size < 2) {
+    throw InputError("calibrating between processes needs at least 2 processes (mpirun -np 2 or more), got " +
+                     std::to_string(size));
+  }
+  if (threads < 1) throw InputError("calibrating between processes: threads per process must be at least 1");
   check_calibrate_options(o);
   const std::int64_t start = now_ns();
   std::vector<CalibrationRun> runs;

@@ -828,11 +828,8 @@ C3Units c3_units(const Plan& plan, const C3Machine& mc, Mesh mesh) {
 }
 
 C3Request c3_request(const PlanRequest& req) {
-  const auto it = req.params.find("mesh");
-  std::optional<Mesh> mesh;
-  if (it != req.params.end() && !it->second.empty()) mesh = Mesh::parse(it->second);
   return C3Request{req.op, req.algo, req.p, static_cast<std::uint64_t>(req.bytes),
-                   req.op == "all-to-all" || req.op == "one-to-one" ? 0 : req.root, mesh, model_of(req)};
+                   req.op == "all-to-all" || req.op == "one-to-one" ? 0 : req.root, req.mesh, model_of(req)};
 }
 
 void register_c3_plans() {

@@ -123,7 +123,8 @@ void check_plan_known(const std::string& op, const std::string& algo) {
     for (const auto& o : ops) known += (known.empty() ? "" : ", ") + o;
     throw InputError("unknown op '" + op + "' (known: " + known + ")");
   }
-  throw InputError("unknown --algo '" + algo + "' for --op " + op + " (known: " + algos + ")");
+  throw FieldError({{"unknown "}, FieldError::field("algo"), {" '" + algo + "' for "}, FieldError::field("op"),
+                    {" " + op + " (known: " + algos + ")"}});
 }
 
 Plan build_plan(const PlanRequest& req) {
@@ -153,7 +154,11 @@ std::shared_ptr<const Plan> cached_plan(const PlanRequest& req) {
     key << 'P';
     for (const int pu : *req.placement) key << ',' << pu;
   }
-  for (const auto& [k, v] : req.params) key << '|' << k << '=' << v;
+  if (req.mesh) key << "|mesh" << req.mesh->rows << 'x' << req.mesh->cols;
+  if (!req.sources.empty()) {
+    key << "|sources";
+    for (const int src : req.sources) key << ',' << src;
+  }
   if (req.hier_levels) {
     key << "|levels";
     for (const auto& g : req.hier_levels->groups) {

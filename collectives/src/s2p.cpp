@@ -21,8 +21,6 @@ using internal::Transfer;
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-constexpr std::int64_t kMaxMeshRanks = 1'000'000;
-
 // Distinct candidates in order until s, then the remaining ranks in row-major order
 // (only reached when a pattern has fewer than s cells), sorted.
 std::vector<int> take(const std::vector<int>& cand, int p, int s) {
@@ -524,68 +522,32 @@ std::vector<int> source_distribution(std::string_view name, const Mesh& m, int s
   return take(cand, p, s);
 }
 
-std::vector<int> parse_source_list(std::string_view text) {
-  std::vector<int> out;
-  for (const std::string_view item : split_list(text, ',', "--source-list")) {
-    out.push_back(static_cast<int>(postbox::parse_int(item, "--source-list: rank", 0, kMaxMeshRanks - 1)));
-  }
-  return out;
-}
-
 Mesh s2p_request_mesh(const PlanRequest& req) {
-  const auto it = req.params.find("mesh");
-  if (it == req.params.end()) return near_square_mesh(req.p);
-  const Mesh mesh = Mesh::parse(it->second);
-  if (mesh.p() != req.p) {
-    throw InputError("--mesh " + it->second + " has " + std::to_string(mesh.p()) + " ranks, but --p is " + std::to_string(req.p));
+  if (!req.mesh) return near_square_mesh(req.p);
+  const Mesh& mesh = *req.mesh;
+  if (mesh.rows < 1 || mesh.cols < 1 || static_cast<std::int64_t>(mesh.rows) * mesh.cols != req.p) {
+    throw FieldError({FieldError::field("mesh"),
+                      {" " + std::to_string(mesh.rows) + "x" + std::to_string(mesh.cols) + " does not have p = " +
+                       std::to_string(req.p) + " ranks"}});
   }
   return mesh;
 }
 
 std::vector<int> s2p_request_sources(const PlanRequest& req, const Mesh& mesh) {
-  auto param = [&](const char* key) -> const std::string* {
-    const auto it = req.params.find(key);
-    return it == req.params.end() ? nullptr : &it->second;
-  };
-  const std::string* list = param("source-list");
-  const std::string* count = param("sources");
-  const std::string* dist = param("dist");
-  const std::string* seed = param("seed");
+  if (req.sources.empty()) return source_distribution("equal", mesh, 1, 1);
   const int p = mesh.p();
-  const int s = count ? static_cast<int>(postbox::parse_int(*count, "--sources", std::numeric_limits<int>::min(),
-                                                            std::numeric_limits<int>::max()))
-                      : 1;
-  if (count && (s < 1 || s > p)) {
-    throw InputError("--sources " + *count + " is outside 1.." + std::to_string(p) + " (p, from --p or --mesh)");
-  }
-  if (list) {
-    if (dist) throw InputError("give either --dist or --source-list, not both");
-    if (seed) throw InputError("--seed applies to --dist random only");
-    std::vector<int> sources = parse_source_list(*list);
-    std::vector<char> seen(static_cast<std::size_t>(p), 0);
-    for (int r : sources) {
-      if (r >= p) {
-        throw InputError("--source-list '" + *list + "' names source rank " + std::to_string(r) + ", outside 0.." +
-                         std::to_string(p - 1));
-      }
-      if (seen[static_cast<std::size_t>(r)]) throw InputError("--source-list gives source " + std::to_string(r) + " twice");
-      seen[static_cast<std::size_t>(r)] = 1;
+  std::vector<char> seen(static_cast<std::size_t>(p), 0);
+  for (const int r : req.sources) {
+    if (r < 0 || r >= p) {
+      throw FieldError({FieldError::field("sources"),
+                        {": rank " + std::to_string(r) + " is outside 0.." + std::to_string(p - 1)}});
     }
-    if (count && s != static_cast<int>(sources.size())) {
-      throw InputError("--sources " + *count + " does not match the " + std::to_string(sources.size()) +
-                       (sources.size() == 1 ? " source" : " sources") + " of --source-list '" + *list + "'");
+    if (seen[static_cast<std::size_t>(r)]) {
+      throw FieldError({FieldError::field("sources"), {": rank " + std::to_string(r) + " is given twice"}});
     }
-    return sources;
+    seen[static_cast<std::size_t>(r)] = 1;
   }
-  const std::string name = dist ? *dist : "equal";
-  const auto& names = source_distribution_names();
-  if (std::find(names.begin(), names.end(), name) == names.end()) {
-    std::string known;
-    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-    throw InputError("unknown distribution '" + name + "' (one of: " + known + ")");
-  }
-  if (seed && name != "random") throw InputError("--seed applies to --dist random only");
-  return source_distribution(name, mesh, s, seed ? parse_uint(*seed, "--seed") : 1);
+  return req.sources;
 }
 
 namespace {

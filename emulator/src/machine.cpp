@@ -220,11 +220,12 @@ Placement parse_placement(std::string_view text, std::uint64_t seed) {
       char* end = nullptr;
       const long v = std::strtol(s.c_str(), &end, 10);
       if (s.empty() || end != s.c_str() + s.size() || v < 0 || v > std::numeric_limits<int>::max())
-        throw InputError("--placement list: '" + s + "' is not a node number");
+        throw FieldError({FieldError::field("placement"), {" list: '" + s + "' is not a node number"}});
       pl.nodes.push_back(static_cast<int>(v));
     }
   } else {
-    throw InputError("--placement must be row-major, snake, random or list:N,N,..., got '" + std::string(text) + "'");
+    throw FieldError({FieldError::field("placement"),
+                      {" must be row-major, snake, random or list:N,N,..., got '" + std::string(text) + "'"}});
   }
   return pl;
 }
@@ -601,7 +602,7 @@ std::optional<Machine> model_string(std::string_view spec) {
 }  // namespace
 
 Machine load_machine(std::string_view spec) {
-  if (spec.empty()) throw InputError("--machine is empty");
+  if (spec.empty()) throw FieldError({FieldError::field("machine"), {" is empty"}});
   const std::string s(spec);
   try {
     if (auto m = model_string(spec)) return *m;

@@ -58,7 +58,7 @@ Reply Api::handle(std::string_view name, const Query& query) const {
     if (it == endpoints_.end()) return error_reply(404, "no endpoint /api/" + std::string(name) + " (see /api)");
     return it->second.handler(query);
   } catch (const InputError& e) {
-    return error_reply(400, e.what());
+    return error_reply(400, frontend::error_line(e));
   } catch (const std::bad_alloc&) {
     return error_reply(500, "out of memory answering /api/" + std::string(name));
   } catch (const std::exception& e) {

@@ -20,6 +20,7 @@
 #include "postbox/runtime/limits.hpp"
 #include "postbox/runtime/parse.hpp"
 #include "postbox/emulator/calibrate.hpp"
+#include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/topology.hpp"
 
 namespace postbox {
@@ -37,6 +38,16 @@ bool combines(const std::string& op) { return op == "reduce" || op == "allreduce
 // channels of 32 bytes (four links of two virtual channels, injection, ejection), the far node of
 // each of the eight links (64), two coordinates (8) and the node's placement entry (8).
 constexpr std::uint64_t kEmulatorBytesPerNode = 400;
+
+// work() with the library's FieldErrors written as options: the selection's errors name options.
+template <class Work>
+auto as_options(Work&& work) {
+  try {
+    return work();
+  } catch (const FieldError& e) {
+    throw InputError(frontend::error_line(e));
+  }
+}
 
 // Keys only s2p reads (mesh is read by the C³ ops too).
 constexpr std::string_view kS2POnly[] = {"sources", "dist", "seed", "source-list"};
@@ -84,6 +95,52 @@ const std::vector<SelectionOption>& plan_selection_options() {
   return options;
 }
 
+std::vector<int> parse_source_list(std::string_view text) {
+  std::vector<int> out;
+  for (const std::string_view item : split_list(text, ',', "--source-list")) {
+    out.push_back(static_cast<int>(parse_int(item, "--source-list: rank", 0, kMaxMeshRanks - 1)));
+  }
+  return out;
+}
+
+std::vector<int> s2p_sources(const Mesh& mesh, const std::optional<std::string>& count,
+                             const std::optional<std::string>& dist, const std::optional<std::string>& seed,
+                             const std::optional<std::string>& list) {
+  const int p = mesh.p();
+  const int s = count ? static_cast<int>(parse_int(*count, "--sources", std::numeric_limits<int>::min(),
+                                                   std::numeric_limits<int>::max()))
+                      : 1;
+  if (count && (s < 1 || s > p)) {
+    throw InputError("--sources " + *count + " is outside 1.." + std::to_string(p) + " (p, from --p or --mesh)");
+  }
+  if (list) {
+    if (dist) throw InputError("give either --dist or --source-list, not both");
+    if (seed) throw InputError("--seed applies to --dist random only");
+    std::vector<int> sources = parse_source_list(*list);
+    std::vector<char> seen(static_cast<std::size_t>(p), 0);
+    for (int r : sources) {
+      if (r >= p) {
+        throw InputError("--source-list '" + *list + "' names source rank " + std::to_string(r) + ", outside 0.." +
+                         std::to_string(p - 1));
+      }
+      if (seen[static_cast<std::size_t>(r)]) throw InputError("--source-list gives source " + std::to_string(r) + " twice");
+      seen[static_cast<std::size_t>(r)] = 1;
+    }
+    if (count && s != static_cast<int>(sources.size())) {
+      throw InputError("--sources " + *count + " does not match the " + std::to_string(sources.size()) +
+                       (sources.size() == 1 ? " source" : " sources") + " of --source-list '" + *list + "'");
+    }
+    return sources;
+  }
+  const std::string name = dist ? *dist : "equal";
+  const auto& names = source_distribution_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    throw InputError("unknown distribution '" + name + "' (one of: " + joined(names) + ")");
+  }
+  if (seed && name != "random") throw InputError("--seed applies to --dist random only");
+  return source_distribution(name, mesh, s, seed ? parse_uint(*seed, "--seed") : 1);
+}
+
 PlanRequest select_plan(const std::map<std::string, std::string>& given, const SelectionContext& context) {
   for (const auto& entry : given) {
     const std::string& key = entry.first;  // a named reference: clang 14 cannot capture a structured binding
@@ -108,7 +165,7 @@ PlanRequest select_plan(const std::map<std::string, std::string>& given, const S
   PlanRequest req;
   req.op = required("op");
   req.algo = required("algo");
-  check_plan_known(req.op, req.algo);
+  as_options([&] { check_plan_known(req.op, req.algo); });
   req.p = static_cast<int>(parse_int(required("p"), "--p", 1, std::numeric_limits<int>::max()));
   if (const auto b = value("bytes")) req.bytes = parse_int(*b, "--bytes", 0, kMaxPlanBytes);
   else throw InputError("--bytes is required");
@@ -179,18 +236,18 @@ PlanRequest select_plan(const std::map<std::string, std::string>& given, const S
     throw InputError("--p " + value("p").value_or(std::to_string(req.p)) + ": " + e.what());
   }
   if (op_takes_mesh(req.op)) {
-    if (const auto m = value("mesh")) req.params["mesh"] = *m;
-    const Mesh mesh = s2p_request_mesh(req);
+    if (const auto m = value("mesh")) {
+      const Mesh mesh = Mesh::parse(*m);
+      if (mesh.p() != req.p) {
+        throw InputError("--mesh " + *m + " has " + std::to_string(mesh.p()) + " ranks, but --p is " + std::to_string(req.p));
+      }
+      req.mesh = mesh;
+    }
     if (req.op == "s2p") {
       // Resolved once, here: the builder and the oracle read this list.
-      PlanRequest spec = req;
-      for (const std::string key : {"sources", "dist", "seed", "source-list"}) {
-        const bool seed_for_caller = key == "seed" && context.shared.count(key) != 0 && value("dist") != "random";
-        if (const auto v = value(key); v && !seed_for_caller) spec.params[key] = *v;
-      }
-      std::string list;
-      for (int src : s2p_request_sources(spec, mesh)) list += (list.empty() ? "" : ",") + std::to_string(src);
-      req.params["source-list"] = list;
+      const bool seed_for_caller = context.shared.count("seed") != 0 && value("dist") != "random";
+      const auto seed = seed_for_caller ? std::nullopt : value("seed");
+      req.sources = s2p_sources(s2p_request_mesh(req), value("sources"), value("dist"), seed, value("source-list"));
     }
   }
   // The mailboxes' limit on one message, which gather, s2p and the C³ ops can pass with bytes
@@ -234,7 +291,7 @@ namespace {
 sim::Machine emulated_machine(const std::map<std::string, std::string>& given, int p, const std::optional<Mesh>& ranks_mesh) {
   const auto machine = given.find("machine");
   if (machine == given.end()) throw InputError("--machine is required");
-  sim::Machine m = sim::load_machine(machine->second);
+  sim::Machine m = as_options([&] { return sim::load_machine(machine->second); });
   const bool is_mesh = m.kind == sim::ModelKind::mesh;
   const auto mesh = given.find("mesh");
   if (mesh != given.end()) {
@@ -247,7 +304,8 @@ sim::Machine emulated_machine(const std::map<std::string, std::string>& given, i
   const auto placement = given.find("placement");
   if (placement != given.end()) {
     if (!is_mesh) throw InputError("--placement needs a mesh machine, '" + machine->second + "' is not one");
-    m.placement = sim::parse_placement(placement->second, seed != given.end() ? parse_uint(seed->second, "--seed") : 1);
+    const std::uint64_t placement_seed = seed != given.end() ? parse_uint(seed->second, "--seed") : 1;
+    m.placement = as_options([&] { return sim::parse_placement(placement->second, placement_seed); });
   } else if (seed != given.end()) {
     m.placement.seed = parse_uint(seed->second, "--seed");
   }

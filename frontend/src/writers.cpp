@@ -5,6 +5,11 @@
 
 namespace postbox::frontend {
 
+std::string error_line(const InputError& error) {
+  if (const auto* field_error = dynamic_cast<const FieldError*>(&error)) return field_error->render("--");
+  return error.what();
+}
+
 nlohmann::ordered_json number_json(const Rational& x) {
   if (x.is_integer()) return x.num();
   return x.to_double();

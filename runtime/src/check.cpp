@@ -5,6 +5,21 @@
 
 namespace postbox {
 
+namespace {
+std::string joined(const std::vector<FieldError::Part>& parts, std::string_view field_prefix) {
+  std::string out;
+  for (const FieldError::Part& part : parts) {
+    if (part.is_field) out += field_prefix;
+    out += part.text;
+  }
+  return out;
+}
+}  // namespace
+
+FieldError::FieldError(std::vector<Part> parts) : InputError(joined(parts, "")), parts_(std::move(parts)) {}
+
+std::string FieldError::render(std::string_view field_prefix) const { return one_line(joined(parts_, field_prefix)); }
+
 std::string one_line(std::string_view text) {
   // Control characters first (an escape is four characters, counted in the word it stands in).
   std::string clean;

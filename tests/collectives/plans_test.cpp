@@ -3,6 +3,7 @@
 // run of every combining plan that tracks which contributions each value holds, in order, and
 // the barrier plans against their barrier_shape() (messages, order, causality, emulated time).
 #include "algo_table.hpp"
+#include "postbox/collectives/s2p.hpp"
 #include "postbox/collectives/plans.hpp"
 
 #include <gtest/gtest.h>
@@ -318,7 +319,7 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, PlanRequestBad,
     testing::Values(BadRequest{"unknown_op", req_of("scan", "binomial", 4, 8, 0), "unknown op 'scan'"},
                     BadRequest{"unknown_algo", req_of("bcast", "spiral", 4, 8, 0), "spiral"},
-                    BadRequest{"unknown_allreduce", req_of("allreduce", "ring", 4, 8, 0), "unknown --algo 'ring'"},
+                    BadRequest{"unknown_allreduce", req_of("allreduce", "ring", 4, 8, 0), "unknown algo 'ring' for op allreduce"},
                     BadRequest{"p_zero", req_of("bcast", "binomial", 0, 8, 0), "p must be at least 1"},
                     BadRequest{"root_high", req_of("bcast", "binomial", 4, 8, 4), "root 4 is outside 0..3"},
                     BadRequest{"root_negative", req_of("reduce", "binomial", 4, 8, -1), "outside"},
@@ -437,7 +438,7 @@ TEST(PlanMessages, RefusedExactlyAboveOneGiB) {
         if (root != 0 && !rooted) continue;
         SCOPED_TRACE(op + "/" + algo + " p=" + std::to_string(p) + " root=" + std::to_string(root));
         PlanRequest req = req_of(op.c_str(), algo.c_str(), p, 8, root);
-        if (op == "s2p") req.params["sources"] = std::to_string(p / 2 + 1);
+        if (op == "s2p") req.sources = source_distribution("equal", near_square_mesh(p), p / 2 + 1);
         if (algo == "logp-lev-bfly" && (p & (p - 1)) != 0) continue;  // a power of two only
         const std::uint64_t blocks = largest_send(build_plan(req)) / 8;
         ASSERT_GE(blocks, 1U);

@@ -302,7 +302,8 @@ TEST(S2PRegistry, IsBuiltInWithoutRegistering) {
   req.algo = "br-xy-dim";
   req.p = 15;
   req.bytes = 8;
-  req.params = {{"mesh", "3x5"}, {"sources", "4"}, {"dist", "band"}};
+  req.mesh = Mesh{3, 5};
+  req.sources = source_distribution("band", Mesh{3, 5}, 4);
   const Plan plan = build_plan(req);
   EXPECT_EQ(plan.op, "s2p");
   EXPECT_EQ(plan.user_bytes[0], 4u * 8u);
@@ -326,18 +327,42 @@ TEST(S2PZeroBytes, PlansValidate) {
   }
 }
 
-TEST(S2PRegistry, RejectsAMeshThatIsNotP) {
+// The message of the FieldError build_plan(req) throws, as the library writes it ("" if none).
+std::string field_error_of(const PlanRequest& req) {
+  try {
+    (void)build_plan(req);
+  } catch (const FieldError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(S2PRegistry, RefusesAMeshThatIsNotPAndBadSourcesNamingTheField) {
   register_s2p_plans();
   PlanRequest req;
   req.op = "s2p";
   req.algo = "br-lin";
   req.p = 16;
-  req.params = {{"mesh", "3x5"}};
-  EXPECT_THROW(build_plan(req), InputError);
-  req.params = {{"mesh", "4x4"}, {"source-list", "1,2"}, {"sources", "3"}};
-  EXPECT_THROW(build_plan(req), InputError);
-  req.params = {{"mesh", "4x4"}, {"dist", "nowhere"}};
-  EXPECT_THROW(build_plan(req), InputError);
+  req.mesh = Mesh{3, 5};
+  EXPECT_EQ(field_error_of(req), "mesh 3x5 does not have p = 16 ranks");
+  req.mesh = Mesh{-4, -4};  // rows·cols = 16 = p, but no mesh has negative sides
+  EXPECT_EQ(field_error_of(req), "mesh -4x-4 does not have p = 16 ranks");
+  req.mesh = Mesh{4, 4};
+  req.sources = {1, 16};
+  EXPECT_EQ(field_error_of(req), "sources: rank 16 is outside 0..15");
+  req.sources = {-1};
+  EXPECT_EQ(field_error_of(req), "sources: rank -1 is outside 0..15");
+  req.sources = {3, 1, 3};
+  EXPECT_EQ(field_error_of(req), "sources: rank 3 is given twice");
+  req.sources = {3, 1};
+  EXPECT_EQ(field_error_of(req), "");
+}
+
+TEST(S2PRegistry, NoSourcesMeansTheOneEqualSource) {
+  PlanRequest req;
+  req.op = "s2p";
+  req.p = 12;
+  EXPECT_EQ(s2p_request_sources(req, s2p_request_mesh(req)), source_distribution("equal", near_square_mesh(12), 1, 1));
 }
 
 // ---- bad input ----
@@ -353,8 +378,6 @@ TEST(S2PInput, Rejected) {
   EXPECT_THROW(build_s2p_plan(S2PRequest{"br-lin", m, {}, 8}), InputError);
   EXPECT_THROW(Mesh::parse("4by4"), InputError);
   EXPECT_THROW(Mesh::parse("0x4"), InputError);
-  EXPECT_THROW(parse_source_list("1,,2"), InputError);
-  EXPECT_EQ(parse_source_list("3,17,4"), (std::vector<int>{3, 17, 4}));
   EXPECT_EQ(Mesh::parse("3X5").p(), 15);
 }
 

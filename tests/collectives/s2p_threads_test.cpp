@@ -130,9 +130,9 @@ TEST_P(S2PThreads, ExactResultOnEveryRank) {
         req.algo = GetParam();
         req.p = m.p();
         req.bytes = 24;
-        req.params = {{"mesh", mt}, {"sources", std::to_string(s)}, {"dist", dist}};
-        if (std::string(dist) == "random") req.params["seed"] = "5";  // --seed applies to --dist random only
-        const auto blocks = s2p_blocks(m.p(), source_distribution(dist, m, s, 5), 24);
+        req.mesh = m;
+        req.sources = source_distribution(dist, m, s, 5);
+        const auto blocks = s2p_blocks(m.p(), req.sources, 24);
         ASSERT_EQ(run_on_threads(req, blocks, 2), "") << GetParam() << " " << mt << " " << dist << " s=" << s;
       }
     }
@@ -145,7 +145,8 @@ TEST_P(S2PThreads, ExplicitSourceListInItsOwnOrder) {
   req.algo = GetParam();
   req.p = 12;
   req.bytes = 40;
-  req.params = {{"mesh", "3x4"}, {"source-list", "11,0,6,5,2"}};
+  req.mesh = Mesh{3, 4};
+  req.sources = {11, 0, 6, 5, 2};
   ASSERT_EQ(run_on_threads(req, s2p_blocks(12, {11, 0, 6, 5, 2}, 40), 2), "") << GetParam();
 }
 
@@ -183,7 +184,7 @@ TEST_P(C3Threads, ExactResultOnEveryRank) {
       req.p = p;
       req.root = root;
       req.bytes = 24;
-      req.params = {{"mesh", mt}};
+      req.mesh = Mesh::parse(mt);
       ASSERT_EQ(run_on_threads(req, c3_blocks(c.op, p, root, 24), 2), "") << c.op << " " << c.algo << " " << mt
                                                                            << " root " << root;
     }

@@ -16,6 +16,7 @@
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/postal.hpp"
 #include "postbox/collectives/rational.hpp"
+#include "postbox/collectives/s2p.hpp"
 #include "postbox/frontend/selection.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/goal_parse.hpp"
@@ -454,8 +455,8 @@ TEST(Disciplines, PerRankQueuesEqualThePutBackLoop) {
   reqs.push_back(plan_request("all-to-all", "1-lev-dir", 16, 64));
   reqs.push_back(plan_request("all-to-all", "2-lev-rc", 16, 64));
   PlanRequest s2p = plan_request("s2p", "br-xy-source", 16, 64);
-  s2p.params["mesh"] = "4x4";
-  s2p.params["sources"] = "5";
+  s2p.mesh = Mesh{4, 4};
+  s2p.sources = source_distribution("equal", Mesh{4, 4}, 5);
   reqs.push_back(s2p);
   for (const PlanRequest& req : reqs) {
     const Plan plan = build_plan(req);

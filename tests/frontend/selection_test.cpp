@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "postbox/collectives/s2p.hpp"
+#include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/check.hpp"
 
 namespace postbox {
@@ -39,7 +41,8 @@ TEST(Selection, BasicRequest) {
   EXPECT_EQ(r.root, 3);
   EXPECT_EQ(r.elem_bytes, 1u);
   EXPECT_FALSE(r.lambda);
-  EXPECT_TRUE(r.params.empty());
+  EXPECT_FALSE(r.mesh.has_value());
+  EXPECT_TRUE(r.sources.empty());
 }
 
 TEST(Selection, IntegersAreDecimalEverywhere) {
@@ -114,13 +117,56 @@ TEST(Selection, S2PSourcesAreResolvedOnce) {
   const Given s2p{{"op", "s2p"}, {"algo", "br-lin"}, {"p", "16"}, {"bytes", "8"}, {"mesh", "4x4"},
                   {"sources", "4"}, {"dist", "diag-right"}};
   const PlanRequest r = select_plan(s2p);
-  EXPECT_EQ(r.params.at("mesh"), "4x4");
-  std::string want;
-  for (int src : source_distribution("diag-right", Mesh{4, 4}, 4)) want += (want.empty() ? "" : ",") + std::to_string(src);
-  EXPECT_EQ(r.params.at("source-list"), want);
-  EXPECT_EQ(r.params.count("dist"), 0u);
+  ASSERT_TRUE(r.mesh.has_value());
+  EXPECT_EQ(r.mesh->rows, 4);
+  EXPECT_EQ(r.mesh->cols, 4);
+  EXPECT_EQ(r.sources, source_distribution("diag-right", Mesh{4, 4}, 4));
   // The builder reads the same list the oracle will.
   EXPECT_EQ(s2p_request_sources(r, s2p_request_mesh(r)), source_distribution("diag-right", Mesh{4, 4}, 4));
+  // Without --sources/--dist/--source-list: the one "equal" source, resolved here too.
+  const PlanRequest one = select_plan({{"op", "s2p"}, {"algo", "br-lin"}, {"p", "16"}, {"bytes", "8"}});
+  EXPECT_FALSE(one.mesh.has_value());
+  EXPECT_EQ(one.sources, source_distribution("equal", Mesh{4, 4}, 1));
+}
+
+TEST(Selection, S2PSourceTextsAreCheckedNamingTheOption) {
+  const Mesh m{4, 4};
+  const std::optional<std::string> none;
+  auto error = [&](const std::optional<std::string>& count, const std::optional<std::string>& dist,
+                   const std::optional<std::string>& seed, const std::optional<std::string>& list) -> std::string {
+    try {
+      (void)s2p_sources(m, count, dist, seed, list);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_EQ(error(std::string("17"), none, none, none), "--sources 17 is outside 1..16 (p, from --p or --mesh)");
+  EXPECT_EQ(error(none, std::string("row"), none, std::string("1")), "give either --dist or --source-list, not both");
+  EXPECT_EQ(error(none, none, std::string("3"), std::string("1")), "--seed applies to --dist random only");
+  EXPECT_EQ(error(none, none, none, std::string("1,16")), "--source-list '1,16' names source rank 16, outside 0..15");
+  EXPECT_EQ(error(none, none, none, std::string("2,2")), "--source-list gives source 2 twice");
+  EXPECT_EQ(error(std::string("3"), none, none, std::string("1,2")),
+            "--sources 3 does not match the 2 sources of --source-list '1,2'");
+  EXPECT_EQ(error(none, std::string("nowhere"), none, none).rfind("unknown distribution 'nowhere' (one of: row, ", 0), 0u);
+  EXPECT_EQ(error(none, std::string("row"), std::string("3"), none), "--seed applies to --dist random only");
+  EXPECT_EQ(error(none, none, none, std::string("1,,2")).find("--source-list"), 0u);
+  EXPECT_EQ(s2p_sources(m, none, none, none, std::string("3,1,4")), (std::vector<int>{3, 1, 4}));
+  EXPECT_EQ(s2p_sources(m, std::string("4"), std::string("random"), std::string("9"), none),
+            source_distribution("random", m, 4, 9));
+  EXPECT_EQ(parse_source_list("3,17,4"), (std::vector<int>{3, 17, 4}));
+}
+
+TEST(Selection, FieldErrorsOfTheLibraryAreWrittenAsOptions) {
+  // The registry names the fields; the front ends (CLI and explorer) write them as options.
+  EXPECT_EQ(error_of(with(kBcast, "algo", "ring")).rfind("unknown --algo 'ring' for --op bcast (known: ", 0), 0u);
+  try {
+    check_plan_known("bcast", "ring");
+    ADD_FAILURE() << "check_plan_known accepted bcast/ring";
+  } catch (const FieldError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("unknown algo 'ring' for op bcast (known: ", 0), 0u) << e.what();
+    EXPECT_EQ(frontend::error_line(e).rfind("unknown --algo 'ring' for --op bcast (known: ", 0), 0u);
+  }
 }
 
 // A plan too large for memory is refused by the selection itself, before the s2p source list
@@ -166,7 +212,7 @@ TEST(Selection, SharedOptionsAreTheCallersBusiness) {
   SelectionContext c;
   c.shared = {"mesh", "seed"};
   // sim: --mesh 16x16 is the machine's partition for a broadcast over 64 ranks.
-  EXPECT_EQ(select_plan(with(kBcast, "mesh", "16x16"), c).params.count("mesh"), 0u);
+  EXPECT_FALSE(select_plan(with(kBcast, "mesh", "16x16"), c).mesh.has_value());
   // s2p with a shared seed and no random distribution: the seed is the caller's (placement).
   const Given s2p{{"op", "s2p"}, {"algo", "xor"}, {"p", "16"}, {"bytes", "8"}, {"seed", "7"}, {"sources", "2"}};
   EXPECT_NO_THROW((void)select_plan(s2p, c));
@@ -179,7 +225,9 @@ TEST(EmulatedRun, MachineMeshAndLambda) {
                                                {"p", "100"}, {"mesh", "10x10"}, {"sources", "5"},
                                                {"dist", "diag-right"}, {"bytes", "16384"}});
   EXPECT_EQ(run.machine.mesh.dims, (std::vector<int>{10, 10}));
-  EXPECT_EQ(run.request.params.at("mesh"), "10x10");
+  ASSERT_TRUE(run.request.mesh.has_value());
+  EXPECT_EQ(run.request.mesh->rows, 10);
+  EXPECT_EQ(run.request.mesh->cols, 10);
   EXPECT_TRUE(run.request.lambda.has_value());
   // Without --mesh, the ranks' near-square mesh becomes the machine's.
   const EmulatedRun c3 = select_emulated_run({{"machine", "delta"}, {"op", "all-to-all"}, {"algo", "2-lev-rc"}, {"p", "12"}});

@@ -1,6 +1,7 @@
-// libFuzzer target: s2p source lists (s2p.hpp: parse_source_list, `--source-list 3,17,42`), then
-// the request path that uses them (s2p_request_sources on a 64x64 mesh: distinct ranks of the
-// mesh). What it accepts is what was typed: the ranks printed back parse to the same list.
+// libFuzzer target: s2p source lists (frontend/selection.hpp: parse_source_list, `--source-list
+// 3,17,42`), then the paths that use them: the selection's s2p_sources() on a 64x64 mesh
+// (distinct ranks of the mesh) and the library's s2p_request_sources() on what it returns. What
+// it accepts is what was typed: the ranks printed back parse to the same list.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -9,6 +10,7 @@
 #include "fuzz_support.hpp"
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/s2p.hpp"
+#include "postbox/frontend/selection.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text = postbox::fuzz::text_of(data, size);
@@ -29,11 +31,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   postbox::PlanRequest req;
   req.op = "s2p";
   req.p = 64 * 64;
-  req.params["mesh"] = "64x64";
-  req.params["source-list"] = std::string(text);
+  req.mesh = postbox::Mesh{64, 64};
   try {
-    const auto sources = postbox::s2p_request_sources(req, postbox::s2p_request_mesh(req));
-    if (sources != list) postbox::fuzz::violation("the request's sources differ from the parsed list");
+    req.sources = postbox::s2p_sources(*req.mesh, std::nullopt, std::nullopt, std::nullopt, std::string(text));
+    if (req.sources != list) postbox::fuzz::violation("the selection's sources differ from the parsed list");
+    if (postbox::s2p_request_sources(req, postbox::s2p_request_mesh(req)) != list)
+      postbox::fuzz::violation("the library refused or changed the selection's sources");
   } catch (const postbox::InputError& e) {
     postbox::fuzz::one_line(e);
   }

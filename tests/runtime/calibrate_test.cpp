@@ -1,3 +1,4 @@
+#include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/calibrate.hpp"
 
 #include <gmock/gmock.h>
@@ -315,7 +316,7 @@ TEST_F(CacheDir, InterFiguresRoundTrip) {
 // The local-cluster profile: exactly the tables the emulator's cluster machine reads.
 TEST_F(CacheDir, LocalClusterProfileHasBothLevels) {
   Calibration c = Sample();
-  EXPECT_THROW((void)local_cluster_profile_toml(c), InputError);
+  EXPECT_THROW((void)frontend::local_cluster_profile_toml(c), InputError);
   InterCalibration x;
   x.s_ns = 1500;
   x.r_ns = 4250;
@@ -323,7 +324,7 @@ TEST_F(CacheDir, LocalClusterProfileHasBothLevels) {
   x.processes = 2;
   x.threads = 4;
   c.inter = x;
-  const std::string t = local_cluster_profile_toml(c);
+  const std::string t = frontend::local_cluster_profile_toml(c);
   for (const char* line : {"name = \"local-cluster\"\n", "[model]\nkind = \"cluster\"\n", "[cluster]\nnodes = 2\ncores_per_node = 4\n",
                            "[intra]\nkind = \"sr\"\nsend_us = 0.017250", "recv_us = 0.140500", "[inter]\nkind = \"sr\"\nsend_us = 1.500000",
                            "recv_us = 4.250000", "[calibration]\n", "inter_lambda = 3.833333"}) {
@@ -373,7 +374,7 @@ TEST_F(CacheDir, MalformedEnvironmentIsAnInputErrorNamingIt) {
 
 TEST_F(CacheDir, LocalProfileIsAcceptedByTheEmulator) {
   const auto file = dir_ / "local.toml";
-  std::ofstream(file) << local_profile_toml(Sample());
+  std::ofstream(file) << frontend::local_profile_toml(Sample());
   const sim::Machine m = sim::load_machine(file.string());
   EXPECT_EQ(m.kind, sim::ModelKind::send_recv);
   EXPECT_NEAR(m.send_us, 0.01725, 1e-6);

@@ -105,5 +105,18 @@ TEST(InputErrorMessage, EchoesControlCharactersEscapedAndLongValuesShortened) {
   EXPECT_EQ(one_line(one_line("\x1b\x01")), "\\x1b\\x01");
 }
 
+// check.hpp's FieldError: what() writes each field as its bare name, render(prefix) after the
+// prefix; both are one line by the echo rule; a value that looks like a field stays a value.
+TEST(FieldErrorMessage, NamesFieldsBareOrAsTheFrontEndSpellsThem) {
+  const FieldError e({{"unknown "}, FieldError::field("algo"), {" 'ring\n{op}' for "}, FieldError::field("op"), {" bcast"}});
+  EXPECT_EQ(std::string(e.what()), "unknown algo 'ring {op}' for op bcast");  // the line break: a space
+  EXPECT_EQ(e.render("--"), "unknown --algo 'ring {op}' for --op bcast");
+  const FieldError broken({FieldError::field("mesh"), {" got '\x1b[31m'\n"}});
+  EXPECT_EQ(std::string(broken.what()), one_line("mesh got '\x1b[31m'\n"));
+  EXPECT_EQ(broken.render("--"), one_line("--mesh got '\x1b[31m'\n"));
+  const InputError& as_input = e;  // caught as any InputError, it still reads as one line
+  EXPECT_EQ(std::string(as_input.what()).find('\n'), std::string::npos);
+}
+
 }  // namespace
 }  // namespace postbox

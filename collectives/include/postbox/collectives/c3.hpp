@@ -67,10 +67,10 @@ Plan build_c3_plan(const C3Request& req);
 std::uint64_t c3_largest_message_blocks(const C3Request& req);
 
 // Registers ops one-to-one, one-to-all, all-to-one, all-to-all (the algorithms above) with the plan registry
-// (plans.hpp); param "mesh" RxC is optional. Idempotent.
+// (plans.hpp); the request's mesh is optional. Idempotent.
 void register_c3_plans();
 // The C3Request the registry builds for a plan request: its op, algo, p, bytes, root (0 for
-// all-to-all and one-to-one), param "mesh" and model_of(). A malformed mesh → InputError.
+// all-to-all and one-to-one), mesh and model_of().
 C3Request c3_request(const PlanRequest& req);
 
 enum class Switching { wormhole, store_and_forward };

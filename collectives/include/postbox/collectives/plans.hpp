@@ -16,8 +16,8 @@
 //              recursive-doubling: rank-ordered (any associative operator), any p.
 //              reduce-bcast: binomial reduce to 0, then binomial broadcast (any associative op).
 //   s2p        br-lin, br-xy-source, br-xy-dim, xor, 2-step, repos-lin, repos-xy-source,
-//              part-lin, part-xy-source (s2p.hpp; params mesh, sources, dist, seed, source-list).
-//   one-to-one, one-to-all, all-to-one, all-to-all   the C³ routing algorithms of c3.hpp (params mesh).
+//              part-lin, part-xy-source (s2p.hpp; the request's mesh and sources).
+//   one-to-one, one-to-all, all-to-one, all-to-all   the C³ routing algorithms of c3.hpp (the request's mesh).
 //   barrier    central, dissemination, combine, mcs, tournament, fibo, hier: the barrier's
 //              arrival and wake-up as messages, built from barrier_shape() (barrier_shape.hpp)
 //              for the request's model; hier on the request's hier_levels, else its topology and
@@ -32,12 +32,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "postbox/collectives/mesh.hpp"
 #include "postbox/collectives/rational.hpp"
 #include "postbox/collectives/tree.hpp"
 #include "postbox/runtime/plan.hpp"
@@ -55,8 +55,12 @@ struct PlanRequest {
   std::uint32_t elem_bytes = 1;  // reduce granularity; bytes must be a multiple where ops combine
   std::optional<Rational> lambda;  // postal latency λ >= 1 (exclusive with model)
   std::optional<SendRecv> model;   // send and receive latency (λ = 1 + r/s)
-  // Room for builders registered later (s-to-p sources, C³ levels ...): name → value text.
-  std::map<std::string, std::string> params;
+  // s2p and the C³ ops (op_takes_mesh): the ranks' mesh, rows·cols = p; none: the mesh closest
+  // to square (near_square_mesh).
+  std::optional<Mesh> mesh;
+  // s2p: the source ranks in source order (distinct, inside the mesh); empty: one source, the
+  // "equal" distribution's (s2p.hpp: s2p_request_sources).
+  std::vector<int> sources;
   // For hier: the topology and rank → PU placement (null: the machine, compact placement).
   const Topology* topology = nullptr;
   const std::vector<int>* placement = nullptr;
@@ -81,14 +85,14 @@ void register_plan_builder(const std::string& op, const std::string& algo, const
 // Every registered builder, sorted by (op, algo).
 std::vector<PlanBuilderInfo> list_plan_builders();
 
-// InputError "unknown op 'X' (known: ...)" or "unknown --algo 'Y' for --op X (known: ...)" unless
+// InputError "unknown op 'X' (known: ...)", or FieldError "unknown algo 'Y' for op X (known: ...)" unless
 // a builder is registered for (op, algo); build_plan() checks this first.
 void check_plan_known(const std::string& op, const std::string& algo);
 
 // Whether op has a root (false for allreduce, s2p, all-to-all, one-to-one and barrier).
 bool op_has_root(const std::string& op);
 
-// The ops whose builders read PlanRequest::params "mesh" (s2p and the C³ ops).
+// The ops whose builders read PlanRequest::mesh (s2p and the C³ ops).
 bool op_takes_mesh(const std::string& op);
 
 // InputError unless bytes is a whole number of elem_bytes elements where the op combines
@@ -126,7 +130,7 @@ std::optional<std::string> oversized_message(const PlanRequest& request);
 // passes validate(); a builder that returns an invalid plan is a bug (PB_CHECK).
 Plan build_plan(const PlanRequest& request);
 
-// build_plan() through a cache keyed by (op, algo, p, root, bytes, elem_bytes, model, params,
+// build_plan() through a cache keyed by (op, algo, p, root, bytes, elem_bytes, model, mesh, sources,
 // topology, placement): a repeated request costs a look-up. The topology counts by its id()
 // and the placement by its contents, never by address, so a topology or vector made where an
 // old one lived does not get the old one's plan. At most kPlanCacheEntries plans (emptied when

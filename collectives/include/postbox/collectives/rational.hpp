@@ -50,8 +50,9 @@ class Rational {
   [[nodiscard]] std::string decimal_str(int max_decimals) const;
 
   // Parses "3", "-2", "1.8", "0.125", "9/5", "1e-3" is refused. Decimals: at most 12 fraction
-  // digits, 18 digits in all; str() parses back. InputError naming `what` ("--lambda") on
-  // malformed text, a zero denominator, NaN/inf, or magnitude beyond 10^12.
+  // digits, 18 digits in all; str() parses back. InputError naming `what` (a front end passes
+  // the name its user typed) on malformed text, a zero denominator, NaN/inf, or magnitude
+  // beyond 10^12.
   static Rational parse(std::string_view text, std::string_view what = "value");
   // The exact value of a finite double with at most 12 significant fraction digits (rounded to
   // 1e-12; from 1000 in magnitude on, to 15 significant digits in all, what a double holds).

@@ -15,20 +15,13 @@
 #include <string_view>
 #include <vector>
 
+#include "postbox/collectives/mesh.hpp"
 #include "postbox/runtime/plan.hpp"
 
 namespace postbox {
 
 struct PlanRequest;
 
-struct Mesh {
-  int rows = 1;
-  int cols = 1;
-  [[nodiscard]] int p() const { return rows * cols; }
-  [[nodiscard]] int rank(int row, int col) const { return row * cols + col; }
-  // "RxC", e.g. "10x10" (also "10X10"). Malformed or a side < 1 → InputError.
-  static Mesh parse(std::string_view text);
-};
 
 // The mesh closest to square with rows <= cols and rows·cols = p (p >= 1).
 Mesh near_square_mesh(int p);
@@ -61,23 +54,18 @@ Plan build_s2p_plan(const S2PRequest& req);
 std::uint64_t s2p_largest_message_blocks(const S2PRequest& req);
 
 // Registers op "s2p" (every algorithm above) with the plan registry (plans.hpp). The request's
-// params: "mesh" RxC (default: closest to square; r·c must equal p), "sources" S (default 1),
-// "dist" (default equal), "seed" (random; default 1), "source-list" "a,b,c" (explicit sources
-// in source order; overrides dist, and S must match when given). Idempotent.
+// mesh (none: closest to square) and sources (empty: one source, the "equal" distribution's)
+// name the S2PRequest. Idempotent.
 void register_s2p_plans();
 
-// Parses an explicit source list "3,17,42" (ranks, decimal, no empty element). Malformed →
-// InputError.
-std::vector<int> parse_source_list(std::string_view text);
-
-// The mesh of an s2p request: params "mesh" (rows·cols must equal p) or near_square_mesh(p).
+// The mesh of an s2p or C³ request: PlanRequest::mesh (rows and columns >= 1, rows·cols = p)
+// or near_square_mesh(p). Another mesh → InputError naming the mesh and p.
 Mesh s2p_request_mesh(const PlanRequest& request);
 
-// The sources of an s2p request on `mesh`, in source order: params "source-list" (distinct
-// ranks of the mesh; "sources", when given, must match its length), else the distribution
-// "dist" (default equal) of "sources" ranks (default 1) with "seed" (dist random only, default
-// 1). The one definition the s2p builder, select_plan() and the oracle use. Bad params →
-// InputError naming the option (--sources, --dist, --seed, --source-list).
+// The sources of an s2p request on `mesh`, in source order: PlanRequest::sources (distinct ranks
+// of the mesh), or when empty the one source of source_distribution("equal", mesh, 1). The one
+// definition the s2p builder, the plan limits and the oracle use. A rank outside the mesh or
+// given twice → InputError naming it.
 std::vector<int> s2p_request_sources(const PlanRequest& request, const Mesh& mesh);
 
 }  // namespace postbox

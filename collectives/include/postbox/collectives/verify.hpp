@@ -12,8 +12,8 @@
 //   allreduce   every rank: that sum
 //   gather      the root: rank q's bytes at q·bytes
 //   s2p         every rank: source k's message at k·bytes; the sources are the request's
-//               (s2p_request_sources(): the "source-list" select_plan() resolved, else the
-//               distribution the params name)
+//               (s2p_request_sources(): PlanRequest::sources, which select_plan() resolves
+//               from --sources/--dist/--seed/--source-list, else the one "equal" source)
 //   one-to-one  rank j: the block from one_to_one_source(p, j) (c3.hpp) at L
 //   one-to-all  rank j ≠ root: the root's block for j at 0 (the root keeps its own at root·L)
 //   all-to-one  the root: rank j's block at j·L

@@ -100,7 +100,8 @@ std::vector<std::string> profile_dirs();
 // "cluster:NODESxCORES" (the built-in profile cluster-example) or "cluster:NODESxCORES:PROFILE"
 // (a cluster profile by name or path) with its nodes and cores per node replaced.
 // Every number (model strings and profile fields) is finite, non-negative and at most 1e9.
-// Unknown machine, malformed string, bad profile → InputError naming the field.
+// Unknown machine, malformed string, bad profile → InputError naming the field (an empty spec:
+// FieldError naming the field "machine").
 Machine load_machine(std::string_view spec);
 
 // Parses profile text (TOML). `origin` names the file in error messages.
@@ -116,7 +117,8 @@ inline constexpr std::int64_t kMaxMeshNodes = std::int64_t{1} << 30;
 // → InputError naming `what`.
 std::vector<int> parse_dims(std::string_view text, std::string_view what);
 
-// "row-major", "snake", "random", "list:3,1,0,2" → Placement (seed from `seed`).
+// "row-major", "snake", "random", "list:3,1,0,2" → Placement (seed from `seed`). Anything else
+// → FieldError naming the field "placement".
 Placement parse_placement(std::string_view text, std::uint64_t seed);
 
 // Node of each rank 0..p-1 on `mesh` (throws InputError if the mesh has fewer than p nodes or

@@ -18,14 +18,16 @@
 //   elem-bytes         reduce and allreduce: 1, 2, 4 or 8 (default 8)
 // Integers follow parse.hpp (decimal only: "010" is ten, "0x10" is refused).
 //
-// For s2p the sources are resolved here, once: the request always carries params "mesh" and
-// "source-list" (the distribution's ranks in source order), so the builder and the oracle
-// (verify.hpp) read the same list and neither re-derives it.
+// For s2p the sources are resolved here, once: the request carries PlanRequest::sources (the
+// distribution's ranks in source order), so the builder and the oracle (verify.hpp) read the
+// same list and neither re-derives it.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "postbox/collectives/plans.hpp"
@@ -38,6 +40,18 @@ struct SelectionOption {
   std::string value;  // placeholder for --help: "OP", "N", "RxC", ...
   std::string help;   // one paragraph for --help
 };
+
+// Parses an explicit source list "3,17,42" (ranks, decimal, no empty element). Malformed →
+// InputError naming --source-list.
+std::vector<int> parse_source_list(std::string_view text);
+
+// The sources of s2p on `mesh`, in source order, from the texts of --sources (S, default 1),
+// --dist (default equal), --seed (dist random only, default 1) and --source-list (distinct
+// ranks of the mesh; overrides dist, and S must match its length when given). Bad text →
+// InputError naming the option.
+std::vector<int> s2p_sources(const Mesh& mesh, const std::optional<std::string>& count,
+                             const std::optional<std::string>& dist, const std::optional<std::string>& seed,
+                             const std::optional<std::string>& list);
 
 // Every option of the selection, in --help order.
 const std::vector<SelectionOption>& plan_selection_options();

@@ -7,6 +7,8 @@
 #include "postbox/collectives/rational.hpp"
 #include "postbox/collectives/tree.hpp"
 #include "postbox/emulator/machine.hpp"
+#include "postbox/runtime/calibrate.hpp"
+#include "postbox/runtime/check.hpp"
 #include "postbox/runtime/topology.hpp"
 
 namespace postbox::frontend {
@@ -24,6 +26,20 @@ nlohmann::ordered_json tree_json(const Tree& t);
 // last_pu}]. bytes is hwloc's cache or memory size, 0 for a synthetic topology (its description
 // gives no sizes, and hwloc's defaults would read as measured ones).
 nlohmann::json topology_json(const Topology& t);
+
+// The one line an InputError is reported with, by the CLI (stderr, exit 2) and the explorer
+// (HTTP 400) alike: a FieldError's fields spelt as options ("--algo"), any other what().
+std::string error_line(const InputError& error);
+
+// The `local` machine profile (docs/emulator.md): kind "sr" with send_us = s, recv_us = r,
+// and the measurement in [calibration].
+std::string local_profile_toml(const Calibration& c);
+
+// The `local-cluster` machine profile (docs/cluster.md, "Two-level calibration"): kind
+// "cluster", nodes = processes measured, cores_per_node = threads per process, [intra] and
+// [inter] each a kind "sr" model (send_us, recv_us), and the measurement in [calibration].
+// c.inter missing → InputError.
+std::string local_cluster_profile_toml(const Calibration& c);
 
 // The machine-string name of a model kind: postal, sr, logp, mesh, cluster.
 const char* model_kind_name(sim::ModelKind kind);

@@ -198,16 +198,6 @@ std::string calibration_json(const Calibration& c);
 // To calibration_cache_path(); returns where it wrote. No cache directory → InputError.
 std::filesystem::path save_calibration(const Calibration& c);
 
-// The `local` machine profile (docs/emulator.md): kind "sr" with send_us = s, recv_us = r,
-// and the measurement in [calibration].
-std::string local_profile_toml(const Calibration& c);
-
-// The `local-cluster` machine profile (docs/cluster.md, "Two-level calibration"): kind
-// "cluster", nodes = processes measured, cores_per_node = threads per process, [intra] and
-// [inter] each a kind "sr" model (send_us, recv_us), and the measurement in [calibration].
-// c.inter missing → InputError.
-std::string local_cluster_profile_toml(const Calibration& c);
-
 // Parses a latency from the environment variable `name` given its text: a finite number of
 // nanoseconds, > 0 for POSTBOX_S_NS (allow_zero false), >= 0 for POSTBOX_R_NS. → InputError.
 double parse_latency_ns(std::string_view name, std::string_view text, bool allow_zero);

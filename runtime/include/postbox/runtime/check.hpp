@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace postbox {
 
@@ -32,6 +33,25 @@ class InputError : public std::runtime_error {
  public:
   explicit InputError(const std::string& what) : std::runtime_error(one_line(what)) {}
   explicit InputError(const char* what) : InputError(std::string(what)) {}
+};
+
+// An InputError whose message names fields of a typed request (the algorithm, the mesh, the
+// placement) rather than the options or query parameters a front end spells them with: the
+// library names the field, the front end maps it. what() writes a field as its bare name
+// ("unknown algo 'ring' for op bcast"); render(prefix) writes it after prefix (the CLI and the
+// explorer, whose query parameters are the CLI's option names, render with "--").
+class FieldError : public InputError {
+ public:
+  struct Part {
+    std::string text;
+    bool is_field = false;
+  };
+  static Part field(std::string name) { return Part{std::move(name), true}; }
+  explicit FieldError(std::vector<Part> parts);
+  [[nodiscard]] std::string render(std::string_view field_prefix) const;
+
+ private:
+  std::vector<Part> parts_;
 };
 
 namespace internal {

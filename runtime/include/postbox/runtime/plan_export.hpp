@@ -37,8 +37,9 @@ namespace postbox {
 std::string plan_to_json(const Plan& plan);
 // Malformed text or a missing/ill-typed field → InputError naming it. Does not validate().
 Plan plan_from_json(std::string_view text);
-// plan_from_json() of a file's text; every InputError names the file as `what` (e.g. "--file
-// 'p.json'"), and a path that is not a regular file (a directory, /dev/zero) is refused unread.
+// plan_from_json() of a file's text; every InputError names the file as `what` (the CLI passes
+// its option and the path), and a path that is not a regular file (a directory, /dev/zero) is
+// refused unread.
 Plan plan_from_json_file(const std::string& path, const std::string& what);
 
 std::string plan_to_dot(const Plan& plan);
