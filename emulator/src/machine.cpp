@@ -69,7 +69,8 @@ class Reader {
   Reader(const toml::table& t, std::string prefix, std::string_view origin)
       : t_(t), prefix_(std::move(prefix)), origin_(origin) {}
 
-  void allow(std::initializer_list<std::string_view> keys) const {
+  void allow(std::initializer_list<std::string_view> keys) const { allow(std::vector<std::string_view>(keys)); }
+  void allow(const std::vector<std::string_view>& keys) const {
     for (const auto& [k, v] : t_) {
       (void)v;
       if (std::find(keys.begin(), keys.end(), k.str()) == keys.end())
@@ -278,7 +279,24 @@ std::vector<std::int64_t> place_ranks(const MeshSpec& mesh, const Placement& pl,
 
 namespace {
 
-// A [model]-like table of a complete-graph model (postal, sr / crossbar, logp) into m; false if
+// m as a machine of the registered model hm with these figures (its costs computed once).
+void set_host_model(Machine& m, const HostModel& hm, std::vector<double> figures) {
+  m.kind = ModelKind::host;
+  m.host_model = hm.name;
+  m.host = hm.costs(figures);
+  m.figures = std::move(figures);
+  const HostCosts& c = m.host;
+  for (const Linear* term : {&c.send_overhead, &c.send_gap, &c.recv_overhead, &c.recv_gap}) {
+    for (const double x : {term->base, term->per_byte, term->per_packet})
+      if (!std::isfinite(x) || x < 0 || x > kMaxNumber)
+        throw InputError("its host costs must be finite numbers in 0..1e9");
+  }
+  if (!std::isfinite(c.wire) || c.wire < 0 || c.wire > kMaxNumber)
+    throw InputError("its host costs must be finite numbers in 0..1e9");
+}
+
+// A [model]-like table of a complete-graph model (postal, sr / crossbar, logp, a registered
+// one) into m; false if
 // its kind is none of these (the caller decides what else it may be).
 bool read_flat_model(const Reader& model, const std::string& kind, Machine& m) {
   const std::string_view origin = model.origin();
@@ -300,6 +318,17 @@ bool read_flat_model(const Reader& model, const std::string& kind, Machine& m) {
     m.o = model.number("o_us");
     m.g = model.number("g_us");
     m.G = model.number("G_us_per_byte");
+  } else if (const auto hm = find_host_model(kind)) {
+    std::vector<std::string_view> keys{"kind"};
+    for (const std::string& f : hm->figures) keys.push_back(f);
+    model.allow(keys);
+    std::vector<double> figures;
+    for (const std::string& f : hm->figures) figures.push_back(model.number(f));
+    try {
+      set_host_model(m, *hm, std::move(figures));
+    } catch (const InputError& e) {
+      bad(origin, "model '" + kind + "': " + e.what());
+    }
   } else {
     return false;
   }
@@ -571,6 +600,19 @@ std::optional<Machine> model_string(std::string_view spec) {
     m.G = parse_number(parts[4], "logp G");
     return m;
   }
+  if (const auto hm = find_host_model(parts[0])) {
+    Machine m;
+    const std::size_t k = hm->figures.size();
+    std::string form = hm->name;
+    for (const std::string& f : hm->figures) form += ":" + f;
+    form += "[:C]";
+    cost_per_byte(m, k + 1, form.c_str());
+    m.name = s;
+    std::vector<double> figures;
+    for (std::size_t i = 0; i < k; ++i) figures.push_back(parse_number(parts[i + 1], hm->name + " " + hm->figures[i]));
+    set_host_model(m, *hm, std::move(figures));
+    return m;
+  }
   if (parts[0] == "cluster") {
     // cluster:NODESxCORES[:PROFILE]: a cluster profile (default cluster-example) rescaled. A
     // profile path may hold ':' itself, so everything after the second ':' is the profile.
@@ -637,21 +679,64 @@ Machine load_machine(std::string_view spec) {
   return parse_profile(read_file(path), path.filename().string());
 }
 
-double nominal_lambda(const Machine& m, std::uint64_t bytes) {
-  const double b1 = bytes > 0 ? static_cast<double>(bytes - 1) : 0.0;
-  switch (m.kind) {
-    case ModelKind::postal: return m.lambda;
-    case ModelKind::send_recv: return 1.0 + m.recv_us / m.send_us;
-    case ModelKind::loggp: {
-      const double t0 = std::max(m.o, m.g + b1 * m.G);
-      return t0 > 0 ? (2 * m.o + m.L + b1 * m.G) / t0 : 0.0;
-    }
-    case ModelKind::mesh: return 0;
-    case ModelKind::cluster:
-      if (m.levels.size() != 2) return 0;
-      return nominal_lambda(m.levels[m.cluster.nodes > 1 ? 1 : 0], bytes);
+const char* model_kind_name(ModelKind kind) {
+  switch (kind) {
+    case ModelKind::postal: return "postal";
+    case ModelKind::send_recv: return "sr";
+    case ModelKind::loggp: return "logp";
+    case ModelKind::mesh: return "mesh";
+    case ModelKind::cluster: return "cluster";
+    case ModelKind::host: return "host";
   }
-  return 0;
+  return "?";
+}
+
+std::string model_name(const Machine& m) { return m.kind == ModelKind::host ? m.host_model : model_kind_name(m.kind); }
+
+HostCosts normalised_host_costs(const Machine& m) {
+  HostCosts c;
+  switch (m.kind) {
+    case ModelKind::postal:
+      c.send_overhead.base = c.send_gap.base = c.recv_gap.base = 1;
+      c.wire = m.lambda;
+      return c;
+    case ModelKind::send_recv:
+      c.send_overhead.base = c.send_gap.base = c.wire = m.send_us;
+      c.recv_overhead.base = m.recv_us;
+      return c;
+    case ModelKind::loggp:
+      c.first_byte_free = true;
+      c.send_overhead.base = m.o;
+      c.send_gap = c.recv_gap = Linear{m.g, m.G, 0};
+      c.wire = m.o + m.L;
+      c.recv_overhead = Linear{m.o, m.G, 0};
+      return c;
+    case ModelKind::host: return m.host;
+    case ModelKind::mesh: {
+      const Cost& so = m.send_mode == SendMode::blocking ? m.send_overhead : m.isend_overhead;
+      c.send_overhead = Linear{so.base_us, so.per_byte_us, so.per_packet_us};
+      c.recv_overhead = Linear{m.recv_overhead.base_us, m.recv_overhead.per_byte_us, m.recv_overhead.per_packet_us};
+      return c;
+    }
+    case ModelKind::cluster: break;
+  }
+  PB_CHECK(false, "normalised_host_costs: machine '" + m.name + "' is a cluster: its levels have the host costs");
+}
+
+double cost_at(const HostCosts& costs, const Linear& term, std::uint64_t bytes, std::uint64_t packets) {
+  const std::uint64_t charged = costs.first_byte_free && bytes > 0 ? bytes - 1 : bytes;
+  return term.base + term.per_byte * static_cast<double>(charged) + term.per_packet * static_cast<double>(packets);
+}
+
+double nominal_lambda(const Machine& m, std::uint64_t bytes) {
+  if (m.kind == ModelKind::mesh) return 0;
+  if (m.kind == ModelKind::cluster) {
+    if (m.levels.size() != 2) return 0;
+    return nominal_lambda(m.levels[m.cluster.nodes > 1 ? 1 : 0], bytes);
+  }
+  const HostCosts c = normalised_host_costs(m);
+  const double round = std::max(cost_at(c, c.send_overhead, bytes), cost_at(c, c.send_gap, bytes));
+  return round > 0 ? (c.wire + cost_at(c, c.recv_overhead, bytes)) / round : 0.0;
 }
 
 }  // namespace postbox::sim

@@ -127,16 +127,22 @@ struct OpState {
   std::uint8_t flags = 0;
 };
 
-// Host costs of one model, in ticks.
+// A HostCosts term (host_model.hpp) in ticks.
+struct TickTerm {
+  Ticks base = 0;
+  PerByte per_byte;
+  Ticks per_packet = 0;
+};
+
+// The host costs the engine charges (normalised_host_costs, in ticks), the local computation,
+// and on a mesh its links and routers.
 struct Costs {
-  ModelKind kind = ModelKind::postal;
-  Ticks lambda = 0, send = 0, recv = 0;  // postal λ; sr s, r
-  Ticks L = 0, o = 0, g = 0;             // LogGP
-  PerByte G;
+  TickTerm send_overhead, send_gap, recv_overhead, recv_gap;
+  Ticks wire = 0;
+  bool first_byte_free = false;
   PerByte reduce, copy;
-  // mesh
-  Ticks send_base = 0, send_packet = 0, recv_base = 0, recv_packet = 0, router = 0;
-  PerByte send_byte, recv_byte, link;
+  Ticks router = 0;
+  PerByte link;
 };
 
 // Dynamic matching of GOAL receives (any source, any tag) with arrived messages, in the order
@@ -226,44 +232,34 @@ class Matcher {
   std::uint64_t unexpected_ = 0;
 };
 
+TickTerm tick_term(const Linear& x, const std::string& what) {
+  return TickTerm{to_ticks(x.base, "the machine's " + what), to_per_byte(x.per_byte, "the machine's " + what + " per byte"),
+                  to_ticks(x.per_packet, "the machine's " + what + " per packet")};
+}
+
 Costs costs_of(const Machine& m) {
   Costs c;
-  c.kind = m.kind;
   c.reduce = to_per_byte(m.reduce_us_per_byte, "the machine's reduce time per byte");
   c.copy = to_per_byte(m.copy_us_per_byte, "the machine's copy time per byte");
-  switch (m.kind) {
-    case ModelKind::postal: c.lambda = to_ticks(m.lambda, "postal λ"); break;
-    case ModelKind::send_recv:
-      c.send = to_ticks(m.send_us, "sr send latency");
-      c.recv = to_ticks(m.recv_us, "sr receive latency");
-      break;
-    case ModelKind::loggp:
-      c.L = to_ticks(m.L, "logp L");
-      c.o = to_ticks(m.o, "logp o");
-      c.g = to_ticks(m.g, "logp g");
-      c.G = to_per_byte(m.G, "logp G");
-      break;
-    case ModelKind::cluster: {
-      if (m.levels.size() != 2) throw InputError("cluster machine '" + m.name + "' needs an intra-node and an inter-node model");
-      for (const Machine& l : m.levels)
-        if (l.kind == ModelKind::mesh || l.kind == ModelKind::cluster)
-          throw InputError("cluster machine '" + m.name + "': a level must be postal, sr or logp");
-      break;
-    }
-    case ModelKind::mesh: {
-      const Cost& so = m.send_mode == SendMode::blocking ? m.send_overhead : m.isend_overhead;
-      c.send_base = to_ticks(so.base_us, "send overhead");
-      c.send_byte = to_per_byte(so.per_byte_us, "send overhead per byte");
-      c.send_packet = to_ticks(so.per_packet_us, "send overhead per packet");
-      c.recv_base = to_ticks(m.recv_overhead.base_us, "receive overhead");
-      c.recv_byte = to_per_byte(m.recv_overhead.per_byte_us, "receive overhead per byte");
-      c.recv_packet = to_ticks(m.recv_overhead.per_packet_us, "receive overhead per packet");
-      c.router = to_ticks(m.mesh.router_delay_us, "router delay");
-      if (!(m.mesh.link_bytes_per_us > 0)) throw InputError("mesh link bandwidth must be positive");
-      c.link = to_per_byte(1.0 / m.mesh.link_bytes_per_us, "the link's time per byte");
-      break;
-    }
+  if (m.kind == ModelKind::cluster) {
+    if (m.levels.size() != 2) throw InputError("cluster machine '" + m.name + "' needs an intra-node and an inter-node model");
+    for (const Machine& l : m.levels)
+      if (l.kind == ModelKind::mesh || l.kind == ModelKind::cluster)
+        throw InputError("cluster machine '" + m.name + "': a level must be postal, sr, logp or a registered model");
+    return c;  // the levels' costs are charged (level_costs)
   }
+  if (m.kind == ModelKind::mesh) {
+    c.router = to_ticks(m.mesh.router_delay_us, "router delay");
+    if (!(m.mesh.link_bytes_per_us > 0)) throw InputError("mesh link bandwidth must be positive");
+    c.link = to_per_byte(1.0 / m.mesh.link_bytes_per_us, "the link's time per byte");
+  }
+  const HostCosts h = normalised_host_costs(m);
+  c.send_overhead = tick_term(h.send_overhead, "send overhead");
+  c.send_gap = tick_term(h.send_gap, "gap between sends");
+  c.wire = to_ticks(h.wire, "the machine's latency");
+  c.recv_overhead = tick_term(h.recv_overhead, "receive overhead");
+  c.recv_gap = tick_term(h.recv_gap, "gap between receives");
+  c.first_byte_free = h.first_byte_free;
   return c;
 }
 
@@ -368,20 +364,10 @@ class Engine {
     // Pacing (plan.hpp): rounds σ long, σ = t0 or t0·λ/L, on the complete-graph models.
     pacing_ = s_.pacing != Pacing::none && !s_.round.empty() && !mesh_ && m_.kind != ModelKind::cluster &&
               s_.pacing_latency >= 1;
-    if (pacing_) {
+    if (pacing_) {  // a round: max(send overhead, send gap); a message: wire + receive overhead
       const std::uint64_t b = s_.bytes;
-      switch (m_.kind) {
-        case ModelKind::postal: t0_ = kTicksPerUnit; lat_ = c_.lambda; break;
-        case ModelKind::send_recv: t0_ = c_.send; lat_ = c_.send + c_.recv; break;
-        case ModelKind::loggp: {
-          const Ticks gb = b > 0 ? c_.G.at(b - 1) : 0;
-          t0_ = std::max(c_.o, c_.g + gb);
-          lat_ = 2 * c_.o + c_.L + gb;
-          break;
-        }
-        case ModelKind::mesh:
-        case ModelKind::cluster: break;
-      }
+      t0_ = std::max(at(c_, c_.send_overhead, b), at(c_, c_.send_gap, b));
+      lat_ = c_.wire + at(c_, c_.recv_overhead, b);
     }
   }
 
@@ -764,56 +750,14 @@ class Engine {
     if (!mesh_ || m_.mesh.packet_bytes == 0) return 1;
     return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (bytes + m_.mesh.packet_bytes - 1) / m_.mesh.packet_bytes));
   }
-  [[nodiscard]] static Ticks minus_one_G(const Costs& c, std::uint64_t b) { return b > 0 ? c.G.at(b - 1) : 0; }
-  [[nodiscard]] Ticks send_overhead(const Costs& c, std::uint64_t b) const {
-    switch (c.kind) {
-      case ModelKind::cluster: break;  // the level's costs are passed
-      case ModelKind::postal: return kTicksPerUnit;
-      case ModelKind::send_recv: return c.send;
-      case ModelKind::loggp: return c.o;
-      case ModelKind::mesh: return c.send_base + c.send_byte.at(b) + c.send_packet * packets_of(b);
-    }
-    return 0;
-  }
-  [[nodiscard]] Ticks send_gap(const Costs& c, std::uint64_t b) const {
-    switch (c.kind) {
-      case ModelKind::cluster: break;  // the level's costs are passed
-      case ModelKind::postal: return kTicksPerUnit;
-      case ModelKind::send_recv: return c.send;
-      case ModelKind::loggp: return c.g + minus_one_G(c, b);
-      case ModelKind::mesh: return 0;
-    }
-    return 0;
-  }
-  [[nodiscard]] static Ticks wire_latency(const Costs& c) {  // from the send's start to its arrival
-    switch (c.kind) {
-      case ModelKind::cluster: break;  // the level's costs are passed
-      case ModelKind::postal: return c.lambda;
-      case ModelKind::send_recv: return c.send;
-      case ModelKind::loggp: return c.o + c.L;
-      case ModelKind::mesh: return 0;
-    }
-    return 0;
-  }
-  [[nodiscard]] Ticks recv_overhead(const Costs& c, std::uint64_t b) const {
-    switch (c.kind) {
-      case ModelKind::cluster: break;  // the level's costs are passed
-      case ModelKind::postal: return 0;
-      case ModelKind::send_recv: return c.recv;
-      case ModelKind::loggp: return c.o + minus_one_G(c, b);  // LogGOPSim: o + max((s−1)O, (s−1)G), O = 0
-      case ModelKind::mesh: return c.recv_base + c.recv_byte.at(b) + c.recv_packet * packets_of(b);
-    }
-    return 0;
-  }
-  [[nodiscard]] Ticks recv_gap(const Costs& c, std::uint64_t b) const {
-    switch (c.kind) {
-      case ModelKind::cluster: break;  // the level's costs are passed
-      case ModelKind::postal: return kTicksPerUnit;
-      case ModelKind::send_recv: return 0;
-      case ModelKind::loggp: return c.g + minus_one_G(c, b);
-      case ModelKind::mesh: return 0;
-    }
-    return 0;
+  // A term of the normalised host costs for a message of b bytes: the one formula every model's
+  // costs go through (host_model.hpp), b − 1 bytes charged where the first is free (LogGP).
+  [[nodiscard]] Ticks at(const Costs& c, const TickTerm& x, std::uint64_t b) const {
+    const std::uint64_t charged = c.first_byte_free && b > 0 ? b - 1 : b;
+    Ticks t = x.base;
+    if (x.per_byte.micro_ticks != 0) t += x.per_byte.at(charged);
+    if (x.per_packet != 0) t += x.per_packet * packets_of(b);
+    return t;
   }
 
   // The costs a message between ranks a and b pays: its cluster level, else the machine's.
@@ -832,13 +776,13 @@ class Engine {
       case Work::send: {
         const std::uint64_t b = it.size;
         const Costs& k = costs(r, it.peer);
-        const Ticks os = send_overhead(k, b);
+        const Ticks os = at(k, k.send_overhead, b);
         rs.cpu = checked(t + os);
-        rs.sgap = checked(t + send_gap(k, b));
+        rs.sgap = checked(t + at(k, k.send_gap, b));
         span_rank(r, t, t + os, 0, it.peer);
         ++res_.messages;
         if (!msg_records_) {
-          push_rank_event(t + wire_latency(k), s_.partner[g], kArrive);
+          push_rank_event(t + k.wire, s_.partner[g], kArrive);
           complete(g, t + os);
           return;
         }
@@ -854,7 +798,7 @@ class Engine {
         msg.packets = packets_of(b);
         msg.overhead_end = t + os;
         if (!mesh_) {
-          push_rank_event(t + wire_latency(k), mi, kArrive);
+          push_rank_event(t + k.wire, mi, kArrive);
           complete(g, t + os);
           return;
         }
@@ -925,9 +869,9 @@ class Engine {
     }
     RankState& rs = ranks_[static_cast<std::size_t>(d)];
     const Costs& k = costs(src, d);
-    const Ticks orv = recv_overhead(k, bytes);
+    const Ticks orv = at(k, k.recv_overhead, bytes);
     rs.cpu = checked(t + orv);
-    rs.rgap = checked(t + recv_gap(k, bytes));
+    rs.rgap = checked(t + at(k, k.recv_gap, bytes));
     rs.finish = std::max(rs.finish, rs.cpu);
     span_rank(d, t, t + orv, 1, src);
     if (dynamic_) {

@@ -122,7 +122,7 @@ nlohmann::json emulated_run_json(const SimRequest& request, const SimSetup& setu
 
   nlohmann::json j;
   j["machine"] = request.machine;
-  j["model"] = frontend::model_kind_name(m.kind);
+  j["model"] = sim::model_name(m);
   j["op"] = plan.op;
   j["algo"] = plan.algo;
   j["p"] = plan.p;

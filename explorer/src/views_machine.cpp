@@ -83,7 +83,7 @@ Reply machines(const Query& q) {
     nlohmann::json row{{"name", name}};
     try {
       const sim::Machine m = sim::load_machine(name);
-      row["kind"] = frontend::model_kind_name(m.kind);
+      row["kind"] = sim::model_name(m);
       row["dims"] = m.mesh.dims;
       if (m.kind != sim::ModelKind::mesh) row["dims"] = nlohmann::json::array();
     } catch (const InputError& e) {

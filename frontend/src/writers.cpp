@@ -52,15 +52,4 @@ nlohmann::json topology_json(const Topology& t) {
           {"can_bind", t.can_bind()},    {"tree", std::move(tree)}};
 }
 
-const char* model_kind_name(sim::ModelKind kind) {
-  switch (kind) {
-    case sim::ModelKind::postal: return "postal";
-    case sim::ModelKind::send_recv: return "sr";
-    case sim::ModelKind::loggp: return "logp";
-    case sim::ModelKind::mesh: return "mesh";
-    case sim::ModelKind::cluster: return "cluster";
-  }
-  return "?";
-}
-
 }  // namespace postbox::frontend

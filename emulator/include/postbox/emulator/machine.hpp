@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "postbox/emulator/host_model.hpp"
+
 namespace postbox::sim {
 
 // A message-size dependent cost in microseconds: base + per_byte·bytes + per_packet·packets.
@@ -32,7 +34,16 @@ enum class ModelKind {
   loggp,      // LogGOPSim's LogGP backend (L, o, g, G), eager messages
   mesh,       // mesh or torus: links, dimension-order routing, packets, contention
   cluster,    // nodes × cores: one model between ranks of a node, another between nodes
+  host,       // a registered cost model (host_model.hpp): its figures normalised to HostCosts
 };
+
+// The machine-string and profile word of a kind: postal, sr, logp, mesh, cluster; "host" for
+// a registered model (model_name() says which).
+const char* model_kind_name(ModelKind kind);
+struct Machine;
+// The machine's model as its machine string and profile name it: model_kind_name(), or the
+// registered model's name for kind host.
+std::string model_name(const Machine& m);
 
 enum class Switching { wormhole, store_and_forward };
 enum class SendMode { blocking, nonblocking };  // the Delta's csend and isend
@@ -74,6 +85,10 @@ struct Machine {
   double recv_us = 0;
   // loggp (µs; G per byte)
   double L = 0, o = 0, g = 0, G = 0;
+  // host: the registered model's name, its figures as given, and their HostCosts
+  std::string host_model;
+  std::vector<double> figures;
+  HostCosts host;
   // mesh
   MeshSpec mesh;
   SendMode send_mode = SendMode::blocking;
@@ -125,8 +140,25 @@ Placement parse_placement(std::string_view text, std::uint64_t seed);
 // the list is not a set of distinct in-range nodes of length ≥ p).
 std::vector<std::int64_t> place_ranks(const MeshSpec& mesh, const Placement& placement, int p);
 
-// The machine's receive-side λ view for messages of `bytes` on the complete-graph models
-// (postal: λ; sr: 1 + r/s; loggp: (2o + L + (b−1)G)/max(o, g + (b−1)G)); 0 for mesh; a
+// The host costs of a machine (postal, sr, logp, mesh, a registered model) in the one
+// vocabulary (host_model.hpp), which is all the engine reads of them:
+//   postal λ     send_overhead 1, send_gap 1, wire λ, recv_overhead 0, recv_gap 1 (units of one send)
+//   sr s r       send_overhead s, send_gap s, wire s, recv_overhead r, recv_gap 0
+//   logp L o g G send_overhead o, send_gap g + G·b', wire o + L, recv_overhead o + G·b',
+//                recv_gap g + G·b', b' = b − 1 (first_byte_free; LogGOPSim with O = 0)
+//   mesh         send_overhead: the send mode's overhead (base, per byte, per packet), recv_overhead
+//                its own; no gaps, wire 0 (the network delivers: links, routers, packets)
+//   host         the registered model's costs of its figures
+// reduce and copy are not host costs of a message (Machine::reduce_us_per_byte, copy_us_per_byte).
+// A cluster → PB_CHECK (its levels have the host costs).
+HostCosts normalised_host_costs(const Machine& m);
+
+// A HostCosts term for a message of `bytes` in `packets` packets (bytes charged as HostCosts says).
+double cost_at(const HostCosts& costs, const Linear& term, std::uint64_t bytes, std::uint64_t packets = 1);
+
+// The machine's receive-side λ view for messages of `bytes` on the complete-graph models: a
+// message's (wire + recv_overhead) over a round's max(send_overhead, send_gap), 0 when that
+// round is 0 (postal: λ; sr: 1 + r/s; loggp: (2o + L + (b−1)G)/max(o, g + (b−1)G)); 0 for mesh; a
 // cluster's inter-node level when it has more than one node, else its intra-node level.
 double nominal_lambda(const Machine& m, std::uint64_t bytes);
 

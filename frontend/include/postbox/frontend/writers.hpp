@@ -41,7 +41,4 @@ std::string local_profile_toml(const Calibration& c);
 // c.inter missing → InputError.
 std::string local_cluster_profile_toml(const Calibration& c);
 
-// The machine-string name of a model kind: postal, sr, logp, mesh, cluster.
-const char* model_kind_name(sim::ModelKind kind);
-
 }  // namespace postbox::frontend
