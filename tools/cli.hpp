@@ -65,17 +65,13 @@ RanksMode parse_ranks_option(const std::string& text);
 // Parses an int in 1..hi from an option's text (parse.hpp's grammar); InputError naming --NAME.
 int parse_positive(const std::string& name, const std::string& text, int hi = 1'000'000'000);
 
-// Options that bind to text, for the library's option tables (collectives/selection.hpp: the
-// plan selection, the emulated run): given() returns name → text of each option that was given,
-// an empty value included, ready for select_plan() / select_emulated_run(). `defaults` are only
-// shown in --help (the library applies them); `skip` leaves options out.
 // run and plan: --bytes 0 unless given (a barrier or a notification carries no data).
 inline const SelectionContext kRunDefaults{{{"bytes", "0"}}, {}};
 
-// v as the selection's parsers read a decimal (no exponent), to 12 decimals: sweep's values and
-// the explorer's numbers become option text.
-std::string decimal_text(double v);
-
+// Options that bind to text, for frontend/'s option tables (frontend/selection.hpp: the plan
+// selection, the emulated run): given() returns name → text of each option that was given, an
+// empty value included, ready for select_plan() / select_emulated_run(). `defaults` are only
+// shown in --help (the library applies them); `skip` leaves options out.
 class TextOptions {
  public:
   TextOptions(CLI::App* cmd, const std::vector<SelectionOption>& options,

@@ -22,13 +22,4 @@ std::map<std::string, std::string> TextOptions::given() const {
   return out;
 }
 
-std::string decimal_text(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.12f", v);
-  std::string t = buf;
-  while (!t.empty() && t.back() == '0') t.pop_back();
-  if (!t.empty() && t.back() == '.') t.pop_back();
-  return t == "-0" ? "0" : t;
-}
-
 }  // namespace postbox::cli
