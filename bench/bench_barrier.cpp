@@ -1,4 +1,4 @@
-// Barrier benchmark, standalone: the same measurement as `postbox bench barrier` (tools/barrier_bench.hpp,
+// Barrier benchmark, standalone: the same measurement as `postbox bench barrier` (bench/harness/barrier_bench.hpp,
 // EPCC syncbench method, competitors interleaved round by round), every competitor side by side.
 // Usage: bench_barrier [--quick] [p ...]
 #include <cstdio>
