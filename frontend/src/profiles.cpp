@@ -33,6 +33,13 @@ Provenance provenance() {
   return p;
 }
 
+// The [calibration] table's first lines: where and when the figures were measured.
+void provenance_fields(std::ostringstream& o, const Provenance& pv) {
+  o << "[calibration]\n";
+  o << "host = \"" << pv.host << "\"\n";
+  o << "date = \"" << pv.date << "\"\n";
+}
+
 // A kind "sr" model's two fields (the [model] table of a `local` profile).
 void sr_fields(std::ostringstream& o, const LatencyFigures& c) {
   o << "kind = \"sr\"\n";
@@ -63,9 +70,7 @@ std::string local_profile_toml(const Calibration& c) {
   o << "description = \"this machine (" << pv.host << "), measured by postbox calibrate on " << pv.date << "\"\n";
   o << "[model]\n";
   sr_fields(o, c);
-  o << "[calibration]\n";
-  o << "host = \"" << pv.host << "\"\n";
-  o << "date = \"" << pv.date << "\"\n";
+  provenance_fields(o, pv);
   o << "method = \"postbox calibrate: Cordsen notification times, Bruck experiments 1 and 2, k = 1.." << c.k_max
     << ", " << c.trials << " trials, median of " << c.runs << " runs\"\n";
   calibration_fields(o, c, "");
@@ -92,9 +97,7 @@ std::string local_cluster_profile_toml(const Calibration& c) {
   sr_fields(o, c);
   o << "[inter]\n";
   sr_fields(o, x);
-  o << "[calibration]\n";
-  o << "host = \"" << pv.host << "\"\n";
-  o << "date = \"" << pv.date << "\"\n";
+  provenance_fields(o, pv);
   o << "method = \"postbox calibrate --mpi: Cordsen notification times, Bruck experiments 1 and 2; inside a process "
        "mailboxes between two threads, k = 1.."
     << c.k_max << ", " << c.trials << " trials, median of " << c.runs
