@@ -7,7 +7,7 @@
 #include "postbox/collectives/plans.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/plan.hpp"
-#include "postbox/runtime/plan_export.hpp"
+#include "postbox/frontend/plan_export.hpp"
 #include "postbox/emulator/machine.hpp"
 #include "postbox/frontend/selection.hpp"
 

@@ -24,7 +24,7 @@
 #include "postbox/runtime/executor.hpp"
 #include "postbox/runtime/limits.hpp"
 #include "postbox/runtime/parse.hpp"
-#include "postbox/runtime/plan_export.hpp"
+#include "postbox/frontend/plan_export.hpp"
 #include "postbox/runtime/team.hpp"
 #ifdef POSTBOX_HAVE_MPI
 #include "postbox/cluster/job.hpp"

@@ -18,7 +18,7 @@
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/rational.hpp"
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/goal_parse.hpp"
+#include "postbox/frontend/goal_parse.hpp"
 #include "postbox/emulator/schedule.hpp"
 #include "postbox/emulator/calibrate.hpp"
 #include "postbox/emulator/simulator.hpp"

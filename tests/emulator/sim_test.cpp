@@ -19,8 +19,8 @@
 #include "postbox/collectives/s2p.hpp"
 #include "postbox/frontend/selection.hpp"
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/goal_parse.hpp"
-#include "postbox/runtime/plan_export.hpp"
+#include "postbox/frontend/goal_parse.hpp"
+#include "postbox/frontend/plan_export.hpp"
 #include "postbox/emulator/calibrate.hpp"
 #include "postbox/emulator/machine.hpp"
 

@@ -1,5 +1,5 @@
 #include "postbox/explorer/api.hpp"
-#include "postbox/runtime/plan_export.hpp"
+#include "postbox/frontend/plan_export.hpp"
 
 #include <gtest/gtest.h>
 

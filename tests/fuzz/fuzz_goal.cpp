@@ -5,7 +5,7 @@
 
 #include "fuzz_support.hpp"
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/goal_parse.hpp"
+#include "postbox/frontend/goal_parse.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

@@ -6,7 +6,7 @@
 
 #include "fuzz_support.hpp"
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/plan_export.hpp"
+#include "postbox/frontend/plan_export.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

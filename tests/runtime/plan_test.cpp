@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/goal_parse.hpp"
-#include "postbox/runtime/plan_export.hpp"
+#include "postbox/frontend/goal_parse.hpp"
+#include "postbox/frontend/plan_export.hpp"
 
 namespace postbox {
 namespace {

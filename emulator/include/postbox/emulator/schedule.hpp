@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "postbox/runtime/goal_parse.hpp"
+#include "postbox/runtime/goal.hpp"
 #include "postbox/runtime/plan.hpp"
 
 namespace postbox::sim {

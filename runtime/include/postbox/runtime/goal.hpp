@@ -1,21 +1,10 @@
-// A reader for GOAL schedules (LogGOPSim's text format, the grammar of its txt2bin): used to
-// read back what plan_to_goal() writes and compare it with the plan.
-//
-// Accepted: `num_ranks N`; `rank R {` ... `}`; inside a rank, one item per line:
-// `[label:] send <n>b to <peer> [tag <t>] [cpu <c>] [nic <k>]`,
-// `[label:] recv <n>b from <peer|-1> [tag <t|-1>] [cpu <c>] [nic <k>]`,
-// `[label:] calc <n> [cpu <c>]`, `<label> requires <label>`, `<label> irequires <label>`;
-// `//` line comments and `/* */` block comments. Labels are [a-zA-Z][a-zA-Z0-9_]*, scoped to
-// their rank, and must be defined before a dependency names them (as in txt2bin).
-//
-// postbox's own directives ride in `//` comments, so LogGOPSim ignores them (plan_export.hpp):
-// `// postbox: time-unit 1e-K` (0 <= K <= 6: calc values are in 10^-K of the machine's unit),
-// `// postbox: pacing delay-receive|delay-send L`, and `// postbox: round R` after an op.
+// A GOAL schedule (LogGOPSim's text format) as data: ranks, their ops and the dependencies
+// between them. frontend/goal_parse.hpp reads the text; the emulator runs it
+// (emulator/schedule.hpp: schedule_of_goal).
 #pragma once
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "postbox/runtime/plan.hpp"
@@ -59,9 +48,5 @@ struct GoalSchedule {
   Pacing pacing = Pacing::none;
   std::uint32_t pacing_latency = 0;
 };
-
-// Syntax errors, a dependency on an undefined label, a rank block given twice, a malformed
-// postbox directive, or a missing num_ranks → InputError naming the line.
-GoalSchedule parse_goal(std::string_view text);
 
 }  // namespace postbox

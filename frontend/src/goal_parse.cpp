@@ -1,4 +1,4 @@
-#include "postbox/runtime/goal_parse.hpp"
+#include "postbox/frontend/goal_parse.hpp"
 
 #include <cctype>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "postbox/runtime/plan_export.hpp"
+#include "postbox/frontend/plan_export.hpp"
 
 #include <nlohmann/json.hpp>
 
