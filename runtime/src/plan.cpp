@@ -788,19 +788,13 @@ void derive_dependencies(Plan& plan) {
 
 std::vector<std::uint32_t> match_messages(const Plan& plan) { return match_by_sequence(plan, sequence_numbers(plan)); }
 
-std::optional<std::string> validate(const Plan& plan) {
-  const int p = plan.p;
-  if (p < 1) return "plan has p = " + std::to_string(p) + " (need at least 1)";
-  if (plan.rank_count() != p) {
-    return "plan has " + std::to_string(plan.rank_count()) + " rank programs for p = " + std::to_string(p);
-  }
-  if (plan.user_bytes.size() != static_cast<std::size_t>(p) || plan.scratch_bytes.size() != static_cast<std::size_t>(p)) {
-    return "plan's user_bytes/scratch_bytes do not have p = " + std::to_string(p) + " entries";
-  }
-  if (plan.elem_bytes == 0) return "plan has elem_bytes = 0";
-  if (plan.root < -1 || plan.root >= p) return "plan root " + std::to_string(plan.root) + " is outside -1..p-1";
+namespace {
 
-  // Per-op checks.
+// Each op on its own: deps point backwards, regions inside their buffers, peers in range,
+// messages at most 1 GiB, local ops of matching sizes (reduce: whole elements; copy: no partial
+// overlap).
+std::optional<std::string> check_ops(const Plan& plan) {
+  const int p = plan.p;
   for (int r = 0; r < p; ++r) {
     const RankOps ops = plan.ops(r);
     const std::uint64_t limits[2] = {plan.user_bytes[static_cast<std::size_t>(r)],
@@ -842,9 +836,15 @@ std::optional<std::string> validate(const Plan& plan) {
     }
   }
 
-  // Matching: the k-th send a→b against the k-th recv at b from a.
-  const std::vector<std::uint32_t> seq = sequence_numbers(plan);
-  const std::vector<std::uint32_t> partner = match_by_sequence(plan, seq);
+  return std::nullopt;
+}
+
+// Matching: the k-th send a→b against the k-th recv at b from a (seq: each op's number among
+// its pair's sends or receives; partner: its match, kUnmatched if none), tags as finalize()
+// numbers them, sizes equal.
+std::optional<std::string> check_matching(const Plan& plan, const std::vector<std::uint32_t>& seq,
+                                          const std::vector<std::uint32_t>& partner) {
+  const int p = plan.p;
   for (int r = 0; r < p; ++r) {
     const RankOps ops = plan.ops(r);
     const std::uint32_t base = plan.first_op(r);
@@ -880,8 +880,13 @@ std::optional<std::string> validate(const Plan& plan) {
     }
   }
 
-  // Hazards: two ops touching the same bytes (one of them writing) must be ordered by deps,
-  // or an executor that follows only the deps (the emulator, GOAL) could race them.
+  return std::nullopt;
+}
+
+// Hazards: two ops touching the same bytes (one of them writing) must be ordered by deps,
+// or an executor that follows only the deps (the emulator, GOAL) could race them.
+std::optional<std::string> check_hazards(const Plan& plan) {
+  const int p = plan.p;
   Sweep sweep;
   std::vector<std::uint32_t> cand, mark, stack;
   std::vector<std::pair<Region, std::uint32_t>> spans;
@@ -918,6 +923,27 @@ std::optional<std::string> validate(const Plan& plan) {
     }
   }
 
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> validate(const Plan& plan) {
+  const int p = plan.p;
+  if (p < 1) return "plan has p = " + std::to_string(p) + " (need at least 1)";
+  if (plan.rank_count() != p) {
+    return "plan has " + std::to_string(plan.rank_count()) + " rank programs for p = " + std::to_string(p);
+  }
+  if (plan.user_bytes.size() != static_cast<std::size_t>(p) || plan.scratch_bytes.size() != static_cast<std::size_t>(p)) {
+    return "plan's user_bytes/scratch_bytes do not have p = " + std::to_string(p) + " entries";
+  }
+  if (plan.elem_bytes == 0) return "plan has elem_bytes = 0";
+  if (plan.root < -1 || plan.root >= p) return "plan root " + std::to_string(plan.root) + " is outside -1..p-1";
+  if (auto problem = check_ops(plan)) return problem;
+  const std::vector<std::uint32_t> seq = sequence_numbers(plan);
+  const std::vector<std::uint32_t> partner = match_by_sequence(plan, seq);
+  if (auto problem = check_matching(plan, seq, partner)) return problem;
+  if (auto problem = check_hazards(plan)) return problem;
   return run_in_program_order(plan, partner, 0);
 }
 
