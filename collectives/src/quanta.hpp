@@ -22,6 +22,9 @@
 
 namespace postbox::internal {
 
+// InputError unless n >= 1 (a tree or a table of n ranks).
+void check_n(std::int64_t n);
+
 // InputError: the exact times of `shape` over p ranks would overflow 64 bits.
 [[noreturn]] void throw_times_overflow(std::string_view shape, std::int64_t p);
 

@@ -470,4 +470,145 @@ Tree build_tree(const ShapeSpec& shape, int p, int root, const SendRecv& model, 
   return finish(shape, p, root, model, std::move(ch));
 }
 
+// ---- the postal shapes built from the model: greedy and the λ-tree ----
+
+Tree greedy_two_queue_tree(int p, const SendRecv& model) {
+  const internal::Quanta q = internal::to_quanta(model);
+  if (p < 1) throw InputError("p must be at least 1, got " + std::to_string(p));
+  struct Entry {
+    int node;
+    std::int64_t ready;
+  };
+  const auto np = static_cast<std::size_t>(p);
+  std::vector<Entry> old_q, new_q;  // append-only with read heads: each stays sorted by `ready`
+  old_q.reserve(np);
+  new_q.reserve(np);
+  std::size_t old_head = 0, new_head = 0;
+  std::vector<std::int64_t> act(np, 0);
+  Tree tree;
+  tree.shape = "greedy";
+  tree.p = p;
+  tree.root = 0;
+  tree.model = model;
+  tree.parent.assign(np, -1);
+  tree.children.assign(np, {});
+  new_q.push_back({0, 0});
+  for (int size = 1; size < p; ++size) {
+    const bool take_old = old_head < old_q.size() &&
+                          (new_head == new_q.size() || old_q[old_head].ready <= new_q[new_head].ready);
+    const Entry e = take_old ? old_q[old_head++] : new_q[new_head++];
+    const std::int64_t sent = internal::Quanta::add(e.ready, q.s, "greedy", p);
+    const std::int64_t active = internal::Quanta::add(sent, q.r, "greedy", p);
+    act[static_cast<std::size_t>(size)] = active;
+    tree.parent[static_cast<std::size_t>(size)] = e.node;
+    tree.children[static_cast<std::size_t>(e.node)].push_back(size);
+    new_q.push_back({size, active});
+    old_q.push_back({e.node, sent});
+  }
+  tree.time.reserve(np);
+  std::int64_t done = 0;
+  for (std::int64_t a : act) {
+    tree.time.push_back(q.time(a, "greedy", p));
+    done = std::max(done, a);
+  }
+  tree.completion = q.time(done, "greedy", p);
+  return tree;
+}
+
+LambdaTreeTable LambdaTreeTable::build(std::int64_t n, const SendRecv& model) {
+  const internal::Quanta q = internal::to_quanta(model);
+  internal::check_n(n);
+  LambdaTreeTable t;
+  t.n_ = n;
+  t.s_ = q.s;
+  t.r_ = q.r;
+  t.quantum_num_ = q.q_num;
+  t.quantum_den_ = q.q_den;
+  t.model_ = model;
+  t.table_ = internal::quanta_table(q, kMaxTable + 2, n);
+  t.budget_ = static_cast<std::int64_t>(t.table_.size()) - 1;
+  return t;
+}
+
+Rational LambdaTreeTable::completion() const {
+  return internal::Quanta{s_, r_, quantum_num_, quantum_den_}.time(budget_, "lambda", n_);
+}
+
+namespace {
+// One step of the implicit λ-tree walk: the node `lo` heads [lo, lo + size) with `budget`
+// quanta left; it sends to the leader of S'' first (S' fully loaded).
+struct Walk {
+  std::int64_t lo, size, budget, ready;
+};
+}  // namespace
+
+std::int64_t LambdaTreeTable::parent(std::int64_t v) const {
+  PB_CHECK(v >= 0 && v < n_, "rank outside the tree");
+  Walk w{0, n_, budget_, 0};
+  std::int64_t par = -1;
+  while (v != w.lo) {
+    const std::int64_t n1 = std::min(table_[static_cast<std::size_t>(w.budget - s_)], w.size - 1);
+    if (v >= w.lo + n1) {
+      par = w.lo;
+      w = Walk{w.lo + n1, w.size - n1, w.budget - s_ - r_, w.ready + s_ + r_};
+    } else {
+      w = Walk{w.lo, n1, w.budget - s_, w.ready + s_};
+    }
+  }
+  return par;
+}
+
+Rational LambdaTreeTable::time(std::int64_t v) const {
+  PB_CHECK(v >= 0 && v < n_, "rank outside the tree");
+  Walk w{0, n_, budget_, 0};
+  std::int64_t act = 0;
+  while (v != w.lo) {
+    const std::int64_t n1 = std::min(table_[static_cast<std::size_t>(w.budget - s_)], w.size - 1);
+    if (v >= w.lo + n1) {
+      act = w.ready + s_ + r_;
+      w = Walk{w.lo + n1, w.size - n1, w.budget - s_ - r_, act};
+    } else {
+      w = Walk{w.lo, n1, w.budget - s_, w.ready + s_};
+    }
+  }
+  return internal::Quanta{s_, r_, quantum_num_, quantum_den_}.time(act, "lambda", n_);
+}
+
+Tree LambdaTreeTable::materialize() const {
+  PB_CHECK(n_ <= std::int64_t{1} << 30, "tree too large to materialise");
+  const internal::Quanta q{s_, r_, quantum_num_, quantum_den_};
+  const auto np = static_cast<std::size_t>(n_);
+  Tree tree;
+  tree.shape = "lambda";
+  tree.p = static_cast<int>(n_);
+  tree.root = 0;
+  tree.model = model_;
+  tree.parent.assign(np, -1);
+  tree.children.assign(np, {});
+  std::vector<std::int64_t> act(np, 0);
+  std::vector<Walk> stack{Walk{0, n_, budget_, 0}};
+  while (!stack.empty()) {
+    Walk w = stack.back();
+    stack.pop_back();
+    const auto root = static_cast<std::size_t>(w.lo);
+    while (w.size > 1) {
+      const std::int64_t n1 = std::min(table_[static_cast<std::size_t>(w.budget - s_)], w.size - 1);
+      const std::int64_t leader = w.lo + n1;
+      tree.parent[static_cast<std::size_t>(leader)] = static_cast<int>(w.lo);
+      tree.children[root].push_back(static_cast<int>(leader));
+      act[static_cast<std::size_t>(leader)] = w.ready + s_ + r_;
+      stack.push_back(Walk{leader, w.size - n1, w.budget - s_ - r_, w.ready + s_ + r_});
+      w = Walk{w.lo, n1, w.budget - s_, w.ready + s_};
+    }
+  }
+  tree.time.reserve(np);
+  std::int64_t done = 0;
+  for (std::int64_t a : act) {
+    tree.time.push_back(q.time(a, "lambda", n_));
+    done = std::max(done, a);
+  }
+  tree.completion = q.time(done, "lambda", n_);
+  return tree;
+}
+
 }  // namespace postbox

@@ -114,4 +114,35 @@ struct HierLevels {
 // threads' placement). processes < 1, threads < 1 or too many ranks → InputError.
 std::vector<std::vector<int>> cluster_groups(int processes, int threads, const std::vector<std::vector<int>>& inside = {});
 
+// The greedy two-queue O(n) construction, generalised to (s, r): repeatedly the earliest-free
+// node (the smaller front of the "old" and "new" queues; the old one on a tie) sends to a new
+// node. Ranks are numbered in activation order; rooted at 0. Completion = s·T_λ(p).
+Tree greedy_two_queue_tree(int p, const SendRecv& model);
+
+// The bottom-up construction (§2.3, §2.5): the table N'(0..T') of eq. 2 generalised to (s, r) is
+// built in O(T') = O(f·log n) time and space; the tree is then implicit. Node v's subtree is
+// the rank interval [v, v + size); its root sends first to the leader of S'' = the last
+// size − n' ranks, with n' = min(N'(B − s), size − 1) where B is the time budget left (S' fully
+// loaded, Bruck's n_max). parent()/time() answer in O(depth) without materialising anything.
+class LambdaTreeTable {
+ public:
+  static LambdaTreeTable build(std::int64_t n, const SendRecv& model);
+
+  [[nodiscard]] std::int64_t n() const noexcept { return n_; }
+  [[nodiscard]] Rational completion() const;  // s·T_λ(n)
+  [[nodiscard]] std::int64_t parent(std::int64_t v) const;  // −1 for the root 0
+  [[nodiscard]] Rational time(std::int64_t v) const;
+  [[nodiscard]] std::size_t table_size() const noexcept { return table_.size(); }
+  // The explicit tree, O(n).
+  [[nodiscard]] Tree materialize() const;
+
+ private:
+  std::int64_t n_ = 0;
+  std::int64_t s_ = 1, r_ = 0;  // in quanta
+  std::int64_t quantum_num_ = 1, quantum_den_ = 1;  // one quantum in model units
+  std::int64_t budget_ = 0;     // T' in quanta
+  std::vector<std::int64_t> table_;
+  SendRecv model_;
+};
+
 }  // namespace postbox
