@@ -94,20 +94,7 @@ void run_sim(const SimArgs& a) {
     if (!out) throw InputError("cannot write --trace file '" + a.trace + "': " + std::strerror(errno));
   }
   if (a.json) {
-    nlohmann::json j;
-    j["machine"] = machine;
-    j["op"] = schedule.op;
-    j["algo"] = schedule.algo;
-    j["p"] = schedule.p;
-    j["bytes"] = schedule.bytes;
-    j["time_us"] = r.time_us;
-    j["time_ticks"] = r.time_ticks;  // exact: 10^-6 of the model's unit (docs/emulator.md)
-    j["messages"] = r.messages;
-    j["events"] = r.events;
-    j["inline_steps"] = r.inline_steps;  // mesh steps handled inside the event before them
-    j["packets"] = r.packets;
-    j["channel_waits"] = r.channel_waits;  // mesh: a packet got a channel after the tick it asked
-    j["channel_ties"] = r.channel_ties;    // wormhole: ... and the holder before it asked at that tick
+    nlohmann::json j = frontend::sim_result_json(r, machine, schedule.op, schedule.algo, schedule.p, schedule.bytes);
     j["events_per_s"] = eps;  // the only field that depends on the host's speed
     j["per_rank_us"] = nullptr;
     // per_rank_us is written here, not through nlohmann::json: 10^7 ranks would take GiBs there.

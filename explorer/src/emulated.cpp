@@ -120,22 +120,14 @@ nlohmann::json emulated_run_json(const SimRequest& request, const SimSetup& setu
   const sim::Machine& m = setup.machine;
   const sim::SimResult res = traced_run(request, setup);
 
-  nlohmann::json j;
-  j["machine"] = request.machine;
+  nlohmann::json j = frontend::sim_result_json(res, request.machine, plan.op, plan.algo, plan.p,
+                                                  static_cast<std::uint64_t>(request.bytes));
   j["model"] = sim::model_name(m);
-  j["op"] = plan.op;
-  j["algo"] = plan.algo;
-  j["p"] = plan.p;
-  j["bytes"] = request.bytes;
-  j["time_us"] = res.time_us;
   // `postbox sim` prints "time     %.3f us" (or units of one send on the postal model).
   char text[64];
   std::snprintf(text, sizeof text, "%.3f", res.time_us);
   j["time_text"] = text;
   j["time_unit"] = m.kind == sim::ModelKind::postal ? "units of one send" : "us";
-  j["messages"] = res.messages;
-  j["packets"] = res.packets;
-  j["events"] = res.events;
   j["per_rank_us"] = res.per_rank_us;
   j["command"] = sim_command_line(request);
 

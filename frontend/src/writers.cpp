@@ -5,6 +5,25 @@
 
 namespace postbox::frontend {
 
+nlohmann::json sim_result_json(const sim::SimResult& r, const std::string& machine, const std::string& op,
+                               const std::string& algo, int p, std::uint64_t bytes) {
+  nlohmann::json j;
+  j["machine"] = machine;
+  j["op"] = op;
+  j["algo"] = algo;
+  j["p"] = p;
+  j["bytes"] = bytes;
+  j["time_us"] = r.time_us;
+  j["time_ticks"] = r.time_ticks;
+  j["messages"] = r.messages;
+  j["events"] = r.events;
+  j["inline_steps"] = r.inline_steps;
+  j["packets"] = r.packets;
+  j["channel_waits"] = r.channel_waits;
+  j["channel_ties"] = r.channel_ties;
+  return j;
+}
+
 std::string error_line(const InputError& error) {
   if (const auto* field_error = dynamic_cast<const FieldError*>(&error)) return field_error->render("--");
   return error.what();

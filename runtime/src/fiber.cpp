@@ -18,6 +18,7 @@
 #endif
 
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/internal/sync.hpp"
 
 // AddressSanitizer keeps its own idea of the stack each thread runs on; a switch it is not told
 // about makes it report stack errors that are none (and lose its fake stacks). GCC defines
@@ -117,7 +118,7 @@ std::vector<const FiberWorker*>& registry() {
 
 // What the scheduler reads on every pass comes first, on one cache line: the wait is copied in
 // (not pointed to), so polling a rank reads this line and the predicate's own object only.
-struct alignas(64) FiberWorker::Slot {
+struct alignas(internal::kCacheLine) FiberWorker::Slot {
   bool in_wait = false;    // suspended in a wait: `wait` is valid
   bool announced = false;  // before_block ran during this wait
   bool done = false;

@@ -7,6 +7,7 @@
 #include "postbox/collectives/rational.hpp"
 #include "postbox/collectives/tree.hpp"
 #include "postbox/emulator/machine.hpp"
+#include "postbox/emulator/simulator.hpp"
 #include "postbox/runtime/calibrate.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/topology.hpp"
@@ -26,6 +27,14 @@ nlohmann::ordered_json tree_json(const Tree& t);
 // last_pu}]. bytes is hwloc's cache or memory size, 0 for a synthetic topology (its description
 // gives no sizes, and hwloc's defaults would read as measured ones).
 nlohmann::json topology_json(const Topology& t);
+
+// An emulated run's figures (`postbox sim --json`, the explorer's /api/sim): machine, op, algo,
+// p, bytes, time_us, time_ticks (exact: 10^-6 of the model's unit), messages, events,
+// inline_steps (mesh steps handled inside the event before them), packets, channel_waits (mesh:
+// a packet got a channel after the tick it asked), channel_ties (wormhole: ... and the holder
+// before it asked at that tick). Each front end adds its own fields around these.
+nlohmann::json sim_result_json(const sim::SimResult& r, const std::string& machine, const std::string& op,
+                               const std::string& algo, int p, std::uint64_t bytes);
 
 // The one line an InputError is reported with, by the CLI (stderr, exit 2) and the explorer
 // (HTTP 400) alike: a FieldError's fields spelt as options ("--algo"), any other what().

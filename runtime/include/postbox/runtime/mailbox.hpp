@@ -81,6 +81,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "postbox/runtime/internal/sync.hpp"
 #include "postbox/runtime/wait.hpp"
 
 namespace postbox {
@@ -122,7 +123,7 @@ struct Inbox;
 struct Queued;
 }  // namespace internal
 
-class alignas(64) Mailboxes {
+class alignas(internal::kCacheLine) Mailboxes {
  public:
   static constexpr std::size_t kMaxMessageBytes = std::size_t{1} << 30;
 
@@ -233,7 +234,7 @@ class alignas(64) Mailboxes {
   std::unique_ptr<internal::Inbox[]> inboxes_;  // one per destination rank
 
   // A second line, written only when a ring is made.
-  alignas(64) std::atomic<std::uint64_t> ring_bytes_held_{0};
+  alignas(internal::kCacheLine) std::atomic<std::uint64_t> ring_bytes_held_{0};
   std::atomic<internal::Ring*> made_{nullptr};  // every ring made, through Ring::next_made
   // The calloc'ed blocks behind every Inbox::from and Inbox::queued array.
   void* slots_block_ = nullptr;

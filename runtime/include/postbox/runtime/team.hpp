@@ -90,6 +90,7 @@
 #include <thread>
 #include <vector>
 
+#include "postbox/runtime/internal/sync.hpp"
 #include "postbox/runtime/mailbox.hpp"
 #include "postbox/runtime/topology.hpp"
 #include "postbox/runtime/wait.hpp"
@@ -244,12 +245,12 @@ class Team {
   // and wakes start_word_; workers acquire generation_. Each worker's last act in a run is
   // remaining_.fetch_sub (acq_rel), and the caller acquires remaining_ == 0.
   const std::function<void(RankContext&)>* job_ = nullptr;
-  alignas(64) std::atomic<std::uint32_t> generation_{0};
+  alignas(internal::kCacheLine) std::atomic<std::uint32_t> generation_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint32_t> start_word_{0};
-  alignas(64) std::atomic<int> remaining_{0};
+  alignas(internal::kCacheLine) std::atomic<int> remaining_{0};
   std::atomic<std::uint32_t> done_word_{0};
-  alignas(64) std::atomic<bool> running_{false};
+  alignas(internal::kCacheLine) std::atomic<bool> running_{false};
   // Written only by the holder of abort_busy_ (abort_locked(), and run() when it resets).
   std::atomic<bool> aborted_{false};
   // abort() sets abort_requested_; the holder of abort_busy_ applies it (apply_requested_aborts).

@@ -1,6 +1,6 @@
 // Two facts every synchronisation structure of postbox shares: the cache line it pads its hot
 // words to, and the wrap-safe comparison of 64-bit phase counters. The mailboxes' rings, the
-// barrier engine and the cluster barrier take them from here.
+// barrier engine, the cluster barrier, the Team and the fiber workers take them from here.
 #pragma once
 
 #include <cstddef>
