@@ -144,8 +144,9 @@ void register_topo(CLI::App& app) {
       "each rank of a team of p would run. PUs are hwloc logical indices (L#); P# is the OS index.");
   CLI::Option* syn = cmd->add_option(
       "--synthetic", args->synthetic,
-      "Use an hwloc synthetic topology instead of this machine, e.g. \"pack:2 core:4 pu:2\" (at most\n"
-      "65536 PUs; hwloc builds it in a child process and must finish within 10 s)")
+      "Use an hwloc synthetic topology instead of this machine, e.g. \"pack:2 core:4 pu:2\", levels from\n"
+      "the outermost to pu (at most 2048 PUs: hwloc's time grows with the square of a level's objects;\n"
+      "it builds it in a child process that must finish within 10 s)")
       ->type_name("DESC");
   CLI::Option* xml = cmd->add_option("--xml", args->xml,
                                      "Use a topology exported by hwloc as XML (lstopo FILE.xml); hwloc reads it in a\n"

@@ -148,12 +148,15 @@ std::string read_file(const std::string& path) {
 // SVG, or an empty string with *why set when dot could not be run or failed.
 std::string run_graphviz(const std::string& dot_text, std::string* why) {
   const char* tmpdir = std::getenv("TMPDIR");
-  const std::string base = std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") + "/postbox-tree-XXXXXX";
+  const bool from_env = tmpdir != nullptr && *tmpdir != '\0';
+  const std::string dir = from_env ? tmpdir : "/tmp";
+  const std::string base = dir + "/postbox-tree-XXXXXX";
   std::vector<char> in_path(base.begin(), base.end());
   in_path.push_back('\0');
   const int fd = mkstemp(in_path.data());
   if (fd < 0) {
-    *why = std::string("cannot create a temporary file: ") + std::strerror(errno);
+    *why = "cannot create a temporary file in " + (from_env ? "TMPDIR '" + dir + "'" : "'" + dir + "'") + ": " +
+           std::strerror(errno);
     return {};
   }
   const std::string in_name(in_path.data());
@@ -476,7 +479,7 @@ std::string render_svg(const Tree& tree, const RenderOptions& options) {
   std::string why;
   std::string svg = internal::run_graphviz(render_dot(tree, options), &why);
   if (!svg.empty()) return svg;
-  if (options.svg_layout == SvgLayout::graphviz) throw InputError("graphviz layout failed: " + why);
+  if (options.svg_layout == SvgLayout::graphviz) throw InputError("the graphviz layout failed: " + why);
   svg = internal::render_svg_builtin(tree, options);
   const std::size_t after_decl = svg.find('\n') + 1;
   svg.insert(after_decl, "<!-- graphviz failed (" + internal::xml_escape(why) + "); built-in layout instead -->\n");

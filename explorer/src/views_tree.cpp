@@ -27,7 +27,8 @@ const std::vector<std::string>& compare_shapes() {
 }
 
 // hwloc's synthetic grammar in its simplest form, "type:N type:N ...", with at most
-// kMaxSyntheticPus leaves: hwloc itself takes minutes over some large descriptions.
+// kMaxSyntheticPus leaves (the library's limit: hwloc's time grows with the square of a level's
+// objects).
 Topology bounded_synthetic(const std::string& text) {
   std::int64_t leaves = 1;
   std::size_t at = 0;
@@ -49,7 +50,7 @@ Topology bounded_synthetic(const std::string& text) {
       refuse("the explorer takes 'type:N ...' with N a number, e.g. 'pack:2 core:4 pu:2'");
     }
     leaves *= std::stoll(token.substr(colon + 1));
-    if (leaves > kMaxSyntheticPus) refuse("more than " + std::to_string(kMaxSyntheticPus) + " PUs in the explorer");
+    if (leaves > kMaxSyntheticPus) refuse("more than " + std::to_string(kMaxSyntheticPus) + " PUs");
     ++levels;
     at = end;
   }

@@ -359,15 +359,15 @@ EmulatedRun select_emulated_run(const std::map<std::string, std::string>& given)
   if (op_takes_mesh(req.op)) ranks_mesh = s2p_request_mesh(req);  // near square unless --mesh: the plan's mesh
   run.machine = emulated_machine(given, req.p, ranks_mesh);
   const sim::Machine& m = run.machine;
-  if (m.kind == sim::ModelKind::cluster) {
+  // Only hier reads the topology (its classes are the nodes): no other algorithm waits for hwloc.
+  if (m.kind == sim::ModelKind::cluster && req.algo.rfind("hier", 0) == 0) {
     if (static_cast<std::uint64_t>(m.cluster.nodes) * static_cast<std::uint64_t>(m.cluster.cores_per_node) >
         Topology::kMaxSyntheticPus) {
-      if (req.algo.rfind("hier", 0) == 0)
-        throw InputError("algo " + req.algo + " on a cluster needs at most " + std::to_string(Topology::kMaxSyntheticPus) +
-                         " cores in all (the topology it is built on)");
-    } else {
-      run.request.topology = cluster_topology(m.cluster);
+      throw InputError("--algo " + req.algo + " on a cluster needs at most " + std::to_string(Topology::kMaxSyntheticPus) +
+                       " cores in all (the topology it is built on), --machine '" + machine + "' has " +
+                       std::to_string(static_cast<std::uint64_t>(m.cluster.nodes) * m.cluster.cores_per_node));
     }
+    run.request.topology = cluster_topology(m.cluster);
   }
   const bool is_mesh = m.kind == sim::ModelKind::mesh;
   if (!req.lambda && !req.model) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -412,11 +413,31 @@ std::shared_ptr<TopologyImpl> load_export(Topology::Source source, const std::st
   return finish_load(std::move(impl), what);
 }
 
+// The depth of an hwloc synthetic level type, outermost first, or -1 for a type that may sit at
+// several depths (numa, group) or one postbox does not know (hwloc judges those).
+int synthetic_depth(std::string_view type) {
+  std::string t;
+  for (const char c : type) t.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  if (t == "machine") return 0;
+  if (t == "pack" || t == "package" || t == "socket") return 1;
+  if (t == "die") return 2;
+  if (t == "l3" || t == "l3cache" || t == "l3u" || t == "l3ucache") return 3;
+  if (t == "l2" || t == "l2cache" || t == "l2u" || t == "l2ucache" || t == "l2d" || t == "l2dcache") return 4;
+  if (t == "l1" || t == "l1cache" || t == "l1d" || t == "l1dcache" || t == "l1u" || t == "l1ucache") return 5;
+  if (t == "core") return 6;
+  if (t == "pu") return 7;
+  return -1;
+}
+
 // The PUs a synthetic description names ("pack:2 core:4 pu:2" → 16), or 0 when a level is not
-// of the plain TYPE:N form (hwloc then judges it; the deadline still applies).
+// of the plain TYPE:N form (hwloc then judges it; the deadline still applies). A level that lies
+// inside the one after it (core:2 pack:2) → InputError.
 std::uint64_t synthetic_pus(std::string_view desc) {
   std::uint64_t total = 1;
   std::size_t pos = 0;
+  int depth = -1;
+  std::string_view outer;
+  bool plain = true;
   while (pos < desc.size()) {
     while (pos < desc.size() && desc[pos] == ' ') ++pos;
     if (pos >= desc.size()) break;
@@ -424,16 +445,33 @@ std::uint64_t synthetic_pus(std::string_view desc) {
     const std::string_view level = desc.substr(pos, end - pos);
     pos = end;
     const std::size_t colon = level.find(':');
-    if (colon == std::string_view::npos) return 0;
+    if (colon == std::string_view::npos) {
+      plain = false;
+      continue;
+    }
+    if (const int d = synthetic_depth(level.substr(0, colon)); d >= 0) {
+      if (d <= depth) {
+        throw InputError("synthetic topology '" + std::string(desc) + "': level '" + std::string(level) + "' lies inside '" +
+                         std::string(outer) + "' before it (levels go from the outermost, pack, to the innermost, pu)");
+      }
+      depth = d;
+      outer = level;
+    }
     std::string_view count = level.substr(colon + 1);
     count = count.substr(0, count.find('('));
     std::uint64_t n = 0;
     const auto [ptr, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
-    if (ec == std::errc::result_out_of_range) return UINT64_MAX;
-    if (ec != std::errc() || ptr != count.data() + count.size()) return 0;
+    if (ec == std::errc::result_out_of_range) {
+      total = UINT64_MAX;
+      continue;
+    }
+    if (ec != std::errc() || ptr != count.data() + count.size()) {
+      plain = false;
+      continue;
+    }
     total = n != 0 && total > UINT64_MAX / n ? UINT64_MAX : total * n;
   }
-  return total;
+  return plain ? total : 0;
 }
 
 }  // namespace

@@ -381,7 +381,7 @@ INSTANTIATE_TEST_SUITE_P(
             "--s may have at most 3 decimals (or a denominator up to 1000) in the explorer, got 0.0001"),
         ROW("tree", {{"shape", "fibo"}, {"p", "8"}, {"lambda", "10001"}}, "--lambda must be at most 10000 in the explorer, got 10001"),
         ROW("tree", {{"shape", "hier"}, {"p", "8"}, {"synthetic", "core:65536 pu:1"}},
-            "--synthetic 'core:65536 pu:1': more than 4096 PUs in the explorer"),
+            "--synthetic 'core:65536 pu:1': more than 2048 PUs"),
         ROW("alpha-ranges", {{"lambda", "2"}, {"n-max", "2001"}}, "--n-max must be at most 2000 in the explorer, got 2001"),
         ROW("scaling", {{"p-max", "1025"}}, "--p-max must be at most 1024 in the explorer, got 1025"),
         ROW("postal", {{"lambda", "2"}, {"n", "1000000001"}}, "--n is too large: 1000000001"),

@@ -343,9 +343,33 @@ TEST(Topology, SyntheticLimits) {
     (void)Topology::synthetic("pack:256 core:256 pu:2");
     FAIL() << "accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("has 131072 PUs, more than 65536"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has 131072 PUs, more than 2048"), std::string::npos) << e.what();
   }
   EXPECT_THROW((void)Topology::synthetic("pack:99999999999999999999999 pu:1"), InputError);
+  // The largest loads (the slowest shape at the limit: seven levels of 2048 objects).
+  EXPECT_EQ(Topology::synthetic("pack:2048 numa:1 l3:1 l2:1 l1:1 core:1 pu:1").pus(), 2048);
+  EXPECT_THROW((void)Topology::synthetic("pu:2049"), InputError);
+}
+
+// Levels go from the outermost to the innermost; numa and group may sit anywhere, and a type
+// postbox does not know is left to hwloc.
+TEST(Topology, SyntheticLevelsOutOfOrderAreRefused) {
+  auto error_of = [](const char* desc) -> std::string {
+    try {
+      (void)Topology::synthetic(desc);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_NE(error_of("core:2 pack:2 pu:1").find("level 'pack:2' lies inside 'core:2' before it"), std::string::npos)
+      << error_of("core:2 pack:2 pu:1");
+  EXPECT_NE(error_of("pack:2 pu:2 core:2").find("level 'core:2' lies inside 'pu:2'"), std::string::npos);
+  EXPECT_NE(error_of("pack:2 core:2 core:2").find("level 'core:2' lies inside 'core:2'"), std::string::npos);
+  EXPECT_NE(error_of("pack:2 L2:2 L3:2 pu:1").find("level 'L3:2' lies inside 'L2:2'"), std::string::npos);
+  EXPECT_EQ(Topology::synthetic("numa:2 pack:2 core:2 pu:1").pus(), 8);
+  EXPECT_EQ(Topology::synthetic("pack:2 numa:2 l3:1 core:2 pu:2").pus(), 16);
+  EXPECT_EQ(Topology::synthetic("Package:2 L3Cache:1 Core:2 PU:2").pus(), 8);
 }
 
 TEST(Placement, BoundsOfTheList) {

@@ -41,7 +41,7 @@ inline constexpr std::int64_t kMaxSimBytes = 1 << 20;  // /api/sim (bytes)
 inline constexpr std::int64_t kMaxSimMessages = 100'000;  // /api/sim: sends in the plan
 inline constexpr std::int64_t kMaxSimPackets = 50'000;    // /api/sim: packets of those sends on a mesh
 inline constexpr std::int64_t kMaxMeshNodes = 4096;  // /api/sim (mesh nodes)
-inline constexpr int kMaxSyntheticPus = 4096;      // /api/tree?shape=hier&synthetic=...
+inline constexpr int kMaxSyntheticPus = 2048;      // /api/tree?shape=hier&synthetic=... (Topology::kMaxSyntheticPus)
 // Model figures (λ, s, r): at most this magnitude and kMaxDecimals fraction digits (or a
 // denominator up to 10^kMaxDecimals), which keeps every exact time well inside 64 bits.
 inline constexpr std::int64_t kMaxModelValue = 10'000;
