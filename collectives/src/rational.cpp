@@ -119,8 +119,8 @@ Rational Rational::parse(std::string_view text, std::string_view what) {
   auto parse_int = [&](std::string_view s, bool allow_sign, std::int64_t limit) -> std::int64_t {
     bool neg = false;
     std::size_t i = 0;
-    if (allow_sign && i < s.size() && (s[i] == '-' || s[i] == '+')) {
-      neg = s[i] == '-';
+    if (allow_sign && i < s.size() && s[i] == '-') {  // parse.hpp's rule: '-' only, never '+'
+      neg = true;
       ++i;
     }
     if (i == s.size()) throw bad("missing digits");
@@ -146,8 +146,8 @@ Rational Rational::parse(std::string_view text, std::string_view what) {
   std::string_view ip = text.substr(0, dot);
   std::string_view fp = text.substr(dot + 1);
   bool neg = false;
-  if (!ip.empty() && (ip[0] == '-' || ip[0] == '+')) {
-    neg = ip[0] == '-';
+  if (!ip.empty() && ip[0] == '-') {
+    neg = true;
     ip.remove_prefix(1);
   }
   if (ip.empty() && fp.empty()) throw bad("missing digits");

@@ -218,10 +218,12 @@ Placement parse_placement(std::string_view text, std::uint64_t seed) {
     pl.kind = PlacementKind::list;
     for (auto part : split(text.substr(5), ',')) {
       const std::string s(part);
-      char* end = nullptr;
-      const long v = std::strtol(s.c_str(), &end, 10);
-      if (s.empty() || end != s.c_str() + s.size() || v < 0 || v > std::numeric_limits<int>::max())
+      std::int64_t v = -1;
+      try {
+        v = parse_int(s, "placement", 0, std::numeric_limits<int>::max());  // parse.hpp's grammar
+      } catch (const InputError&) {
         throw FieldError({FieldError::field("placement"), {" list: '" + s + "' is not a node number"}});
+      }
       pl.nodes.push_back(static_cast<int>(v));
     }
   } else {

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
 #include "postbox/runtime/mailbox.hpp"
 
 namespace postbox {
@@ -563,11 +564,12 @@ double parse_latency_ns(std::string_view name, std::string_view text, bool allow
   const std::string s(text);
   const std::string what = std::string(name) + " must be a " + (allow_zero ? "non-negative" : "positive") +
                            " number of nanoseconds, got '" + s + "'";
-  if (s.empty()) throw InputError(what);
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(s.c_str(), &end);
-  if (errno != 0 || end != s.c_str() + s.size() || !std::isfinite(v)) throw InputError(what);
+  double v = 0;
+  try {
+    v = parse_real(s, name);  // parse.hpp's grammar: no '+', no spaces, finite
+  } catch (const InputError&) {
+    throw InputError(what);
+  }
   if (allow_zero ? v < 0 : v <= 0) throw InputError(what);
   return v;
 }

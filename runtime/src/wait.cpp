@@ -6,6 +6,7 @@
 #include <string>
 
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
 
 namespace postbox {
 namespace {
@@ -13,13 +14,12 @@ namespace {
 std::int64_t env_ns(const char* name, std::int64_t fallback) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return fallback;
-  char* end = nullptr;
-  errno = 0;
-  const long long x = std::strtoll(v, &end, 10);
-  if (errno != 0 || end == v || *end != '\0' || x < 0) {
+  // parse.hpp's grammar, as for every option: no sign but '-', no spaces ("+5", " 5" refused).
+  try {
+    return parse_int(v, name, 0);
+  } catch (const InputError&) {
     throw InputError(std::string(name) + " must be a non-negative integer number of nanoseconds, got '" + v + "'");
   }
-  return x;
 }
 
 WaitPolicy& storage() {

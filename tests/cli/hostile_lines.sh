@@ -156,6 +156,10 @@ refuse "--p must be at most [0-9]+ for run, got 33000" run --op bcast --algo bin
 refuse "'core:65536 pu:1' has 65536 PUs, more than 2048" topo --synthetic 'core:65536 pu:1'
 refuse "'pu:65536' has 65536 PUs, more than 2048" topo --synthetic 'pu:65536'
 answer 'grep -q "2048" "$out"' topo --synthetic 'pack:2048 numa:1 l3:1 l2:1 l1:1 core:1 pu:1'
+# One leniency rule for numbers: '+' is refused in every option (it was accepted by --lambda only).
+refuse "--lambda must be a finite number.*got '\+5'" sim --machine postal:2 --op bcast --algo binomial --p 4 --lambda +5
+refuse "--p must be an integer, got '\+5'" run --op bcast --algo binomial --p +5 --bytes 8
+refuse "--placement list: '\+1' is not a node number" sim --machine delta --op bcast --algo binomial --p 2 --placement list:0,+1
 # Packages inside cores: refused, naming the level out of order.
 refuse "level 'pack:2' lies inside 'core:2'" topo --synthetic 'core:2 pack:2 pu:1'
 # p^2 rings of 64 KiB no longer: correct is a verified run (every rank's bytes checked).

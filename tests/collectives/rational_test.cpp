@@ -75,6 +75,15 @@ TEST(Rational, ParseBoundsDigitsAndReadsBackWhatStrPrints) {
   EXPECT_THROW((void)Rational::parse("1/1000000000000000001", "--x"), InputError);
 }
 
+// parse.hpp's one leniency rule: a '-' only, never '+', no spaces.
+TEST(Rational, ParseTakesNoPlusSignAndNoSpaces) {
+  for (const char* text : {"+5", "+2.5", "+9/5", "9/+5", " 5", "5 ", "2. 5", "- 5"}) {
+    EXPECT_THROW((void)Rational::parse(text, "--lambda"), InputError) << text;
+  }
+  EXPECT_EQ(Rational::parse("-2.5", "x"), Rational(-5, 2));
+  EXPECT_EQ(Rational::parse("-9/5", "x"), Rational(-9, 5));
+}
+
 TEST(Rational, FromDoubleRefusesNonFinite) {
   EXPECT_THROW((void)Rational::from_double(std::numeric_limits<double>::quiet_NaN()), InputError);
   EXPECT_THROW((void)Rational::from_double(std::numeric_limits<double>::infinity()), InputError);

@@ -144,7 +144,12 @@ INSTANTIATE_TEST_SUITE_P(
                       EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "12ns", false, std::nullopt},
                       EnvRow{__FILE__, __LINE__, "POSTBOX_R_NS", "nan", true, std::nullopt},
                       EnvRow{__FILE__, __LINE__, "POSTBOX_R_NS", "inf", true, std::nullopt},
-                      EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "abc", false, std::nullopt}));
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "abc", false, std::nullopt},
+                      // parse.hpp's one leniency rule: no spaces, no '+', no hex; 'E' as 'e'.
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", " 5", false, std::nullopt},
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "+5", false, std::nullopt},
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "0x10", false, std::nullopt},
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "1.5E1", false, 15.0}));
 
 // A private XDG cache directory and a clean environment for one test.
 class CacheDir : public ::testing::Test {

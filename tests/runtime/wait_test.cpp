@@ -282,7 +282,11 @@ INSTANTIATE_TEST_SUITE_P(
                     EnvRow{__FILE__, __LINE__, "abc", nullptr, std::nullopt, "POSTBOX_SPIN_NS"},
                     EnvRow{__FILE__, __LINE__, "1e3", nullptr, std::nullopt, "POSTBOX_SPIN_NS"},
                     EnvRow{__FILE__, __LINE__, nullptr, "2.5", std::nullopt, "POSTBOX_YIELD_NS"},
-                    EnvRow{__FILE__, __LINE__, "99999999999999999999", nullptr, std::nullopt, "POSTBOX_SPIN_NS"}));
+                    EnvRow{__FILE__, __LINE__, "99999999999999999999", nullptr, std::nullopt, "POSTBOX_SPIN_NS"},
+                    // parse.hpp's one leniency rule: no spaces, no '+'.
+                    EnvRow{__FILE__, __LINE__, " 5", nullptr, std::nullopt, "POSTBOX_SPIN_NS"},
+                    EnvRow{__FILE__, __LINE__, "5 ", nullptr, std::nullopt, "POSTBOX_SPIN_NS"},
+                    EnvRow{__FILE__, __LINE__, nullptr, "+5", std::nullopt, "POSTBOX_YIELD_NS"}));
 
 TEST(WaitPolicyEnvDefaults, NoArgumentMeansTheBuiltInDefaults) {
   ::unsetenv("POSTBOX_SPIN_NS");

@@ -2,6 +2,13 @@
 // strings, list elements. One grammar and one set of messages everywhere, so `--p 010` means
 // the same in every command.
 //
+// The one leniency rule, for every option, environment variable (POSTBOX_SPIN_NS, POSTBOX_S_NS
+// ...), query parameter, model string and file field that holds a number: a number is written
+// as typed, without spaces and without a '+' (a leading '-' only, where negatives mean
+// something); the letters of a compound value are read in either case ("10x10" and "10X10",
+// "1e-3" and "1E-3"); nothing else is forgiven. Rational::parse (collectives/rational.hpp)
+// follows it for exact values.
+//
 // Integers: an optional '-' then decimal digits. "010" is ten; "0x10", "+3", " 3", "3.0",
 // "1e3" and "" are refused. Reals: decimal or scientific notation ("0.5", "2e-3"); "nan",
 // "inf", hex floats and values that overflow a double are refused. Lists: elements separated
