@@ -279,6 +279,16 @@ LatencyFigures figures_from_json(const nlohmann::json& j, const std::string& whe
   c.runs = j.at("runs").get<int>();
   if (c.s_ns <= 0) throw InputError(where + ": field '" + prefix + "s_ns' must be positive");
   if (c.r_ns < 0) throw InputError(where + ": field '" + prefix + "r_ns' must not be negative");
+  const auto in_range = [&](const char* field, double v, double lo) {
+    if (v < lo || v > kMaxLatencyNs) {
+      char text[40];
+      std::snprintf(text, sizeof text, "%.6g", v);
+      throw InputError(where + ": field '" + prefix + field + "' must be between " + (lo > 0 ? "0.001" : "0") +
+                       " and 1e7 ns (10 ms), got " + text);
+    }
+  };
+  in_range("s_ns", c.s_ns, kMinSendNs);
+  in_range("r_ns", c.r_ns, 0);
   if (c.lambda < 1) throw InputError(where + ": field '" + prefix + "lambda' must be at least 1");
   c.t0_exp2_ns = number("t0_exp2_ns", false, 0);
   c.first_notification_ns = number("first_notification_ns", false, 0);
@@ -571,6 +581,8 @@ double parse_latency_ns(std::string_view name, std::string_view text, bool allow
     throw InputError(what);
   }
   if (allow_zero ? v < 0 : v <= 0) throw InputError(what);
+  if (!allow_zero && v < kMinSendNs) throw InputError(std::string(name) + " must be at least 0.001 ns, got '" + s + "'");
+  if (v > kMaxLatencyNs) throw InputError(std::string(name) + " must be at most 1e7 ns (10 ms), got '" + s + "'");
   return v;
 }
 

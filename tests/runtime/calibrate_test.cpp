@@ -149,7 +149,12 @@ INSTANTIATE_TEST_SUITE_P(
                       EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", " 5", false, std::nullopt},
                       EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "+5", false, std::nullopt},
                       EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "0x10", false, std::nullopt},
-                      EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "1.5E1", false, 15.0}));
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "1.5E1", false, 15.0},
+                      // The file's range: s from 0.001 ns, both at most 10 ms.
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "1e-320", false, std::nullopt},
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_R_NS", "1e308", true, std::nullopt},
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_S_NS", "0.001", false, 0.001},
+                      EnvRow{__FILE__, __LINE__, "POSTBOX_R_NS", "10000000", true, 1e7}));
 
 // A private XDG cache directory and a clean environment for one test.
 class CacheDir : public ::testing::Test {
@@ -268,6 +273,11 @@ INSTANTIATE_TEST_SUITE_P(
                    "'runs'"},
         BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": 1, "lambda": 0.5, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1})",
                    "'lambda' must be at least 1"},
+        // s so small that λ = 1 + r/s overflows (the explorer answered "lambda": null), r beyond 10 ms.
+        BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1e-320, "r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1})",
+                   "field 's_ns' must be between 0.001 and 1e7 ns (10 ms)"},
+        BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": 1e308, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1})",
+                   "field 'r_ns' must be between 0 and 1e7 ns (10 ms), got 1e+308"},
         // Counts were truncated reals (k_max 1.5 read as 1; 1e300 undefined): found by fuzz_calibration.
         BadFileRow{__FILE__, __LINE__, R"({"s_ns": 1, "r_ns": 1, "lambda": 2, "t0_ns": 1, "lambda_exp1": 2, "lambda_exp2": 2, "runs": 1, "k_max": 1.5})",
                    "'k_max' must be an integer"},

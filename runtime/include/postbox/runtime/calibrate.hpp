@@ -198,8 +198,15 @@ std::string calibration_json(const Calibration& c);
 // To calibration_cache_path(); returns where it wrote. No cache directory → InputError.
 std::filesystem::path save_calibration(const Calibration& c);
 
-// Parses a latency from the environment variable `name` given its text: a finite number of
-// nanoseconds, > 0 for POSTBOX_S_NS (allow_zero false), >= 0 for POSTBOX_R_NS. → InputError.
+// The range of a latency read from a file or the environment: s from 0.001 ns, r from 0, both at
+// most 10 ms. A smaller s made λ = 1 + r/s overflow a double (s_ns = 1e-320 gave "lambda": null);
+// no machine of interest is slower.
+inline constexpr double kMinSendNs = 1e-3;
+inline constexpr double kMaxLatencyNs = 1e7;
+
+// Parses a latency from the environment variable `name` given its text: a number of nanoseconds
+// (parse.hpp's grammar), s in kMinSendNs..kMaxLatencyNs for POSTBOX_S_NS (allow_zero false), r
+// in 0..kMaxLatencyNs for POSTBOX_R_NS. → InputError naming the variable and the text.
 double parse_latency_ns(std::string_view name, std::string_view text, bool allow_zero);
 
 // Resolves the figures as described at the top (environment, file, quick measurement), each
