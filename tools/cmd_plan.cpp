@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli.hpp"
+#include "postbox/collectives/s2p.hpp"
 #include "postbox/collectives/plans.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/plan.hpp"
@@ -46,6 +47,7 @@ void do_export(const ExportArgs& a) {
     goal.reduce_per_byte = run.machine.reduce_us_per_byte;
     goal.copy_per_byte = run.machine.copy_us_per_byte;
   }
+  if (op_takes_mesh(req.op)) goal.mesh = s2p_request_mesh(req);  // sim --goal gives the machine these dims
   if (dry_run()) return;
   const Plan plan = build_plan(req);
   if (a.format == "goal") std::cout << plan_to_goal(plan, goal);

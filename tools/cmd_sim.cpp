@@ -70,7 +70,9 @@ void run_sim(const SimArgs& a) {
       throw InputError("--goal '" + a.goal + "': " + frontend::error_line(e));  // the file, then the line in it
     }
     schedule = sim::schedule_of_goal(goal, std::filesystem::path(a.goal).filename().string());
-    m = select_schedule_machine(given, schedule.p);
+    std::optional<Mesh> ranks_mesh;
+    if (goal.mesh_rows > 0) ranks_mesh = Mesh{goal.mesh_rows, goal.mesh_cols};
+    m = select_schedule_machine(given, schedule.p, ranks_mesh);
     if (dry_run()) return;
   } else {
     EmulatedRun run = select_emulated_run(given);

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "postbox/collectives/mesh.hpp"
 #include "postbox/runtime/check.hpp"
 
 namespace postbox {
@@ -170,12 +171,24 @@ class GoalReader {
       sched_.pacing_latency = static_cast<std::uint32_t>(L);
       return 0;
     }
+    if (words.size() == 2 && words[0] == "mesh") {
+      if (!toks_.empty()) fail("'mesh' must be on a line of its own");
+      Mesh m;
+      try {
+        m = Mesh::parse(words[1]);
+      } catch (const InputError& e) {
+        fail(e.what());
+      }
+      sched_.mesh_rows = m.rows;
+      sched_.mesh_cols = m.cols;
+      return 0;
+    }
     if (words.size() == 2 && words[0] == "round") {
       const auto r = to_int(words[1], lineno_, "a round");
       if (r < 1 || r > (std::int64_t{1} << 31)) fail("a round must be at least 1");
       return static_cast<std::uint32_t>(r);
     }
-    fail("unknown postbox directive '" + directive + "' (time-unit, pacing, round)");
+    fail("unknown postbox directive '" + directive + "' (time-unit, pacing, mesh, round)");
   }
 
   const std::string& next(const char* what) {

@@ -247,6 +247,7 @@ std::string plan_to_goal(const Plan& plan, const GoalExportOptions& options) {
     out << "// postbox: time-unit " << (unit == 1000 ? "1e-3" : "1e-6") << "\n";
   }
   if (plan.pacing != Pacing::none) out << "// postbox: pacing " << to_string(plan.pacing) << " " << plan.pacing_latency << "\n";
+  if (options.mesh) out << "// postbox: mesh " << options.mesh->rows << "x" << options.mesh->cols << "\n";
   out << "num_ranks " << plan.p << "\n";
   for (int r = 0; r < plan.rank_count(); ++r) {
     const RankOps ops = plan.ops(r);

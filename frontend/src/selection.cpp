@@ -401,14 +401,15 @@ EmulatedRun select_emulated_run(const std::map<std::string, std::string>& given)
   return run;
 }
 
-sim::Machine select_schedule_machine(const std::map<std::string, std::string>& given, int p) {
+sim::Machine select_schedule_machine(const std::map<std::string, std::string>& given, int p,
+                                     const std::optional<Mesh>& ranks_mesh) {
   for (const auto& [key, text] : given) {
     (void)text;
     if (key != "machine" && key != "mesh" && key != "placement" && key != "seed") {
       throw InputError("--goal takes the schedule from its file; drop --" + key);
     }
   }
-  return emulated_machine(given, p, std::nullopt);
+  return emulated_machine(given, p, ranks_mesh);
 }
 
 }  // namespace postbox

@@ -10,7 +10,8 @@
 //
 // postbox's own directives ride in `//` comments, so LogGOPSim ignores them (plan_export.hpp):
 // `// postbox: time-unit 1e-K` (0 <= K <= 6: calc values are in 10^-K of the machine's unit),
-// `// postbox: pacing delay-receive|delay-send L`, and `// postbox: round R` after an op.
+// `// postbox: pacing delay-receive|delay-send L`, `// postbox: mesh RxC` (the ranks' mesh of an
+// s2p or C³ plan), and `// postbox: round R` after an op.
 #pragma once
 
 #include <cstdint>

@@ -26,9 +26,11 @@
 // schedule without the idles.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "postbox/collectives/mesh.hpp"
 #include "postbox/runtime/plan.hpp"
 
 namespace postbox {
@@ -47,6 +49,9 @@ std::string plan_to_dot(const Plan& plan);
 struct GoalExportOptions {
   double reduce_per_byte = 0;  // CPU time of reduce per byte, in the machine's unit (Machine::reduce_us_per_byte)
   double copy_per_byte = 0;    // the same for copy (Machine::copy_us_per_byte)
+  // The ranks' mesh the plan was built for (s2p and the C³ ops: s2p_request_mesh), written as
+  // `// postbox: mesh RxC` so that sim --goal gives a mesh machine the dims sim gave it.
+  std::optional<Mesh> mesh;
 };
 // Negative or non-finite costs → InputError.
 std::string plan_to_goal(const Plan& plan, const GoalExportOptions& options = {});

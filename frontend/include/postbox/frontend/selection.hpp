@@ -86,8 +86,11 @@ EmulatedRun select_emulated_run(const std::map<std::string, std::string>& given)
 
 // The machine for a schedule of p ranks that comes with its own plan (sim --goal): "machine",
 // "mesh" (a mesh machine's dims), "placement" and "seed" as select_emulated_run() applies them;
-// any other option is an InputError naming it.
-sim::Machine select_schedule_machine(const std::map<std::string, std::string>& given, int p);
+// any other option is an InputError naming it. ranks_mesh: the mesh the schedule's plan was built
+// for (GOAL's `// postbox: mesh RxC`), which a mesh machine takes without "mesh", as
+// select_emulated_run() gives it the ranks' mesh of an s2p or C³ plan.
+sim::Machine select_schedule_machine(const std::map<std::string, std::string>& given, int p,
+                                     const std::optional<Mesh>& ranks_mesh = std::nullopt);
 
 // The options of select_emulated_run(), in --help order (machine, the plan selection with the
 // emulator's wording for mesh and seed, placement).

@@ -47,6 +47,10 @@ struct GoalSchedule {
   int time_unit_exp = 0;        // calc values are in 10^-time_unit_exp of the machine's unit
   Pacing pacing = Pacing::none;
   std::uint32_t pacing_latency = 0;
+  // `// postbox: mesh RxC`: the ranks' mesh the plan was built for (s2p and the C³ ops), which a
+  // mesh machine takes as its dims when none are given; 0 when absent.
+  int mesh_rows = 0;
+  int mesh_cols = 0;
 };
 
 }  // namespace postbox
