@@ -67,15 +67,31 @@ std::pair<std::shared_ptr<const Plan>, PlanRequest> plan_from_file(const RunArgs
       throw InputError("--" + name + " does not apply with --file (the plan names its op, p, bytes and root)");
     }
   }
-  auto plan = std::make_shared<const Plan>(plan_from_json_file(args.file, "--file '" + args.file + "'"));
-  if (const auto problem = validate(*plan)) throw InputError("--file " + args.file + ": " + *problem);
+  const std::string what = "--file '" + args.file + "'";
+  auto plan = std::make_shared<const Plan>(plan_from_json_file(args.file, what));
+  if (const auto problem = validate(*plan)) throw InputError(what + ": " + *problem);
+  // The header names a registered plan (the oracle and the ring sizing are the op's): errors name
+  // the file's fields, not the options the file replaces.
+  if (plan->op.empty()) throw InputError(what + ": field \"op\" is empty");
+  if (plan->algo.empty()) throw InputError(what + ": field \"algo\" is empty");
+  try {
+    check_plan_known(plan->op, plan->algo);
+  } catch (const FieldError& e) {
+    throw InputError(what + ": " + e.render([](const std::string& f) { return "\"" + f + "\""; }));
+  } catch (const InputError& e) {
+    throw InputError(what + ": field \"op\": " + e.what());
+  }
   given["op"] = plan->op;
   given["algo"] = plan->algo;
   given["p"] = std::to_string(plan->p);
   given["bytes"] = std::to_string(plan->bytes);
   if (op_has_root(plan->op)) given["root"] = std::to_string(std::max(plan->root, 0));
   if (plan->op == "reduce" || plan->op == "allreduce") given["elem-bytes"] = std::to_string(plan->elem_bytes);
-  return {plan, select_plan(given, kRunDefaults)};
+  try {
+    return {plan, select_plan(given, kRunDefaults)};
+  } catch (const InputError& e) {
+    throw InputError(what + ": " + e.what());  // the header's values, checked as the options they stand for
+  }
 }
 
 // The job's shape: P processes (1 without mpirun) × T threads. --threads T sets p = P·T, and an
@@ -181,7 +197,7 @@ void run_collective(const RunArgs& args) {
   if (from_file && args.threads_opt->count() > 0) throw InputError("--threads does not apply with --file (the plan names its p)");
   auto [plan, req] = from_file ? plan_from_file(args) : std::pair{std::shared_ptr<const Plan>(), select_plan(given, kRunDefaults)};
   if (from_file && req.p % processes != 0) {
-    throw InputError("--file " + args.file + ": the plan's p = " + std::to_string(req.p) + " is not a multiple of the " +
+    throw InputError("--file '" + args.file + "': the plan's p = " + std::to_string(req.p) + " is not a multiple of the " +
                      std::to_string(processes) + " processes");
   }
 #ifndef POSTBOX_HAVE_MPI

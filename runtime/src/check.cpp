@@ -20,6 +20,12 @@ FieldError::FieldError(std::vector<Part> parts) : InputError(joined(parts, "")),
 
 std::string FieldError::render(std::string_view field_prefix) const { return one_line(joined(parts_, field_prefix)); }
 
+std::string FieldError::render(const std::function<std::string(const std::string&)>& name_of) const {
+  std::string out;
+  for (const Part& part : parts_) out += part.is_field ? name_of(part.text) : part.text;
+  return one_line(out);
+}
+
 std::string one_line(std::string_view text) {
   // Control characters first (an escape is four characters, counted in the word it stands in).
   std::string clean;

@@ -250,6 +250,13 @@ sed 's/"peer": 1/"peer": 4294967297/' "$gen/plan.json" > "$gen/plan-peer.json"
 refuse '"bytes" = -5' plan check --file "$gen/plan-bytes.json"
 refuse '"tag" = -0.5' plan check --file "$gen/plan-tag.json"
 refuse '"peer" = 4294967297' plan check --file "$gen/plan-peer.json"
+# run --file with an edited header: the error names the file and its field, not an option.
+sed 's/"algo": "binomial"/"algo": ""/' "$gen/plan.json" > "$gen/plan-algo.json"
+sed 's/"op": "bcast"/"op": "scan"/' "$gen/plan.json" > "$gen/plan-op.json"
+sed 's/"algo": "binomial"/"algo": "ring"/' "$gen/plan.json" > "$gen/plan-ring.json"
+refuse "^postbox: error: --file '[^']*plan-algo.json': field \"algo\" is empty$" run --file "$gen/plan-algo.json" --verify
+refuse "--file '[^']*plan-op.json': field \"op\": unknown op 'scan'" run --file "$gen/plan-op.json" --verify
+refuse "--file '[^']*plan-ring.json': unknown \"algo\" 'ring' for \"op\" bcast" run --file "$gen/plan-ring.json" --verify
 refuse "--t|--p|count|saturat|exceed|overflow" model fibo --s 1 --r 0 --t 100
 refuse "--algo" run --op bcast --algo '' --p 4
 refuse "--bytes" sim --machine postal:2 --op bcast --algo binomial --p 4 --bytes ''

@@ -114,6 +114,7 @@ TEST(FieldErrorMessage, NamesFieldsBareOrAsTheFrontEndSpellsThem) {
   const FieldError broken({FieldError::field("mesh"), {" got '\x1b[31m'\n"}});
   EXPECT_EQ(std::string(broken.what()), one_line("mesh got '\x1b[31m'\n"));
   EXPECT_EQ(broken.render("--"), one_line("--mesh got '\x1b[31m'\n"));
+  EXPECT_EQ(e.render([](const std::string& f) { return "\"" + f + "\""; }), "unknown \"algo\" 'ring {op}' for \"op\" bcast");
   const InputError& as_input = e;  // caught as any InputError, it still reads as one line
   EXPECT_EQ(std::string(as_input.what()).find('\n'), std::string::npos);
 }

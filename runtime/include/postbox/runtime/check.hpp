@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -49,6 +50,8 @@ class FieldError : public InputError {
   static Part field(std::string name) { return Part{std::move(name), true}; }
   explicit FieldError(std::vector<Part> parts);
   [[nodiscard]] std::string render(std::string_view field_prefix) const;
+  // Each field as name_of(field) writes it (a file's reader: "field \"algo\"").
+  [[nodiscard]] std::string render(const std::function<std::string(const std::string&)>& name_of) const;
 
  private:
   std::vector<Part> parts_;
