@@ -667,7 +667,7 @@ Machine load_machine(std::string_view spec) {
       }
     }
     if (path.empty())
-      throw InputError("unknown machine '" + s + "': not a model string (postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C], cluster:NxC[:PROFILE]) nor a profile in the profile directories");
+      throw InputError("unknown machine '" + s + "': neither a model string (postal:L, sr:S:R, logp:L:o:g:G, cluster:NxC) nor a profile");
   } else {
     path = s;
     std::error_code ec;

@@ -54,29 +54,6 @@ void send(const Reply& r, httplib::Response& res) {
   if (r.status >= 500) std::fprintf(stderr, "postbox serve: %s", r.body.c_str());
 }
 
-// The query of a request target ("/api/tree?shape=fibo&p=8"), from the raw text: httplib's own
-// parse drops a pair repeated with the same value, and a repeated name must be refused whatever
-// its values. Empty items ("&&") are skipped; a name given twice, or an item without a name
-// ("=1"), is the problem returned.
-std::optional<std::string> parse_query(const std::string& target, Query& query) {
-  const std::size_t q = target.find('?');
-  if (q == std::string::npos) return std::nullopt;
-  std::string_view rest = std::string_view(target).substr(q + 1);
-  rest = rest.substr(0, rest.find('#'));
-  while (!rest.empty()) {
-    const std::size_t amp = rest.find('&');
-    const std::string_view item = rest.substr(0, amp);
-    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
-    if (item.empty()) continue;
-    const std::size_t eq = item.find('=');
-    const std::string name = httplib::detail::decode_url(std::string(item.substr(0, eq)), true);
-    const std::string value =
-        eq == std::string_view::npos ? std::string() : httplib::detail::decode_url(std::string(item.substr(eq + 1)), true);
-    if (name.empty()) return "a query parameter has no name ('" + std::string(item) + "')";
-    if (!query.emplace(name, value).second) return "parameter '" + name + "' given twice";
-  }
-  return std::nullopt;
-}
 
 // httplib serves each connection on a worker of its task queue until the connection ends, so a
 // client that opens a socket and stalls holds a worker until the read time-out. Its default
@@ -266,6 +243,26 @@ void Server::stop() {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   impl_->http.stop();
+}
+
+std::optional<std::string> parse_query(const std::string& target, Query& query) {
+  const std::size_t q = target.find('?');
+  if (q == std::string::npos) return std::nullopt;
+  std::string_view rest = std::string_view(target).substr(q + 1);
+  rest = rest.substr(0, rest.find('#'));
+  while (!rest.empty()) {
+    const std::size_t amp = rest.find('&');
+    const std::string_view item = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    const std::string name = httplib::detail::decode_url(std::string(item.substr(0, eq)), true);
+    const std::string value =
+        eq == std::string_view::npos ? std::string() : httplib::detail::decode_url(std::string(item.substr(eq + 1)), true);
+    if (name.empty()) return "a query parameter has no name ('" + std::string(item) + "')";
+    if (!query.emplace(name, value).second) return "parameter '" + name + "' given twice";
+  }
+  return std::nullopt;
 }
 
 }  // namespace postbox::explorer

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
+#include <stdexcept>
 #include <set>
 #include <string>
 
@@ -45,7 +46,14 @@ Reply calibration(const Query& q) {
     // One measurement at a time: it runs its own two threads and wants the cores to itself.
     static std::mutex mu;
     const std::lock_guard<std::mutex> lock(mu);
-    c = calibrate(CalibrateOptions::quick());
+    try {
+      c = calibrate(CalibrateOptions::quick());
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      // A measurement a busy machine spoiled: the request was right, try again later.
+      return error_reply(503, e.what());
+    }
   } else {
     c = calibrated_latency();
   }

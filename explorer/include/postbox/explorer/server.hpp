@@ -21,6 +21,12 @@ struct Asset {
 };
 std::optional<Asset> find_asset(std::string_view path);
 
+// The query of a request target ("/api/tree?shape=fibo&p=8"), from the raw text, URL-decoded:
+// httplib's own parse drops a pair repeated with the same value, and a repeated name must be
+// refused whatever its values. Empty items ("&&") are skipped; a name given twice, or an item
+// without a name ("=1"), is the problem returned (the server answers it with 400).
+std::optional<std::string> parse_query(const std::string& target, Query& query);
+
 class Server {
  public:
   explicit Server(const Api& api);
