@@ -44,7 +44,7 @@ std::string one_line(std::string_view text) {
     }
   }
   // Then every word (a run without spaces) longer than kMaxEchoedWord: its head and tail.
-  constexpr std::size_t kHead = 50, kTail = 27;  // with "...": kMaxEchoedWord
+  constexpr std::size_t kHead = 44, kTail = 23;  // with "...": kMaxEchoedWord
   std::string out;
   out.reserve(clean.size());
   std::size_t i = 0;

@@ -115,7 +115,7 @@ printf '%s\n' '<?xml version="1.0" encoding="UTF-8"?>' '<topology version="2.0">
 # correct for a valid file: the four-PU... (the data file: 2 packages x 2 cores x 2 PUs)
 answer 'grep -q "\"pus\": 8" "$out"' topo --xml "$xml" --json
 for f in no-complete-cpuset-any no-complete-cpuset-core machine-no-complete-nodeset numa-no-complete-nodeset no-numa; do
-  # The path as typed, or its head and tail when longer than 80 characters (check.hpp: one_line).
+  # The path as typed, or its head and tail when longer than 70 characters (check.hpp: one_line).
   refuse "topology XML file '[^']*${f: -10}.xml'" topo --xml "$gen/$f.xml"
 done
 export HWLOC_LIBXML_IMPORT=0

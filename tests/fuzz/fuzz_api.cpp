@@ -182,8 +182,8 @@ int main(int argc, char** argv) {
       const std::string prefix = "postbox: error: ";
       if (r.body.rfind(prefix, 0) != 0 || r.body.back() != '\n' || r.body.find('\n') != r.body.size() - 1)
         return violation(n, c, "error body is not one line 'postbox: error: ...': " + r.body);
-      if (r.body.size() - 1 > longest_line) {
-        longest_line = r.body.size() - 1;
+      if (r.body.size() - 1 - prefix.size() > longest_line) {
+        longest_line = r.body.size() - 1 - prefix.size();
         longest_text = r.body.substr(0, r.body.size() - 1);
       }
       if (r.body.size() - 1 > 200 + prefix.size())
@@ -198,7 +198,7 @@ int main(int argc, char** argv) {
   }
   std::printf("fuzz_api: seed %llu, %ld requests over %zu endpoints:", static_cast<unsigned long long>(seed), runs, eps.size());
   for (const auto& [status, count] : statuses) std::printf(" %d x%ld", status, count);
-  std::printf("; longest error line %zu characters; slowest %.3f s (%s); no violation\n", longest_line, slowest,
+  std::printf("; longest error message %zu characters; slowest %.3f s (%s); no violation\n", longest_line, slowest,
               slowest_target.size() > 120 ? (slowest_target.substr(0, 120) + "...").c_str() : slowest_target.c_str());
   if (std::getenv("FUZZ_API_SHOW_LONGEST") != nullptr) std::printf("longest: %s\n", longest_text.c_str());
   return 0;

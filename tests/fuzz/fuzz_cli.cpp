@@ -4,11 +4,11 @@
 // with one or two mutations. Each runs in-process: in dry-run mode (cli.hpp: parse and check,
 // then stop before the work), or, when every number in it is small and its paths are fixed
 // ones, for real every other time. The contract of --help: exit 0, 1 or 2; exit 2 with exactly
-// one stderr line "postbox: error: ..." that names what the mutation touched (an option given
-// or dropped, a value typed: the expectation comes from the mutation, not from the output); no
-// exception escapes run_main(); no run takes longer than --case-seconds (SIGALRM); memory is
-// capped (RLIMIT_AS), so a blow-up is bad_alloc, exit 2; a real `run` never exits 1 (a wrong
-// result).
+// one stderr line "postbox: error: ..." (at most 200 characters after the prefix) that names
+// what the mutation touched (an option given or dropped, a value typed: the expectation comes
+// from the mutation, not from the output); no exception escapes run_main(); no run takes longer
+// than --case-seconds (SIGALRM); memory is capped (RLIMIT_AS), so a blow-up is bad_alloc, exit 2;
+// a real `run` never exits 1 (a wrong result).
 //
 //   postbox_fuzz_cli [--seed N] [--runs N] [--seconds S] [--case-seconds S]
 // Prints one summary line; exit 1 and the command line on the first violation.
@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "postbox/runtime/check.hpp"
 
 namespace {
 
@@ -166,8 +167,13 @@ bool names_the_problem(const std::string& error, const Command& c, const Made& m
     if (names(error, o)) return true;
   for (std::string v : m.values) {
     for (char& ch : v)
-      if (ch == '\n' || ch == '\r') ch = ' ';
+      if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';  // the echo rule (check.hpp: one_line)
     if (names(error, v) || error.find("'" + v + "'") != std::string::npos) return true;
+    // A value longer than the echo rule's word is echoed as its head and tail (check.hpp).
+    if (v.size() + 2 > postbox::kMaxEchoedWord && v.find(' ') == std::string::npos &&
+        (error.find(postbox::one_line(v)) != std::string::npos ||
+         error.find(postbox::one_line("'" + v + "'")) != std::string::npos))
+      return true;
   }
   for (const auto& o : m.dropped)
     if (names(error, o)) return true;
@@ -386,6 +392,8 @@ int main(int argc, char** argv) {
       const bool one_line = !text.empty() && text.back() == '\n' && text.find('\n') == text.size() - 1;
       if (!one_line || text.rfind("postbox: error: ", 0) != 0)
         problem = "exit 2 without exactly one error line: " + text;
+      else if (text.size() - 1 - std::strlen("postbox: error: ") > 200)
+        problem = "an error message of more than 200 characters: " + text;
       else if (!names_the_problem(text, c, made))
         problem = "the error line names no option or value the command line gave: " + text;
     }

@@ -91,13 +91,13 @@ TEST(InputErrorMessage, IsOneLineWhateverItQuotes) {
 
 // check.hpp's echo rule: control characters other than line breaks and tabs are written as \xNN
 // (an ANSI escape in a value cannot reach the terminal); a word longer than kMaxEchoedWord keeps
-// its first 50 and last 27 characters around "..."; the rule applied twice changes nothing.
+// its first 44 and last 23 characters around "..."; the rule applied twice changes nothing.
 TEST(InputErrorMessage, EchoesControlCharactersEscapedAndLongValuesShortened) {
   EXPECT_EQ(one_line("got '\x1b[31mred\x1b[0m'"), "got '\\x1b[31mred\\x1b[0m'");
   EXPECT_EQ(one_line(std::string("a\0b\x7f\tc", 6)), "a\\x00b\\x7f c");
   const std::string value(100'000, 'x');
   const std::string line = message_of([&] { (void)parse_int("9" + value + "7", "--p"); });
-  EXPECT_EQ(line, "--p must be an integer, got '9" + std::string(48, 'x') + "..." + std::string(25, 'x') + "7'");
+  EXPECT_EQ(line, "--p must be an integer, got '9" + std::string(42, 'x') + "..." + std::string(21, 'x') + "7'");
   EXPECT_LE(line.size(), 200U);
   const std::string exact(kMaxEchoedWord, 'y');
   EXPECT_EQ(one_line(exact + " z"), exact + " z");

@@ -23,10 +23,10 @@ namespace postbox {
 // 400 bodies alike, since both print InputError::what()): line breaks and tabs become spaces,
 // every other control character (ESC, NUL, DEL, ...) is written as \xNN, so a quoted value can
 // neither break the line nor drive the terminal; and a run of more than kMaxEchoedWord
-// characters without a space (a value pasted whole, 100 kB of it) keeps its first 50 and last
-// 27 around "..." (80 in all), so that a message with its value stays within 200 characters
+// characters without a space (a value pasted whole, 100 kB of it) keeps its first 44 and last
+// 23 around "..." (70 in all), so that a message with its value stays within 200 characters
 // while still showing where the value begins and ends (a path of a usual depth stays whole).
-inline constexpr std::size_t kMaxEchoedWord = 80;
+inline constexpr std::size_t kMaxEchoedWord = 70;
 std::string one_line(std::string_view text);
 
 // Recoverable, user-caused error. what() is one line, no trailing newline: a line break in the
