@@ -472,6 +472,20 @@ Tree build_tree(const ShapeSpec& shape, int p, int root, const SendRecv& model, 
 
 // ---- the postal shapes built from the model: greedy and the λ-tree ----
 
+namespace {
+// Each node's activation time and the completion (the latest) from activations in quanta.
+void set_times(Tree& tree, const internal::Quanta& q, const std::vector<std::int64_t>& act, std::string_view shape,
+               std::int64_t n) {
+  tree.time.reserve(act.size());
+  std::int64_t done = 0;
+  for (const std::int64_t a : act) {
+    tree.time.push_back(q.time(a, shape, n));
+    done = std::max(done, a);
+  }
+  tree.completion = q.time(done, shape, n);
+}
+}  // namespace
+
 Tree greedy_two_queue_tree(int p, const SendRecv& model) {
   const internal::Quanta q = internal::to_quanta(model);
   if (p < 1) throw InputError("p must be at least 1, got " + std::to_string(p));
@@ -505,13 +519,7 @@ Tree greedy_two_queue_tree(int p, const SendRecv& model) {
     new_q.push_back({size, active});
     old_q.push_back({e.node, sent});
   }
-  tree.time.reserve(np);
-  std::int64_t done = 0;
-  for (std::int64_t a : act) {
-    tree.time.push_back(q.time(a, "greedy", p));
-    done = std::max(done, a);
-  }
-  tree.completion = q.time(done, "greedy", p);
+  set_times(tree, q, act, "greedy", p);
   return tree;
 }
 
@@ -601,13 +609,7 @@ Tree LambdaTreeTable::materialize() const {
       w = Walk{w.lo, n1, w.budget - s_, w.ready + s_};
     }
   }
-  tree.time.reserve(np);
-  std::int64_t done = 0;
-  for (std::int64_t a : act) {
-    tree.time.push_back(q.time(a, "lambda", n_));
-    done = std::max(done, a);
-  }
-  tree.completion = q.time(done, "lambda", n_);
+  set_times(tree, q, act, "lambda", n_);
   return tree;
 }
 
