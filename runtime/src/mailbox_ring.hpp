@@ -1,7 +1,7 @@
 // Private layout of the mailboxes: a byte ring per ordered pair (src, dst) that talks often, a
-// queue per destination for the pairs that do not (yet), and one inbox per destination.
-// mailbox.cpp includes this, and plan.cpp for the record size and the ring reserve
-// (record_bytes, kRingReserve) with which it checks and sizes rings.
+// queue per destination for the pairs that do not (yet), and one inbox per destination. Only
+// mailbox.cpp includes this; the ring's record format (ring_format.hpp) is shared with plan.cpp,
+// which sizes and checks rings by it.
 #pragma once
 
 #include <atomic>
@@ -9,26 +9,10 @@
 #include <cstdint>
 
 #include "postbox/runtime/internal/sync.hpp"  // kCacheLine
+#include "ring_format.hpp"
 
 namespace postbox::internal {
 
-// Record framing: an 8-byte header (payload size | kHeaderValid), the payload, then padding to
-// 8 bytes, so indices stay multiples of 8 and a header never wraps around the buffer's end.
-// The producer keeps the 8 bytes after its last record zero (it writes that zero before it
-// publishes the record), so the consumer polls the next header slot itself: zero means "not
-// yet", and stale payload bytes of an earlier lap never sit there. A small message then reaches
-// the receiver in the one cache line that holds its header and payload, and every byte of the
-// buffer is written by the producer only (a consumer that zeroed consumed headers would pull
-// the line the producer is filling back and forth). The first chunk of a record (up to `chunk`
-// bytes) is written before its header; later chunks of a streamed record are published by head.
-inline constexpr std::uint64_t kHeaderBytes = 8;
-inline constexpr std::uint64_t kHeaderValid = std::uint64_t{1} << 63;
-constexpr std::uint64_t record_bytes(std::uint64_t payload) { return kHeaderBytes + ((payload + 7) & ~std::uint64_t{7}); }
-// Bytes of a ring that a sender can never count on: the 8-byte end mark after its last record,
-// and up to 56 bytes of the line the consumer is still reading (the producer counts tail down
-// to its cache line). Records of undelivered messages totalling at most capacity - kRingReserve
-// always fit without the receiver's help.
-inline constexpr std::uint64_t kRingReserve = kCacheLine;
 
 // Single-producer/single-consumer byte ring in the rigtorp SPSCQueue layout. Indices are byte
 // counts since construction (64-bit: they never wrap in practice); position = index & mask.

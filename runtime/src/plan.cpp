@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "mailbox_ring.hpp"
+#include "ring_format.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/limits.hpp"
 
@@ -447,7 +447,7 @@ std::optional<std::string> run_in_program_order(const Plan& plan, const std::vec
         if (capacity != 0) {
           std::uint64_t& occ = occupancy[pair_key(r, op.peer)];
           const std::uint64_t rec = internal::record_bytes(op.a.bytes);
-          // kRingReserve: the part of a ring a sender can never count on (mailbox_ring.hpp).
+          // kRingReserve: the part of a ring a sender can never count on (ring_format.hpp).
           if (occ + rec + internal::kRingReserve <= capacity) {
             occ += rec;
           } else {
