@@ -9,7 +9,7 @@
 #include "postbox/runtime/parse.hpp"
 #include "postbox/emulator/calibrate.hpp"
 #include "postbox/emulator/machine.hpp"
-#include "postbox/collectives/svg_plot.hpp"
+#include "postbox/frontend/svg_plot.hpp"
 
 namespace postbox::cli {
 

@@ -14,7 +14,7 @@
 #include "postbox/frontend/writers.hpp"
 #include "postbox/collectives/postal.hpp"
 #include "postbox/collectives/rational.hpp"
-#include "postbox/collectives/svg_plot.hpp"
+#include "postbox/frontend/svg_plot.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/parse.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "cli.hpp"
 #include "postbox/frontend/sweep.hpp"
-#include "postbox/collectives/svg_plot.hpp"
+#include "postbox/frontend/svg_plot.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/parse.hpp"
 #include "postbox/emulator/simulator.hpp"

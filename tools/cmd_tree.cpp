@@ -14,7 +14,7 @@
 
 #include "cli.hpp"
 #include "postbox/collectives/rational.hpp"
-#include "postbox/collectives/render.hpp"
+#include "postbox/frontend/render.hpp"
 #include "postbox/collectives/tree.hpp"
 #include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/check.hpp"

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "endpoints.hpp"
-#include "postbox/collectives/render.hpp"
+#include "postbox/frontend/render.hpp"
 #include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/check.hpp"
 

@@ -9,7 +9,7 @@
 #include "params.hpp"
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/postal.hpp"
-#include "postbox/collectives/render.hpp"
+#include "postbox/frontend/render.hpp"
 #include "postbox/runtime/check.hpp"
 
 namespace postbox::explorer::internal {

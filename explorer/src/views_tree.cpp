@@ -9,7 +9,7 @@
 #include "endpoints.hpp"
 #include "params.hpp"
 #include "postbox/collectives/postal.hpp"
-#include "postbox/collectives/render.hpp"
+#include "postbox/frontend/render.hpp"
 #include "postbox/collectives/tree.hpp"
 #include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/check.hpp"

@@ -28,7 +28,7 @@
 
 #include "postbox/collectives/c3.hpp"
 #include "postbox/collectives/s2p.hpp"
-#include "postbox/collectives/svg_plot.hpp"
+#include "postbox/frontend/svg_plot.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/emulator/machine.hpp"
 #include "postbox/emulator/simulator.hpp"

@@ -1,6 +1,6 @@
 // Renderers are tested on hand-made trees (a Tree is plain data), so these tests do not depend on
 // the builders: each case states children in send order and the times follow from a + i·s + r.
-#include "postbox/collectives/render.hpp"
+#include "postbox/frontend/render.hpp"
 
 #include <gtest/gtest.h>
 

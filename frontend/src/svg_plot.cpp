@@ -1,4 +1,4 @@
-#include "postbox/collectives/svg_plot.hpp"
+#include "postbox/frontend/svg_plot.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "postbox/collectives/render.hpp"
+#include "postbox/frontend/render.hpp"
 
 #include <spawn.h>
 #include <sys/wait.h>
