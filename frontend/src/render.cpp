@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "postbox/frontend/svg_plot.hpp"
 #include "postbox/runtime/check.hpp"
 
 extern char** environ;  // NOLINT: POSIX, for posix_spawnp
@@ -103,19 +104,7 @@ std::string title_text(const Tree& t) {
          model_text(t) + ": last rank active at t=" + format_time(t.completion);
 }
 
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+using svg::xml_escape;
 
 std::string dot_escape(std::string_view s) {
   std::string out;

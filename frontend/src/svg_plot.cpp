@@ -27,20 +27,6 @@ std::string tick_label(double v, double step) {
   return buf;
 }
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 double tick_step(double lo, double hi, int target) {
   const double raw = (hi - lo) / std::max(1, target);
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
@@ -56,6 +42,21 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
   std::vector<double> t;
   for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) t.push_back(v);
   return t;
+}
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
 }
 
 std::string render(const Plot& plot) {
@@ -97,7 +98,7 @@ std::string render(const Plot& plot) {
     << "\" viewBox=\"0 0 " << plot.width << ' ' << plot.height << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   if (!plot.title.empty()) {
-    o << "<text x=\"" << num(left + pw / 2) << "\" y=\"26\" text-anchor=\"middle\" font-size=\"15\">" << escape(plot.title)
+    o << "<text x=\"" << num(left + pw / 2) << "\" y=\"26\" text-anchor=\"middle\" font-size=\"15\">" << xml_escape(plot.title)
       << "</text>\n";
   }
   // Grid and ticks.
@@ -117,11 +118,11 @@ std::string render(const Plot& plot) {
   o << "<rect x=\"" << num(left) << "\" y=\"" << num(top) << "\" width=\"" << num(pw) << "\" height=\"" << num(ph)
     << "\" fill=\"none\" stroke=\"black\"/>\n";
   if (!plot.x_label.empty()) {
-    o << "<text x=\"" << num(left + pw / 2) << "\" y=\"" << num(H - 14) << "\" text-anchor=\"middle\">" << escape(plot.x_label) << "</text>\n";
+    o << "<text x=\"" << num(left + pw / 2) << "\" y=\"" << num(H - 14) << "\" text-anchor=\"middle\">" << xml_escape(plot.x_label) << "</text>\n";
   }
   if (!plot.y_label.empty()) {
     o << "<text transform=\"translate(18 " << num(top + ph / 2) << ") rotate(-90)\" text-anchor=\"middle\">"
-      << escape(plot.y_label) << "</text>\n";
+      << xml_escape(plot.y_label) << "</text>\n";
   }
   // Series, clipped to the plot area.
   o << "<clipPath id=\"area\"><rect x=\"" << num(left) << "\" y=\"" << num(top) << "\" width=\"" << num(pw)
@@ -169,7 +170,7 @@ std::string render(const Plot& plot) {
       const double lx = left + pw + 14;
       o << "<line x1=\"" << num(lx) << "\" y1=\"" << num(ly) << "\" x2=\"" << num(lx + 20) << "\" y2=\"" << num(ly)
         << "\" stroke=\"" << color << "\" stroke-width=\"2\"/>\n"
-        << "<text x=\"" << num(lx + 26) << "\" y=\"" << num(ly + 4) << "\">" << escape(s.label) << "</text>\n";
+        << "<text x=\"" << num(lx + 26) << "\" y=\"" << num(ly + 4) << "\">" << xml_escape(s.label) << "</text>\n";
       ly += 18;
     }
   }

@@ -53,5 +53,15 @@ TEST(SvgPlot, UnwritablePathIsInputError) {
   EXPECT_THROW(write(Plot{}, "/nonexistent-dir/x.svg"), InputError);
 }
 
+TEST(SvgPlot, XmlEscapeWritesMarkupCharactersAsEntities) {
+  EXPECT_EQ(xml_escape("a<b & \"c\">d"), "a&lt;b &amp; &quot;c&quot;&gt;d");
+  EXPECT_EQ(xml_escape("plain 7/3"), "plain 7/3");
+  Plot p;
+  p.title = "p<8 & q";
+  const std::string svg = render(p);
+  EXPECT_NE(svg.find("p&lt;8 &amp; q"), std::string::npos);
+  EXPECT_EQ(svg.find("p<8"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace postbox::svg

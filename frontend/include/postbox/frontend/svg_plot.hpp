@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace postbox::svg {
@@ -27,6 +28,10 @@ struct Plot {
   std::vector<Series> series;
   bool legend = true;
 };
+
+// Text escaped for SVG/XML character data and attribute values (& < > " as entities); the
+// tree pictures (render.hpp) use it too.
+std::string xml_escape(std::string_view text);
 
 // The plot as a standalone SVG document. An empty plot draws empty axes over [0, 1].
 std::string render(const Plot& plot);
