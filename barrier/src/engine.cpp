@@ -7,10 +7,7 @@
 #include <thread>
 
 #if defined(__linux__)
-#include <linux/futex.h>
 #include <sched.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #endif
 
 #include "postbox/collectives/postal.hpp"
@@ -22,42 +19,22 @@ namespace postbox::internal {
 
 namespace {
 
-// The futex on a Word's seq. Not std::atomic::wait: libstdc++'s (GCC 12) spins and calls
-// sched_yield four times before the futex, and on a loaded machine every yield hands the core
-// to another process for a whole time slice (docs/barrier.md, "Waiting").
-#if defined(__linux__)
-static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
-                  std::atomic<std::uint32_t>::is_always_lock_free,
-              "the futex needs a plain 32-bit word");
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen) noexcept {
-  // Returns at once when word != seen; spurious returns are handled by the caller's loop.
-  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
-}
-void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
-  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
-  // Ranks that are fibers wait on their worker's poll, and a worker whose ranks all wait sleeps
-  // on the epoch word (wait.hpp).
-  postbox::internal::notify_blocked_workers();
-}
-#else
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen) noexcept { word.wait(seen, std::memory_order_seq_cst); }
-void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
-  word.notify_all();
-  postbox::internal::notify_blocked_workers();
-}
-#endif
-
-// On a fiber (a rank of a Team with fibers): wait_until() switches to the worker's next ready
-// rank; the worker polls `stop` and, before it blocks, counts this rank among w's sleepers, so
-// that signal() bumps seq and so wakes the worker (futex_wake_all above).
-template <class Stop>
-void fiber_block(Word& w, const WaitPolicy& policy, Stop&& stop) {
+// Waits on w through wait_until() until stop(): before blocking, the waiter counts itself
+// among w's sleepers, so that signal() (which reads sleepers right after changing v) bumps seq
+// and wakes it. With `adaptive`, the kernel thread's spin and yield phases adapt to its last
+// waits and may_yield() decides after a timed-out spin whether to yield (wait.hpp); on a fiber
+// wait_until() switches to the worker's next ready rank instead of spinning or yielding.
+template <class Stop, class MayYield>
+void sleep_on(Word& w, const WaitPolicy& policy, Stop&& stop, AdaptiveWait* adaptive, MayYield&& may_yield) {
   bool announced = false;
-  (void)wait_until(policy, w.seq, stop, [&] {
-    // seq_cst: the waiter's half of signal()'s Dekker (sleepers, then v).
-    w.sleepers.fetch_add(1, std::memory_order_seq_cst);
-    announced = true;
-  });
+  (void)wait_until(
+      policy, w.seq, stop,
+      [&] {
+        // seq_cst: the waiter's half of signal()'s Dekker (sleepers, then v).
+        w.sleepers.fetch_add(1, std::memory_order_seq_cst);
+        announced = true;
+      },
+      adaptive, may_yield);
   // relaxed: a count; a late decrement costs a signaller one needless wake at most.
   if (announced) w.sleepers.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -151,7 +128,7 @@ Engine::Engine(BarrierAlgorithm algorithm, int p, BarrierOptions options, std::s
     throw InputError("barrier: placement lists " + std::to_string(placement_.size()) + " PUs for " +
                      std::to_string(p) + " ranks");
   }
-  for (std::size_t r = 0; r < P; ++r) slots_[r].spin_ns = std::min<std::int64_t>(policy_.spin_ns, kInitialSpinNs);
+  for (std::size_t r = 0; r < P; ++r) slots_[r].wait.reset(policy_);
   scratch_.resize(P);
   participants_.store(p, std::memory_order_relaxed);
   std::vector<int> all(P);
@@ -795,11 +772,11 @@ void Engine::rebuild(std::uint64_t e) {
 
 void Engine::signal(Word& w) noexcept {
   sync_point();
-  // seq_cst: after the seq_cst change of v (Dekker with block()'s increment of sleepers, then
-  // load of seq, then load of v): either the waiter sees v or this thread sees the sleeper.
+  // seq_cst: after the seq_cst change of v (Dekker with sleep_on()'s increment of sleepers,
+  // then wait_until()'s load of seq, then its load of v): either the waiter sees v or this
+  // thread sees the sleeper.
   if (w.sleepers.load(std::memory_order_seq_cst) == 0) return;
-  w.seq.fetch_add(1, std::memory_order_seq_cst);
-  futex_wake_all(w.seq);
+  postbox::wake(w.seq);
 }
 
 template <class Done>
@@ -827,24 +804,18 @@ void Engine::block(int rank, RankSlot& me, Word& w, Done&& done) {
     }
     return;
   }
-  if (postbox::internal::current_fiber_worker() != nullptr) {
-    // A fiber never spins or yields the core: the switch costs less than a poll loop. The
-    // predicate the worker polls is one flat object (no chain of references through this
-    // frame): the worker reads it for every waiting rank on every pass.
-    const auto stop = [&w, done, this] {
-      return done(w.v.load(std::memory_order_acquire)) || aborted_.load(std::memory_order_relaxed);
-    };
-    fiber_block(w, policy_, stop);
-  } else {
-    block_policy(me, w, ok);
-  }
+  block_policy(me, w, done);
   if (!ok()) leave_aborted(me);
 }
 
 template <class Done>
-void Engine::block_policy(RankSlot& me, Word& w, Done&& ok) const {
-  auto stop = [&] { return ok() || aborted_.load(std::memory_order_relaxed); };
-  if (spin(me, stop)) return;
+void Engine::block_policy(RankSlot& me, Word& w, Done done) const {
+  // The predicate the worker polls when the rank is a fiber is one flat object (no chain of
+  // references through this frame): the worker reads it for every waiting rank on every pass.
+  const auto stop = [&w, done, this] {
+    // acquire: pairs with the signaller's seq_cst change of v.
+    return done(w.v.load(std::memory_order_acquire)) || aborted_.load(std::memory_order_relaxed);
+  };
   // Co-location (docs/barrier.md, "Waiting"): with no more ranks than CPUs, a spin that timed
   // out while another rank last arrived on this thread's CPU means the two share it (fresh
   // threads start on their creator's CPU). Two threads that hand one CPU back and forth by
@@ -855,15 +826,20 @@ void Engine::block_policy(RankSlot& me, Word& w, Done&& ok) const {
   // thread wakes up next to its partner again: then the move is not tried for the next 16, 32,
   // ..., 1024 waits, which yield as before (a hand-off on one CPU is the cheapest wait there).
   bool moving = false;
-  if (me.no_move > 0) {
-    --me.no_move;
-  } else if (track_cpu_ && colocated(me)) {
-    moving = true;
-    ++me.moves;
-    me.spin_ns = std::min<std::int64_t>(policy_.spin_ns, kInitialSpinNs);
-  }
-  if (!moving && yield(me, stop)) return;
-  block_futex(w, ok, stop);
+  const auto may_yield = [&] {
+    if (me.no_move > 0) {
+      --me.no_move;
+      return true;
+    }
+    if (track_cpu_ && colocated(me)) {
+      moving = true;
+      ++me.moves;
+      me.wait.reset(policy_);
+      return false;
+    }
+    return true;
+  };
+  sleep_on(w, policy_, stop, &me.wait, may_yield);
   if (moving) {
     if (colocated(me)) {
       me.move_backoff = std::min<std::uint32_t>(1024, std::max<std::uint32_t>(16, me.move_backoff * 2));
@@ -871,22 +847,6 @@ void Engine::block_policy(RankSlot& me, Word& w, Done&& ok) const {
     } else {
       me.move_backoff = 0;
     }
-  }
-}
-
-template <class Done, class Stop>
-void Engine::block_futex(Word& w, Done&& ok, Stop&& stop) const {
-  for (;;) {
-    sync_point();
-    // seq_cst increment, then seq_cst loads of seq, v and aborted_: pairs with signal() (change
-    // v, load sleepers, bump seq) and with abort() (store aborted_, bump seq): a signal or an
-    // abort after these loads changes seq, so the futex does not sleep on a stale value.
-    w.sleepers.fetch_add(1, std::memory_order_seq_cst);
-    const std::uint32_t seen = w.seq.load(std::memory_order_seq_cst);
-    if (!ok() && !aborted_.load(std::memory_order_seq_cst)) futex_wait(w.seq, seen);
-    // relaxed: a count; a late decrement costs a signaller one needless futex call at most.
-    w.sleepers.fetch_sub(1, std::memory_order_relaxed);
-    if (stop()) return;
   }
 }
 
@@ -901,75 +861,6 @@ bool Engine::colocated(const RankSlot& me) const noexcept {
   return false;
 }
 
-template <class Stop>
-bool Engine::spin(RankSlot& me, Stop&& stop) const {
-  // Adaptive spin budget per rank, at most policy_.spin_ns: a wait that ends while spinning
-  // grows it by half plus 1 µs, a spin that times out halves it, and below 1 µs it is 0 (no
-  // spin) except for a 2 µs probe every 64th wait. A partner that shares this core, or that
-  // another process preempted, does not signal while this thread spins: there spinning only
-  // delays it, and the budget falls to 0; a co-scheduled partner's waits raise it again.
-  std::int64_t budget = me.spin_ns;
-  if (budget == 0 && policy_.spin_ns > 0 && (++me.probe & 63U) == 0) budget = std::min<std::int64_t>(2'000, policy_.spin_ns);
-  if (budget <= 0) return false;
-  const auto grow = [&] { me.spin_ns = std::min(policy_.spin_ns, budget + budget / 2 + 1'000); };
-  // A running partner signals within a few cache-line transfers: no clock read before that. A
-  // wait that ends here counts as a success like any other (a probe that succeeds here must
-  // restore the budget, or the rank stays without spin although its partner now runs).
-  for (int i = 0; i < 32; ++i) {
-    cpu_relax();
-    if (stop()) {
-      grow();
-      return true;
-    }
-  }
-  using clock = std::chrono::steady_clock;
-  const auto spin_end = clock::now() + std::chrono::nanoseconds(budget);
-  while (clock::now() < spin_end) {
-    for (int i = 0; i < 64; ++i) {
-      cpu_relax();
-      if (stop()) {
-        grow();
-        return true;
-      }
-    }
-  }
-  me.spin_ns = budget / 2 < 1'000 ? 0 : budget / 2;
-  return false;
-}
-
-template <class Stop>
-bool Engine::yield(RankSlot& me, Stop&& stop) const {
-  if (policy_.yield_ns <= 0) return false;
-  // A yield hands the core to a sibling rank that still has to arrive, which is cheaper than
-  // a futex sleep and wake-up; but when another process is runnable here, one yield can cost
-  // a whole time slice. So each yield is timed: one that took longer than kSlowYield ends the
-  // yield phase and turns yielding off for the next 16, 32, ..., 1024 waits of this rank; a
-  // wait that ends while yielding halves that back-off.
-  constexpr auto kSlowYield = std::chrono::microseconds(200);
-  if (me.no_yield > 0) {
-    --me.no_yield;
-    return false;
-  }
-  using clock = std::chrono::steady_clock;
-  auto prev = clock::now();
-  const auto yield_end = prev + std::chrono::nanoseconds(policy_.yield_ns);
-  for (;;) {
-    std::this_thread::yield();
-    if (stop()) {
-      me.yield_backoff /= 2;
-      return true;
-    }
-    const auto now = clock::now();
-    if (now - prev > kSlowYield) {
-      me.yield_backoff = std::min<std::uint32_t>(1024, std::max<std::uint32_t>(16, me.yield_backoff * 2));
-      me.no_yield = me.yield_backoff;
-      return false;
-    }
-    if (now >= yield_end) return false;
-    prev = now;
-  }
-}
-
 void Engine::leave_aborted(RankSlot& me) {
   const std::uint64_t e = me.phase;
   if (me.args != nullptr) {
@@ -981,13 +872,7 @@ void Engine::leave_aborted(RankSlot& me) {
       return completing_.v.load(std::memory_order_seq_cst) == e &&
              !reached(completed_.v.load(std::memory_order_seq_cst), e);
     };
-    if (postbox::internal::current_fiber_worker() != nullptr) fiber_block(completed_, policy_, [&] { return !folding(); });
-    while (folding()) {
-      completed_.sleepers.fetch_add(1, std::memory_order_seq_cst);
-      const std::uint32_t seen = completed_.seq.load(std::memory_order_seq_cst);
-      if (folding()) futex_wait(completed_.seq, seen);
-      completed_.sleepers.fetch_sub(1, std::memory_order_relaxed);
-    }
+    sleep_on(completed_, policy_, [&] { return !folding(); }, nullptr, internal::YieldAlways{});
   }
   throw Aborted();
 }
@@ -995,10 +880,7 @@ void Engine::leave_aborted(RankSlot& me) {
 void Engine::abort() noexcept {
   // seq_cst: before every seq bump below (see block_policy()).
   aborted_.store(true, std::memory_order_seq_cst);
-  auto kick = [](Word& w) {
-    w.seq.fetch_add(1, std::memory_order_seq_cst);
-    futex_wake_all(w.seq);
-  };
+  auto kick = [](Word& w) { postbox::wake(w.seq); };
   const auto P = static_cast<std::size_t>(p_);
   kick(release_);
   kick(completed_);

@@ -30,18 +30,14 @@
 
 namespace postbox::internal {
 
-// A rank's spin budget at construction and after a co-location move (block_policy()), at most
-// the policy's.
-inline constexpr std::int64_t kInitialSpinNs = 20'000;
-
 // Phases compare with internal::reached() (sync.hpp): 64-bit phases never wrap in practice,
 // but the comparison does not depend on it.
 
-// A waitable word alone on its cache line. v holds a phase (or an encoded phase); the futex
-// sleeps on seq, which a signaller bumps only when sleepers > 0, and abort() bumps always, so
-// abort can wake a sleeper without touching v. sleepers shares v's line: the signaller reads it
-// right after changing v, so the futex syscall is skipped when nobody sleeps at no extra
-// line transfer.
+// A waitable word alone on its cache line. v holds a phase (or an encoded phase); a waiter
+// sleeps in wait_until() on seq, which a signaller wakes (wake(), wait.hpp) only when
+// sleepers > 0, and abort() wakes always, so abort can wake a sleeper without touching v.
+// sleepers shares v's line: the signaller reads it right after changing v, so a barrier with
+// nobody asleep costs no wake() at all, at no extra line transfer.
 struct alignas(kCacheLine) Word {
   std::atomic<std::uint64_t> v{0};
   std::atomic<std::uint32_t> seq{0};
@@ -112,11 +108,9 @@ struct alignas(kCacheLine) RankSlot {
   std::uint64_t phase = 0;
   ReduceArgs* args = nullptr;  // read by the completion step of this phase
   std::exception_ptr error;    // a completion step this thread ran threw (rethrown when it leaves)
-  // Adaptive waiting (Engine::block): spin budget, probe counter, yield back-off.
-  std::int64_t spin_ns = 0;
-  std::uint32_t probe = 0;
-  std::uint32_t no_yield = 0;
-  std::uint32_t yield_backoff = 0;
+  // Adaptive waiting (wait_until()'s adaptive mode, wait.hpp): spin budget, probe counter,
+  // yield back-off; reset at construction and after a co-location move.
+  AdaptiveWait wait;
   // The CPU this rank's thread ran on at its last arrival (−1: unknown); read by other ranks'
   // co-location check (Engine::colocated).
   std::atomic<int> cpu{-1};
@@ -203,18 +197,12 @@ class Engine {
   // Waiting: returns once done(v) or abort; throws Aborted on abort.
   template <class Done>
   void block(int rank, RankSlot& me, Word& w, Done&& done);
+  // Kernel threads and fibers alike through wait_until() (its adaptive mode), with the
+  // co-location move between the spin and the yield phase.
   template <class Done>
-  void block_policy(RankSlot& me, Word& w, Done&& done) const;
-  // The spin and yield phases of block_policy(); true when the wait ended in that phase.
-  template <class Stop>
-  bool spin(RankSlot& me, Stop&& stop) const;
+  void block_policy(RankSlot& me, Word& w, Done done) const;
   // Another rank's thread last arrived on the CPU this thread runs on.
   [[nodiscard]] bool colocated(const RankSlot& me) const noexcept;
-  template <class Stop>
-  bool yield(RankSlot& me, Stop&& stop) const;
-  // The blocking phase: the futex on w's sequence number until stop().
-  template <class Done, class Stop>
-  void block_futex(Word& w, Done&& ok, Stop&& stop) const;
   static void signal(Word& w) noexcept;
   [[noreturn]] void leave_aborted(RankSlot& me);
   void throw_if_broken() const;

@@ -115,6 +115,109 @@ TEST(Wait, BeforeBlockRunsOnceAndTheConditionIsCheckedAfterIt) {
   EXPECT_EQ(announced, 1);
 }
 
+// The block phase counts its waiter on the word (internal::blocked_on), which is how wake()
+// knows to call the futex; the count is back to 0 once the waiter has returned.
+TEST(Wait, TheBlockPhaseCountsItsWaiterForWake) {
+  std::atomic<std::uint32_t> word{0};
+  std::atomic<bool> cond{false};
+  std::atomic<pid_t> waiter_tid{0};
+  std::atomic<bool> announced{false};
+  int phase = -1;
+  std::jthread waiter([&] {
+    waiter_tid.store(static_cast<pid_t>(::syscall(SYS_gettid)));
+    phase = wait_until(
+        WaitPolicy{0, 0}, word, [&] { return cond.load(std::memory_order_acquire); },
+        [&] { announced.store(true, std::memory_order_release); });
+  });
+  while (!announced.load(std::memory_order_acquire) || thread_state(waiter_tid.load()) != 'S') {
+    std::this_thread::yield();
+  }
+  EXPECT_GE(internal::blocked_on(&word).load(), 1U);
+  cond.store(true, std::memory_order_release);
+  wake(word);
+  waiter.join();
+  EXPECT_EQ(phase, 2);
+  EXPECT_EQ(internal::blocked_on(&word).load(), 0U);
+}
+
+// Adaptive mode: a wait that ends while spinning grows the budget by half plus 1 us (capped by
+// the policy); a spin that times out halves it.
+TEST(WaitAdaptive, TheSpinBudgetGrowsOnSuccessAndHalvesOnTimeout) {
+  std::atomic<std::uint32_t> word{0};
+  const WaitPolicy policy{10'000, 0};
+  AdaptiveWait a;
+  a.spin_ns = 4'000;
+  int calls = 0;
+  EXPECT_EQ(wait_until(policy, word, [&] { return ++calls == 10; }, [] {}, &a, internal::YieldAlways{}), 0);
+  EXPECT_EQ(a.spin_ns, 7'000);
+  EXPECT_EQ(wait_until(policy, word, [&] { return ++calls == 20; }, [] {}, &a, internal::YieldAlways{}), 0);
+  EXPECT_EQ(a.spin_ns, 10'000);  // 7000 + 3500 + 1000, capped by the policy
+  bool cond = false;
+  EXPECT_EQ(wait_until(policy, word, [&] { return cond; }, [&] { cond = true; }, &a, internal::YieldAlways{}), 2);
+  EXPECT_EQ(a.spin_ns, 5'000);
+  a.spin_ns = 1'500;
+  cond = false;
+  EXPECT_EQ(wait_until(policy, word, [&] { return cond; }, [&] { cond = true; }, &a, internal::YieldAlways{}), 2);
+  EXPECT_EQ(a.spin_ns, 0);  // 750 is below 1 us: no spin
+}
+
+// With a zero budget the waiter does not poll at all, except for a 2 us probe every 64th wait,
+// whose timeout leaves a 1 us budget.
+TEST(WaitAdaptive, AZeroBudgetSkipsTheSpinExceptEvery64thWait) {
+  std::atomic<std::uint32_t> word{0};
+  const WaitPolicy policy{10'000, 0};
+  AdaptiveWait a;
+  a.spin_ns = 0;
+  for (int i = 1; i <= 64; ++i) {
+    int calls = 0;
+    bool cond = false;
+    EXPECT_EQ(wait_until(policy, word, [&] { ++calls; return cond; }, [&] { cond = true; }, &a, internal::YieldAlways{}), 2);
+    if (i < 64) {
+      EXPECT_EQ(calls, 2) << "wait " << i << ": the first check and the one after before_block";
+      EXPECT_EQ(a.spin_ns, 0);
+    } else {
+      EXPECT_GE(calls, 2 + 32) << "the probe polls (32 before its first clock read)";
+      EXPECT_EQ(a.spin_ns, 1'000);
+    }
+  }
+}
+
+// After a spin that timed out, may_yield() decides: false blocks at once (no yield phase).
+// A waiter in its yield back-off skips the phase and counts the back-off down; a wait that ends
+// while yielding halves the back-off.
+TEST(WaitAdaptive, MayYieldAndTheYieldBackOffDecideTheYieldPhase) {
+  std::atomic<std::uint32_t> word{0};
+  const WaitPolicy policy{0, kForever};
+  AdaptiveWait a;
+  a.spin_ns = 0;
+  int asked = 0;
+  bool cond = false;
+  EXPECT_EQ(wait_until(policy, word, [&] { return cond; }, [&] { cond = true; }, &a, [&] { ++asked; return false; }), 2);
+  EXPECT_EQ(asked, 1);
+  a.no_yield = 3;
+  cond = false;
+  EXPECT_EQ(wait_until(policy, word, [&] { return cond; }, [&] { cond = true; }, &a, internal::YieldAlways{}), 2);
+  EXPECT_EQ(a.no_yield, 2U);
+  a.no_yield = 0;
+  a.yield_backoff = 64;
+  // True at the first poll after the first yield (the second call: the budget is 0, so there
+  // is no spin), before the yield is timed: a slow yield on a loaded machine cannot end the
+  // phase first.
+  int calls = 0;
+  EXPECT_EQ(wait_until(policy, word, [&] { return ++calls == 2; }, [] {}, &a, internal::YieldAlways{}), 1);
+  EXPECT_EQ(a.yield_backoff, 32U);
+}
+
+// reset() starts the budget at 20 us, or at the policy's spin budget when that is smaller.
+TEST(WaitAdaptive, ResetStartsAtTheInitialBudgetCappedByThePolicy) {
+  AdaptiveWait a;
+  a.spin_ns = 0;
+  a.reset(WaitPolicy{50'000, 0});
+  EXPECT_EQ(a.spin_ns, AdaptiveWait::kInitialSpinNs);
+  a.reset(WaitPolicy{3'000, 0});
+  EXPECT_EQ(a.spin_ns, 3'000);
+}
+
 // Lost-wakeup stress: pairs of threads ping-pong through wait_until/wake many times. A lost
 // wakeup leaves a pair blocked forever, which the watchdog reports.
 struct PairsRow {

@@ -1,11 +1,12 @@
 // The wait policy: spin for a time budget, then yield for a time budget, then block.
 //
-// The mailboxes (a receive, a send that finds its ring or queue full) and a Team (start, park,
-// join) wait through wait_until(), so a team with far more threads than cores still makes
-// progress: a waiter that cannot succeed soon gives its core to the thread it is waiting for.
-// The barrier engine (barrier/src/engine.cpp) has its own wait on kernel threads (an adaptive
-// spin, a co-location check, a timed yield, then a raw futex; docs/barrier.md, "Waiting") and
-// waits through wait_until() only when the rank is a fiber.
+// Every blocking wait of the library goes through wait_until(): the mailboxes (a receive, a
+// send that finds its ring or queue full), a Team (start, park, join) and the barrier engine
+// (barrier/src/engine.cpp). A waiter that cannot succeed soon gives its core to the thread it
+// is waiting for, so a team with far more threads than cores still makes progress. It has two
+// modes: fixed budgets (the mailboxes, a Team), and an adaptive mode in which a waiter's spin
+// budget and yield phase follow how its own last waits ended (the barrier's ranks;
+// docs/barrier.md, "Waiting").
 //
 // Budgets are nanoseconds of wall-clock time, not loop iterations, so they mean the same on
 // every machine. Defaults come from the environment (POSTBOX_SPIN_NS, POSTBOX_YIELD_NS) when
@@ -14,10 +15,12 @@
 // Protocol between a waiter and a waker, on one std::atomic<std::uint32_t> "word":
 //   waker:  make the condition true (stores with release or stronger), then wake(word).
 //   waiter: wait_until(policy, word, pred) returns once pred() is true.
-// Memory ordering: wake() is a seq_cst read-modify-write of word; wait_until() loads word
-// (seq_cst) before each evaluation of pred(), and blocks only with that value, so a wake()
-// that happens after the load changes word and unblocks the futex; a wake() that happened
-// before it made pred() true already. Everything the waker wrote before wake() is visible to
+// Memory ordering: wake() is a seq_cst read-modify-write of word followed by a seq_cst load
+// of the word's blocked count; the block phase of wait_until() raises that count (seq_cst),
+// then loads word (seq_cst) before each evaluation of pred() and sleeps in the futex only with
+// that value. A wake() whose load saw the count 0 changed word before the waiter loaded it, so
+// the waiter sees pred() true; one that saw it raised calls the futex, and a change of word
+// after the waiter's load unblocks (or forestalls) its sleep. Everything the waker wrote before wake() is visible to
 // the waiter after wait_until() returns, provided pred() reads with acquire.
 //
 // On a fiber (a rank of a Team with RanksMode::fibers), a wait whose predicate is false
@@ -33,6 +36,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -113,14 +117,134 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
+// One waiter's adaptive state for wait_until()'s adaptive mode, kept by the waiter from one
+// wait to the next (a barrier keeps one per rank). Not shared between threads.
+struct AdaptiveWait {
+  // The spin budget at the start and after reset(), at most the policy's.
+  static constexpr std::int64_t kInitialSpinNs = 20'000;
+  std::int64_t spin_ns = kInitialSpinNs;  // the current spin budget
+  std::uint32_t probe = 0;                // waits since the last probe while the budget is 0
+  std::uint32_t no_yield = 0;             // waits left that skip the yield phase
+  std::uint32_t yield_backoff = 0;        // the length of the last such back-off
+  void reset(const WaitPolicy& policy) noexcept { spin_ns = policy.spin_ns < kInitialSpinNs ? policy.spin_ns : kInitialSpinNs; }
+};
+
+namespace internal {
+
+// The futex on a 32-bit word. Not std::atomic::wait: libstdc++'s (GCC 12) spins and calls
+// sched_yield four times before the futex, and on a loaded machine every yield hands the core
+// to another process for a whole time slice; wait_until() has spun and yielded by its own
+// budgets already. futex_wait returns at once when word != seen; spurious returns are the
+// caller's loop's business.
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen) noexcept;
+void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept;
+
+// Threads blocked in wait_until() (its block phase), counted per word in a small table hashed
+// by the word's cache line, so that wake() skips the futex call when nobody sleeps. Two words
+// that share an entry cost each other a needless futex call at most, never a lost wake-up.
+struct alignas(64) BlockedCount {
+  std::atomic<std::uint32_t> n{0};
+};
+inline constexpr std::size_t kBlockedTable = 64;
+inline BlockedCount blocked_table[kBlockedTable];
+inline std::atomic<std::uint32_t>& blocked_on(const void* word) noexcept {
+  return blocked_table[(reinterpret_cast<std::uintptr_t>(word) >> 6) % kBlockedTable].n;
+}
+
+// The spin phase: polls pred() for budget_ns of wall-clock time, the first `polls` times
+// before the first clock read (most waits that succeed at all end within them, and a clock
+// read costs as much as several polls), then reading the clock every 64 polls (about 1 us of
+// pause instructions). True when pred() held.
+template <class Pred>
+bool spin_phase(std::int64_t budget_ns, int polls, Pred& pred) {
+  for (int i = 0; i < polls; ++i) {
+    cpu_relax();
+    if (pred()) return true;
+  }
+  using clock = std::chrono::steady_clock;
+  const auto spin_end = clock::now() + std::chrono::nanoseconds(budget_ns);
+  while (clock::now() < spin_end) {
+    internal::sync_point();
+    for (int i = 0; i < 64; ++i) {
+      cpu_relax();
+      if (pred()) return true;
+    }
+  }
+  return false;
+}
+
+// The adaptive spin: a wait that ends while spinning grows the budget by half plus 1 us (at
+// most policy.spin_ns), a spin that times out halves it, and below 1 us it is 0 (no spin)
+// except for a 2 us probe every 64th wait. A partner that shares this core, or that another
+// process preempted, does not make pred() true while this thread spins: there spinning only
+// delays it, and the budget falls to 0; a co-scheduled partner's quick waits raise it again.
+// A wait that ends within the first 32 polls counts as a success like any other (a probe that
+// succeeds there must restore the budget, or the waiter stays without spin although its
+// partner now runs).
+template <class Pred>
+bool adaptive_spin(const WaitPolicy& policy, AdaptiveWait& a, Pred& pred) {
+  std::int64_t budget = a.spin_ns;
+  if (budget == 0 && policy.spin_ns > 0 && (++a.probe & 63U) == 0) budget = policy.spin_ns < 2'000 ? policy.spin_ns : 2'000;
+  if (budget <= 0) return false;
+  if (spin_phase(budget, 32, pred)) {
+    const std::int64_t grown = budget + budget / 2 + 1'000;
+    a.spin_ns = grown < policy.spin_ns ? grown : policy.spin_ns;
+    return true;
+  }
+  a.spin_ns = budget / 2 < 1'000 ? 0 : budget / 2;
+  return false;
+}
+
+// The adaptive yield: a yield hands the core to a thread that still has to make pred() true,
+// which is cheaper than a futex sleep and wake-up; but when another process is runnable here,
+// one yield can cost a whole time slice. So each yield is timed: one that took longer than
+// 200 us ends the yield phase and turns yielding off for the next 16, 32, ..., 1024 waits; a
+// wait that ends while yielding halves that back-off.
+template <class Pred>
+bool adaptive_yield(const WaitPolicy& policy, AdaptiveWait& a, Pred& pred) {
+  constexpr auto kSlowYield = std::chrono::microseconds(200);
+  if (policy.yield_ns <= 0) return false;
+  if (a.no_yield > 0) {
+    --a.no_yield;
+    return false;
+  }
+  using clock = std::chrono::steady_clock;
+  auto prev = clock::now();
+  const auto yield_end = prev + std::chrono::nanoseconds(policy.yield_ns);
+  for (;;) {
+    std::this_thread::yield();
+    internal::sync_point();
+    if (pred()) {
+      a.yield_backoff /= 2;
+      return true;
+    }
+    const auto now = clock::now();
+    if (now - prev > kSlowYield) {
+      const std::uint32_t doubled = a.yield_backoff * 2 < 16 ? 16 : a.yield_backoff * 2;
+      a.yield_backoff = doubled > 1024 ? 1024 : doubled;
+      a.no_yield = a.yield_backoff;
+      return false;
+    }
+    if (now >= yield_end) return false;
+    prev = now;
+  }
+}
+
+struct YieldAlways {
+  bool operator()() const noexcept { return true; }
+};
+
+}  // namespace internal
+
 // Wakes every thread blocked in wait_until() on `word`, and every fiber worker blocked with all
-// its ranks waiting. Cheap when nobody is blocked (libstdc++ skips the futex call when it
-// counts no waiters; one load of blocked_workers).
+// its ranks waiting. Cheap when nobody is blocked: one read-modify-write of word, one load of
+// its blocked count (internal::blocked_on) and one of blocked_workers.
 inline void wake(std::atomic<std::uint32_t>& word) noexcept {
   internal::sync_point();
-  // seq_cst: orders the condition's stores before the change of word seen by the futex.
+  // seq_cst: orders the condition's stores before the change of word seen by the futex, and
+  // before the load of the blocked count (Dekker with the block phase of wait_until()).
   word.fetch_add(1, std::memory_order_seq_cst);
-  word.notify_all();
+  if (internal::blocked_on(&word).load(std::memory_order_seq_cst) != 0) internal::futex_wake_all(word);
   internal::notify_blocked_workers();
 }
 
@@ -129,15 +253,21 @@ inline void wake(std::atomic<std::uint32_t>& word) noexcept {
 // phases used (0 spin, 1 yield, 2 block), for tests; on a fiber 0 when pred() held at once, 1
 // when the rank was switched out, 2 when its worker ran before_block() to block meanwhile.
 //
-// The first 64 polls come before the first clock read: most waits that succeed at all end
-// within them, and a clock read costs as much as several polls. The spin budget is counted
-// from that first read, so spinning lasts spin_ns plus those 64 polls (about 1 us).
+// Fixed mode (no AdaptiveWait): the first 64 polls come before the first clock read, and the
+// spin budget is counted from that first read, so spinning lasts spin_ns plus those 64 polls
+// (about 1 us); then yields until yield_ns more have passed.
+//
+// Adaptive mode (an AdaptiveWait, and may_yield): the spin budget and the yield phase adapt to
+// how the waiter's last waits ended (internal::adaptive_spin, internal::adaptive_yield); after
+// a spin that timed out, may_yield() decides whether to yield at all or to block at once (a
+// barrier rank that shares its CPU with a partner blocks, so that the wake-up can move it).
 //
 // before_block() runs once, after the yield phase and before the first load of word: the
 // place for a waiter to announce that it is about to sleep (see mailbox.hpp). pred() is
 // re-evaluated after it, with the protocol above, so nothing it announces can be missed.
-template <class Pred, class BeforeBlock>
-int wait_until(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, Pred&& pred, BeforeBlock&& before_block) {
+template <class Pred, class BeforeBlock, class MayYield>
+int wait_until(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, Pred&& pred, BeforeBlock&& before_block,
+               AdaptiveWait* adaptive, MayYield&& may_yield) {
   // Delay injection (internal/inject.hpp) at every phase change and every outer poll; empty
   // in normal builds.
   internal::sync_point();
@@ -145,36 +275,42 @@ int wait_until(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, Pred&
   if (internal::FiberWorker* const worker = internal::current_fiber_worker()) [[unlikely]] {
     return internal::fiber_wait(*worker, internal::fiber_wait_of(pred, before_block));
   }
-  using clock = std::chrono::steady_clock;
-  for (int i = 0; i < 64; ++i) {
-    cpu_relax();
-    if (pred()) return 0;
-  }
-  const auto spin_end = clock::now() + std::chrono::nanoseconds(policy.spin_ns);
-  // The clock is read every 64 polls: about 1 us of pause instructions.
-  while (clock::now() < spin_end) {
-    internal::sync_point();
-    for (int i = 0; i < 64; ++i) {
-      cpu_relax();
-      if (pred()) return 0;
+  if (adaptive != nullptr) {
+    if (internal::adaptive_spin(policy, *adaptive, pred)) return 0;
+    if (may_yield() && internal::adaptive_yield(policy, *adaptive, pred)) return 1;
+  } else {
+    if (internal::spin_phase(policy.spin_ns, 64, pred)) return 0;
+    using clock = std::chrono::steady_clock;
+    const auto yield_end = clock::now() + std::chrono::nanoseconds(policy.yield_ns);
+    while (clock::now() < yield_end) {
+      std::this_thread::yield();
+      internal::sync_point();
+      if (pred()) return 1;
     }
-  }
-  const auto yield_end = spin_end + std::chrono::nanoseconds(policy.yield_ns);
-  while (clock::now() < yield_end) {
-    std::this_thread::yield();
-    internal::sync_point();
-    if (pred()) return 1;
   }
   internal::sync_point();
   before_block();
+  std::atomic<std::uint32_t>& blocked = internal::blocked_on(&word);
+  // seq_cst: counted before word is loaded, so a wake() that reads the count as 0 changed word
+  // before this thread's load (and made pred() true before that).
+  blocked.fetch_add(1, std::memory_order_seq_cst);
   for (;;) {
     internal::sync_point();
     // seq_cst: pairs with the fetch_add in wake(); see the protocol above.
     const std::uint32_t seen = word.load(std::memory_order_seq_cst);
     internal::sync_point();
-    if (pred()) return 2;
-    word.wait(seen, std::memory_order_seq_cst);
+    if (pred()) break;
+    internal::futex_wait(word, seen);
   }
+  // relaxed: a count; a late decrement costs a waker one needless futex call at most.
+  blocked.fetch_sub(1, std::memory_order_relaxed);
+  return 2;
+}
+
+template <class Pred, class BeforeBlock>
+int wait_until(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, Pred&& pred, BeforeBlock&& before_block) {
+  return wait_until(policy, word, static_cast<Pred&&>(pred), static_cast<BeforeBlock&&>(before_block), nullptr,
+                    internal::YieldAlways{});
 }
 
 template <class Pred>
