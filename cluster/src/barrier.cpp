@@ -37,6 +37,7 @@
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/internal/sync.hpp"
 #include "postbox/runtime/topology.hpp"
+#include "postbox/runtime/wait.hpp"
 
 namespace postbox::cluster {
 namespace internal {
@@ -289,8 +290,7 @@ ClusterEngine::~ClusterEngine() {
   }
   // release: the progress thread's load of stop_ after its wait sees it.
   stop_.store(true, std::memory_order_release);
-  kick_.fetch_add(1, std::memory_order_seq_cst);  // seq_cst: ordered before notify's futex wake
-  kick_.notify_all();
+  postbox::wake(kick_);
   progress_.join();
   MPI_Comm_free(&comm_);
 }
@@ -392,8 +392,7 @@ void ClusterEngine::on_local_complete() {
   // release: the progress thread and the waiters read local_ after they see the phase.
   pending_.store(e, std::memory_order_release);
   if (!t_may_wait) {
-    kick_.fetch_add(1, std::memory_order_seq_cst);  // seq_cst: ordered before notify's futex wake
-    kick_.notify_all();
+    postbox::wake(kick_);
     return;
   }
   std::lock_guard lock(drive_mu_);
@@ -636,7 +635,9 @@ void ClusterEngine::progress_loop() {
       }
       continue;
     }
-    kick_.wait(k, std::memory_order_seq_cst);
+    // The progress thread only waits for the next kick: it blocks at once rather than spin or
+    // yield a core that the ranks of this process need.
+    (void)wait_until(WaitPolicy{0, 0}, kick_, [&] { return kick_.load(std::memory_order_seq_cst) != k; });
   }
 }
 

@@ -11,12 +11,6 @@
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
 
-#if defined(__linux__)
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/internal/sync.hpp"
 
@@ -93,15 +87,8 @@ void asan_finish_switch([[maybe_unused]] void* fake_stack, [[maybe_unused]] cons
 #endif
 }
 
-// The futex on the epoch word (std::atomic::wait would yield four times first; see engine.cpp).
-void epoch_wait(std::uint32_t seen) noexcept {
-#if defined(__linux__)
-  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&blocked_epoch), FUTEX_WAIT_PRIVATE, seen, nullptr,
-                  nullptr, 0);
-#else
-  blocked_epoch.wait(seen, std::memory_order_seq_cst);
-#endif
-}
+// The futex on the epoch word (wait.hpp's futex_wait: no spin or yield of its own).
+void epoch_wait(std::uint32_t seen) noexcept { futex_wait(blocked_epoch, seen); }
 
 thread_local FiberWorker* t_running = nullptr;  // set while one of its fibers runs
 
@@ -179,12 +166,7 @@ void fiber_yield() {
 void wake_blocked_workers() noexcept {
   // seq_cst: a worker that loaded the old epoch sleeps on it and so is woken by the change.
   blocked_epoch.fetch_add(1, std::memory_order_seq_cst);
-#if defined(__linux__)
-  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&blocked_epoch), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr,
-                  nullptr, 0);
-#else
-  blocked_epoch.notify_all();
-#endif
+  futex_wake_all(blocked_epoch);
 }
 
 FiberWorker::FiberWorker(std::size_t stack_bytes) : stack_bytes_(stack_bytes) {
