@@ -24,6 +24,7 @@
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/rational.hpp"
 #include "postbox/emulator/machine.hpp"
+#include "postbox/frontend/machines.hpp"
 #include "postbox/emulator/schedule.hpp"
 #include "postbox/emulator/simulator.hpp"
 

@@ -1,8 +1,8 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(_postbox_libs postbox_runtime postbox_emulator postbox_collectives postbox_barrier)
-set(_postbox_headers runtime/include/ emulator/include/ collectives/include/ barrier/include/)
+set(_postbox_libs postbox_runtime postbox_emulator postbox_collectives postbox_barrier postbox_frontend)
+set(_postbox_headers runtime/include/ emulator/include/ collectives/include/ barrier/include/ frontend/include/)
 # postbox::cluster when MPI was found; the package config then finds MPI for its users.
 if(TARGET postbox_cluster)
   list(APPEND _postbox_libs postbox_cluster)

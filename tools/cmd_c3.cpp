@@ -9,6 +9,7 @@
 
 #include "cli.hpp"
 #include "postbox/collectives/c3.hpp"
+#include "postbox/frontend/selection.hpp"
 #include "postbox/collectives/plans.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/parse.hpp"
@@ -78,7 +79,7 @@ void run_c3(C3Options o) {
   if (!o.L_text.empty()) o.L = parse_int(o.L_text, "--L", 0, kMaxPlanBytes);
   const C3Machine m = machine_of(o);
   std::optional<Mesh> mesh;
-  if (!o.mesh.empty()) mesh = Mesh::parse(o.mesh);
+  if (!o.mesh.empty()) mesh = parse_mesh(o.mesh);
   if (!o.table && o.algo.empty()) throw InputError("--algo is required (or --table)");
   if (!o.table && o.L < 0) throw InputError("--L is required and must be >= 0");
   if (o.table && (!o.algo.empty() || o.L >= 0)) throw InputError("--table lists every algorithm over L; drop --algo and --L");

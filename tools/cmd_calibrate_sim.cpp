@@ -9,6 +9,7 @@
 #include "postbox/runtime/parse.hpp"
 #include "postbox/emulator/calibrate.hpp"
 #include "postbox/emulator/machine.hpp"
+#include "postbox/frontend/machines.hpp"
 #include "postbox/frontend/svg_plot.hpp"
 
 namespace postbox::cli {

@@ -435,18 +435,6 @@ std::vector<Round> schedule(const std::string& algo, const Mesh& m, const std::v
 
 }  // namespace
 
-Mesh Mesh::parse(std::string_view text) {
-  const auto x = text.find_first_of("xX");
-  const std::string whole = "mesh '" + std::string(text) + "'";
-  if (x == std::string_view::npos) throw InputError(whole + " must be RxC, e.g. 10x10");
-  const std::int64_t rows = postbox::parse_int(text.substr(0, x), whole + ": rows", 1, kMaxMeshRanks);
-  const std::int64_t cols = postbox::parse_int(text.substr(x + 1), whole + ": columns", 1, kMaxMeshRanks);
-  if (rows * cols > kMaxMeshRanks) {
-    throw InputError(whole + " has " + std::to_string(rows * cols) + " ranks, more than " + std::to_string(kMaxMeshRanks));
-  }
-  return Mesh{static_cast<int>(rows), static_cast<int>(cols)};
-}
-
 Mesh near_square_mesh(int p) {
   PB_CHECK(p >= 1, "near_square_mesh needs p >= 1");
   int r = static_cast<int>(std::sqrt(static_cast<double>(p)));

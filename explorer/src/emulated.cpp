@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "params.hpp"
+#include "postbox/frontend/machines.hpp"
 #include "postbox/frontend/selection.hpp"
 #include "postbox/explorer/api.hpp"
 #include "postbox/frontend/writers.hpp"

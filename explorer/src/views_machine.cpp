@@ -15,6 +15,7 @@
 #include "postbox/runtime/calibrate.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/emulator/machine.hpp"
+#include "postbox/frontend/machines.hpp"
 #include "postbox/runtime/topology.hpp"
 
 namespace postbox::explorer::internal {

@@ -1,4 +1,5 @@
 #include "postbox/frontend/goal_parse.hpp"
+#include "postbox/frontend/selection.hpp"
 
 #include <cctype>
 #include <charconv>
@@ -175,7 +176,7 @@ class GoalReader {
       if (!toks_.empty()) fail("'mesh' must be on a line of its own");
       Mesh m;
       try {
-        m = Mesh::parse(words[1]);
+        m = parse_mesh(words[1]);
       } catch (const InputError& e) {
         fail(e.what());
       }

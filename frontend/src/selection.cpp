@@ -1,4 +1,5 @@
 // The one plan selection (selection.hpp).
+#include "postbox/frontend/machines.hpp"
 #include "postbox/frontend/selection.hpp"
 
 #include <algorithm>
@@ -93,6 +94,18 @@ const std::vector<SelectionOption>& plan_selection_options() {
     };
   }();
   return options;
+}
+
+Mesh parse_mesh(std::string_view text) {
+  const auto x = text.find_first_of("xX");
+  const std::string whole = "mesh '" + std::string(text) + "'";
+  if (x == std::string_view::npos) throw InputError(whole + " must be RxC, e.g. 10x10");
+  const std::int64_t rows = postbox::parse_int(text.substr(0, x), whole + ": rows", 1, kMaxMeshRanks);
+  const std::int64_t cols = postbox::parse_int(text.substr(x + 1), whole + ": columns", 1, kMaxMeshRanks);
+  if (rows * cols > kMaxMeshRanks) {
+    throw InputError(whole + " has " + std::to_string(rows * cols) + " ranks, more than " + std::to_string(kMaxMeshRanks));
+  }
+  return Mesh{static_cast<int>(rows), static_cast<int>(cols)};
 }
 
 std::vector<int> parse_source_list(std::string_view text) {
@@ -237,7 +250,7 @@ PlanRequest select_plan(const std::map<std::string, std::string>& given, const S
   }
   if (op_takes_mesh(req.op)) {
     if (const auto m = value("mesh")) {
-      const Mesh mesh = Mesh::parse(*m);
+      const Mesh mesh = parse_mesh(*m);
       if (mesh.p() != req.p) {
         throw InputError("--mesh " + *m + " has " + std::to_string(mesh.p()) + " ranks, but --p is " + std::to_string(req.p));
       }

@@ -12,6 +12,7 @@
 #include "postbox/collectives/tree.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/emulator/machine.hpp"
+#include "postbox/frontend/machines.hpp"
 #include "postbox/emulator/simulator.hpp"
 #include "s2p_sim.hpp"
 

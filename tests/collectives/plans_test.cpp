@@ -26,6 +26,7 @@
 #include "postbox/frontend/goal_parse.hpp"
 #include "postbox/frontend/plan_export.hpp"
 #include "postbox/emulator/machine.hpp"
+#include "postbox/frontend/machines.hpp"
 #include "postbox/emulator/simulator.hpp"
 #include "postbox/runtime/topology.hpp"
 

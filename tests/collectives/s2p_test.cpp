@@ -1,4 +1,5 @@
 #include "postbox/collectives/s2p.hpp"
+#include "postbox/frontend/selection.hpp"
 
 #include <gtest/gtest.h>
 
@@ -89,7 +90,7 @@ class S2PMatrix : public ::testing::TestWithParam<std::tuple<std::string, std::s
 // exact and far cheaper than moving up to 256 MiB byte by byte.
 TEST_P(S2PMatrix, ExactResultOnEveryRank) {
   const auto& [algo, mesh_text] = GetParam();
-  const Mesh mesh = Mesh::parse(mesh_text);
+  const Mesh mesh = parse_mesh(mesh_text);
   const int p = mesh.p();
   std::set<std::vector<int>> seen;
   for (int s : counts_of(p)) {
@@ -135,7 +136,7 @@ class Distributions : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Distributions, GiveSDistinctSortedRanks) {
   for (const char* mt : {"1x1", "2x2", "3x5", "5x3", "4x4", "10x10", "16x16", "1x7", "7x1"}) {
-    const Mesh m = Mesh::parse(mt);
+    const Mesh m = parse_mesh(mt);
     for (int s = 1; s <= m.p(); ++s) {
       const auto v = source_distribution(GetParam(), m, s, 3);
       ASSERT_EQ(static_cast<int>(v.size()), s) << mt;
@@ -315,7 +316,7 @@ TEST(S2PRegistry, IsBuiltInWithoutRegistering) {
 TEST(S2PZeroBytes, PlansValidate) {
   for (const auto& algo : s2p_algorithm_names()) {
     for (const char* mt : {"1x1", "2x2", "3x5", "4x4"}) {
-      const Mesh m = Mesh::parse(mt);
+      const Mesh m = parse_mesh(mt);
       for (int s : counts_of(m.p())) {
         for (const char* dist : {"row", "diag-left", "random"}) {
           const Plan plan = build_s2p_plan(S2PRequest{algo, m, source_distribution(dist, m, s, 11), 0});
@@ -376,9 +377,9 @@ TEST(S2PInput, Rejected) {
   EXPECT_THROW(build_s2p_plan(S2PRequest{"br-lin", m, {0, 3, 0}, 8}), InputError);
   EXPECT_THROW(build_s2p_plan(S2PRequest{"br-lin", m, {16}, 8}), InputError);
   EXPECT_THROW(build_s2p_plan(S2PRequest{"br-lin", m, {}, 8}), InputError);
-  EXPECT_THROW(Mesh::parse("4by4"), InputError);
-  EXPECT_THROW(Mesh::parse("0x4"), InputError);
-  EXPECT_EQ(Mesh::parse("3X5").p(), 15);
+  EXPECT_THROW(parse_mesh("4by4"), InputError);
+  EXPECT_THROW(parse_mesh("0x4"), InputError);
+  EXPECT_EQ(parse_mesh("3X5").p(), 15);
 }
 
 TEST(S2PMesh, SnakeOrderAlternatesDirection) {

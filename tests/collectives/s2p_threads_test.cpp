@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "postbox/collectives/c3.hpp"
+#include "postbox/frontend/selection.hpp"
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/s2p.hpp"
 #include "postbox/runtime/executor.hpp"
@@ -122,7 +123,7 @@ class S2PThreads : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(S2PThreads, ExactResultOnEveryRank) {
   for (const char* mt : {"3x5", "4x4"}) {
-    const Mesh m = Mesh::parse(mt);
+    const Mesh m = parse_mesh(mt);
     for (const char* dist : {"cross", "diag-left", "random"}) {
       for (int s : {1, m.p() / 2, m.p()}) {
         PlanRequest req;
@@ -174,7 +175,7 @@ class C3Threads : public ::testing::TestWithParam<C3Case> {};
 TEST_P(C3Threads, ExactResultOnEveryRank) {
   const auto& c = GetParam();
   for (const char* mt : {"2x3", "4x4"}) {
-    const int p = Mesh::parse(mt).p();
+    const int p = parse_mesh(mt).p();
     if (c.algo == "logp-lev-bfly" && (p & (p - 1)) != 0) continue;
     for (int root : {0, p - 1}) {
       if ((c.op == "all-to-all" || c.op == "one-to-one") && root != 0) continue;
@@ -184,7 +185,7 @@ TEST_P(C3Threads, ExactResultOnEveryRank) {
       req.p = p;
       req.root = root;
       req.bytes = 24;
-      req.mesh = Mesh::parse(mt);
+      req.mesh = parse_mesh(mt);
       ASSERT_EQ(run_on_threads(req, c3_blocks(c.op, p, root, 24), 2), "") << c.op << " " << c.algo << " " << mt
                                                                            << " root " << root;
     }

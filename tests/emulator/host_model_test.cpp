@@ -11,6 +11,7 @@
 #include "../collectives/algo_table.hpp"
 #include "postbox/collectives/plans.hpp"
 #include "postbox/emulator/machine.hpp"
+#include "postbox/frontend/machines.hpp"
 #include "postbox/emulator/simulator.hpp"
 #include "postbox/runtime/check.hpp"
 

@@ -23,6 +23,7 @@
 #include "postbox/frontend/plan_export.hpp"
 #include "postbox/emulator/calibrate.hpp"
 #include "postbox/emulator/machine.hpp"
+#include "postbox/frontend/machines.hpp"
 
 namespace postbox::sim {
 namespace {

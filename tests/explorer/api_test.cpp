@@ -1,4 +1,5 @@
 #include "postbox/explorer/api.hpp"
+#include "postbox/frontend/machines.hpp"
 #include "postbox/frontend/plan_export.hpp"
 
 #include <gtest/gtest.h>

@@ -9,12 +9,14 @@
 
 #include "fuzz_support.hpp"
 #include "postbox/collectives/s2p.hpp"
+#include "postbox/frontend/selection.hpp"
 #include "postbox/emulator/machine.hpp"
+#include "postbox/frontend/machines.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text = postbox::fuzz::text_of(data, size);
   try {
-    const postbox::Mesh m = postbox::Mesh::parse(text);
+    const postbox::Mesh m = postbox::parse_mesh(text);
     if (m.rows < 1 || m.cols < 1) postbox::fuzz::violation("accepted a mesh side below 1");
     const std::int64_t p = std::int64_t{m.rows} * m.cols;
     if (p != m.p()) postbox::fuzz::violation("mesh " + std::to_string(m.rows) + "x" + std::to_string(m.cols) + ": p() overflowed");

@@ -10,6 +10,7 @@
 #include "fuzz_support.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/emulator/machine.hpp"
+#include "postbox/frontend/machines.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   postbox::sim::Machine m;

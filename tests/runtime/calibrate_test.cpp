@@ -15,6 +15,7 @@
 
 #include "postbox/runtime/check.hpp"
 #include "postbox/emulator/machine.hpp"
+#include "postbox/frontend/machines.hpp"
 
 namespace postbox {
 namespace {

@@ -27,10 +27,12 @@
 #include <vector>
 
 #include "postbox/collectives/c3.hpp"
+#include "postbox/frontend/selection.hpp"
 #include "postbox/collectives/s2p.hpp"
 #include "postbox/frontend/svg_plot.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/emulator/machine.hpp"
+#include "postbox/frontend/machines.hpp"
 #include "postbox/emulator/simulator.hpp"
 
 namespace postbox::internal {
@@ -99,7 +101,7 @@ struct C3Args {
 };
 
 void run_c3(const C3Args& a) {
-  const Mesh mesh = Mesh::parse(a.mesh);
+  const Mesh mesh = parse_mesh(a.mesh);
   if (mesh.p() != a.p) throw InputError("--mesh " + a.mesh + " does not have --p " + std::to_string(a.p) + " nodes");
   const auto algos = split(a.algos, ',');
   if (algos.empty()) throw InputError("--algos is empty");
@@ -137,7 +139,7 @@ struct S2PArgs {
 
 void run_s2p(const S2PArgs& a) {
   std::vector<Mesh> meshes;
-  for (const auto& t : split(a.meshes, ',')) meshes.push_back(Mesh::parse(t));
+  for (const auto& t : split(a.meshes, ',')) meshes.push_back(parse_mesh(t));
   const auto algos = split(a.algos, ',');
   const auto dists = split(a.dists, ',');
   const auto ss = parse_list("--sources", a.sources);

@@ -2,11 +2,11 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 
 namespace postbox {
 
-// The most ranks a mesh may have (Mesh::parse refuses more).
+// The most ranks a mesh may have (frontend's parse_mesh refuses more; the s-to-p and C³ builders
+// check a request's mesh against it too).
 inline constexpr std::int64_t kMaxMeshRanks = 1'000'000;
 
 struct Mesh {
@@ -14,9 +14,6 @@ struct Mesh {
   int cols = 1;
   [[nodiscard]] int p() const { return rows * cols; }
   [[nodiscard]] int rank(int row, int col) const { return row * cols + col; }
-  // "RxC", e.g. "10x10" (also "10X10"). Malformed, a side < 1 or more than a million ranks →
-  // InputError naming the text.
-  static Mesh parse(std::string_view text);
 };
 
 }  // namespace postbox

@@ -106,35 +106,14 @@ struct Machine {
   double copy_us_per_byte = 0;
 };
 
-// Directories searched for a profile given by name, in order: $POSTBOX_PROFILE_PATH (colon
-// separated), the source tree's profiles/ (compiled in), <prefix>/share/postbox/profiles.
-std::vector<std::string> profile_dirs();
-
-// "postal:L[:C]", "sr:S:R[:C]", "logp:L:o:g:G[:C]" (C: reduce and copy time per byte, sets
-// reduce_us_per_byte and copy_us_per_byte; default 0), a profile name, or a path to a .toml file;
-// "cluster:NODESxCORES" (the built-in profile cluster-example) or "cluster:NODESxCORES:PROFILE"
-// (a cluster profile by name or path) with its nodes and cores per node replaced.
-// Every number (model strings and profile fields) is finite, non-negative and at most 1e9.
-// Unknown machine, malformed string, bad profile → InputError naming the field (an empty spec:
-// FieldError naming the field "machine").
-Machine load_machine(std::string_view spec);
-
-// Parses profile text (TOML). `origin` names the file in error messages.
-Machine parse_profile(std::string_view toml_text, std::string_view origin);
+// The text forms of a machine (model strings, profiles, mesh extents, placements) are read by
+// frontend/machines.hpp: load_machine(), parse_profile(), parse_dims(), parse_placement().
 
 // Most ranks of a cluster machine (nodes × cores per node).
 inline constexpr std::int64_t kMaxClusterRanks = std::int64_t{1} << 30;
 
 // Largest mesh: the product of dims (the emulator keeps a few words per link and node).
 inline constexpr std::int64_t kMaxMeshNodes = std::int64_t{1} << 30;
-
-// "8x8", "16x32", "8x8x8" → dims (1 to 6 extents, at most kMaxMeshNodes nodes in all). Malformed
-// → InputError naming `what`.
-std::vector<int> parse_dims(std::string_view text, std::string_view what);
-
-// "row-major", "snake", "random", "list:3,1,0,2" → Placement (seed from `seed`). Anything else
-// → FieldError naming the field "placement".
-Placement parse_placement(std::string_view text, std::uint64_t seed);
 
 // Node of each rank 0..p-1 on `mesh` (throws InputError if the mesh has fewer than p nodes or
 // the list is not a set of distinct in-range nodes of length ≥ p).

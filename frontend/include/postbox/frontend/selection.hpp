@@ -45,6 +45,10 @@ struct SelectionOption {
 // InputError naming --source-list.
 std::vector<int> parse_source_list(std::string_view text);
 
+// A mesh of ranks as text: "RxC", e.g. "10x10" (also "10X10"). Malformed, a side < 1 or more
+// than kMaxMeshRanks ranks → InputError naming the text.
+Mesh parse_mesh(std::string_view text);
+
 // The sources of s2p on `mesh`, in source order, from the texts of --sources (S, default 1),
 // --dist (default equal), --seed (dist random only, default 1) and --source-list (distinct
 // ranks of the mesh; overrides dist, and S must match its length when given). Bad text →

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "postbox/emulator/machine.hpp"
+#include "postbox/frontend/machines.hpp"
 #include "postbox/runtime/check.hpp"
 
 namespace postbox::sim {
