@@ -1,5 +1,7 @@
 // The discrete-event engine. Model semantics: docs/emulator.md; the host rules are LogGOPSim's
-// (LogGOPSim.cpp, OP_SEND / OP_RECV / OP_LOCOP / OP_MSG) with per-model costs.
+// (LogGOPSim.cpp, OP_SEND / OP_RECV / OP_LOCOP / OP_MSG) with per-model costs. On a mesh model
+// the network is a MeshNetwork (mesh_network.hpp) run by this engine, its Host; spans go to an
+// Observer (trace.hpp) when the run is traced.
 //
 // Scheduling. LogGOPSim keeps every event in one queue and puts an event back whenever its
 // host's CPU or NIC is busy, so a rank with k waiting events costs O(k) per busy period: a flat
@@ -16,33 +18,36 @@
 #include "postbox/emulator/simulator.hpp"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <limits>
 #include <map>
-#include <ostream>
+#include <optional>
 #include <queue>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "mesh_network.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/limits.hpp"
+#include "trace.hpp"
+#include "virtual_time.hpp"
 
 namespace postbox::sim {
 namespace {
+
+using detail::checked;
+using detail::MeshCosts;
+using detail::Observer;
 
 constexpr std::uint32_t kNone = ~std::uint32_t{0};
 constexpr std::int32_t kNil = -1;
 constexpr Ticks kBlocked = std::numeric_limits<Ticks>::max();
 
+// A rank's events; the mesh network's are its own (mesh_network.hpp).
 enum EvKind : std::uint8_t {
-  kOp,        // a = global op: the op is ready to start
-  kArrive,    // a = message (recv op for a plan off the mesh): all its bytes are at the destination
-  kInject,    // a = message: the send overhead is over, packets go to the NIC (mesh)
-  kHop,       // a = packet: it finished traversing (wormhole: its header entered) its current link
-  kWormDone,  // a = packet: the worm's tail reached the destination (wormhole)
+  kOp,      // a = global op: the op is ready to start
+  kArrive,  // a = message (recv op for a plan off the mesh): all its bytes are at the destination
 };
 
 // Resource classes of a rank's events (docs/emulator.md): what each waits for.
@@ -57,26 +62,14 @@ struct Node {  // an event in a rank's pairing heaps
   std::int32_t next = kNil;
 };
 
-struct Event {  // an event in a global queue (network events; everything in reference mode)
+struct Event {  // a rank event in the reference discipline's global queue
   Ticks t;
   std::uint64_t seq;
   std::uint32_t a;
   EvKind kind;
 };
-
-// At one tick the network's events come before the ranks' (on a mesh: a message's arrival then
-// takes the same place among its rank's events whatever order the network's events ran in), and
-// events of one side in the order they were created.
-constexpr bool rank_kind(EvKind k) { return k == kOp || k == kArrive; }
-struct NetAfter {  // the network's own queue (all of one side)
+struct EventAfter {  // by time, then in the order created
   bool operator()(const Event& x, const Event& y) const { return x.t != y.t ? x.t > y.t : x.seq > y.seq; }
-};
-struct EventAfter {
-  bool operator()(const Event& x, const Event& y) const {
-    if (x.t != y.t) return x.t > y.t;
-    if (rank_kind(x.kind) != rank_kind(y.kind)) return rank_kind(x.kind);
-    return x.seq > y.seq;
-  }
 };
 
 struct Msg {
@@ -87,22 +80,8 @@ struct Msg {
   std::uint32_t packets = 1;
   std::uint32_t delivered = 0;
   std::uint32_t injected = 0;
-  std::uint32_t first_packet = 0;
   bool blocking = false;  // the sender's CPU waits for injection (csend)
   Ticks overhead_end = 0;
-};
-
-constexpr std::uint64_t kNoEvent = ~std::uint64_t{0};
-
-struct Packet {
-  std::uint32_t msg = 0;
-  std::int32_t next_waiter = kNil;
-  std::uint64_t wire_bytes = 0;
-  std::int64_t link = -1;             // the last channel its header took (store-and-forward: its current link)
-  Ticks req_t = 0;                    // wormhole, while it waits: the tick it asked
-  std::uint64_t pending = kNoEvent;   // wormhole: the sequence number of its one queued event
-  std::uint32_t key = 0;              // wormhole, while it waits: its request's key
-  bool waiting = false;
 };
 
 // Everything the engine keeps per rank, in one cache line and a bit.
@@ -141,8 +120,7 @@ struct Costs {
   Ticks wire = 0;
   bool first_byte_free = false;
   PerByte reduce, copy;
-  Ticks router = 0;
-  PerByte link;
+  MeshCosts mesh;
 };
 
 // Dynamic matching of GOAL receives (any source, any tag) with arrived messages, in the order
@@ -248,11 +226,7 @@ Costs costs_of(const Machine& m) {
         throw InputError("cluster machine '" + m.name + "': a level must be postal, sr, logp or a registered model");
     return c;  // the levels' costs are charged (level_costs)
   }
-  if (m.kind == ModelKind::mesh) {
-    c.router = to_ticks(m.mesh.router_delay_us, "router delay");
-    if (!(m.mesh.link_bytes_per_us > 0)) throw InputError("mesh link bandwidth must be positive");
-    c.link = to_per_byte(1.0 / m.mesh.link_bytes_per_us, "the link's time per byte");
-  }
+  if (m.kind == ModelKind::mesh) c.mesh = detail::mesh_costs(m);
   const HostCosts h = normalised_host_costs(m);
   c.send_overhead = tick_term(h.send_overhead, "send overhead");
   c.send_gap = tick_term(h.send_gap, "gap between sends");
@@ -275,7 +249,8 @@ class Engine {
  public:
   Engine(const Schedule& s, const Machine& m, const SimOptions& opt)
       : s_(s), m_(m), opt_(opt), c_(costs_of(m)), levels_(level_costs(m)), dynamic_(s.partner.empty()),
-        mesh_(m.kind == ModelKind::mesh), msg_records_(dynamic_ || mesh_) {}
+        mesh_(m.kind == ModelKind::mesh), msg_records_(dynamic_ || mesh_),
+        obs_(opt.trace ? &recorder_ : nullptr) {}
 
   SimResult run() {
     build();
@@ -300,12 +275,23 @@ class Engine {
     }
     res_.time_ticks = end;
     res_.time_us = to_units(end);
-    res_.packets = packets_.size();
-    if (opt_.trace && mesh_) place_links();
+    if (net_) {
+      const auto& n = net_->counts();
+      res_.packets = net_->packets();
+      res_.inline_steps = n.inline_steps;
+      res_.channel_waits = n.channel_waits;
+      res_.channel_ties = n.channel_ties;
+      res_.events -= n.void_events;
+      net_->report_links();
+    }
+    if (opt_.trace) recorder_.move_into(res_);
     return std::move(res_);
   }
 
  private:
+  using Network = detail::MeshNetwork<Engine>;
+  friend Network;  // the network's calls back (its Host): limit, queued, set_now, packet_*, settle
+
   // ---- set-up ----
   void build() {
     const std::uint32_t n = s_.ops();
@@ -377,11 +363,6 @@ class Engine {
     return static_cast<Ticks>((static_cast<int128>(r - 1) * lat_) / s_.pacing_latency);
   }
   [[nodiscard]] Ticks round_end(std::uint32_t r) const { return round_start(r + 1); }
-
-  Ticks checked(Ticks t) const {
-    if (t > kMaxTicks) throw InputError("virtual time passes 2^62 ticks (53 days of microseconds)");
-    return t;
-  }
 
   // ---- classes and needs ----
   [[nodiscard]] Class class_of(EvKind kind, std::uint32_t a) const {
@@ -610,13 +591,8 @@ class Engine {
     else h.pending = meld<false>(h.pending, new_node(t, seq, a, kind));
     mark_dirty(r);
   }
-  void push_net(Ticks t, std::uint32_t a, EvKind kind) {
-    checked(t);
-    horizon_ = std::min(horizon_, t);
-    const Event e{t, seq_++, a, kind};
-    if (opt_.reference_queue) q_.push(e);
-    else net_.push(e);
-  }
+  // The network queued an event at t (its effective key is t).
+  void queued(Ticks t) { horizon_ = std::min(horizon_, t); }
 
   void run_lazy() {
     for (;;) {
@@ -627,24 +603,23 @@ class Engine {
       dirty_.clear();
       while (!heap_.empty() && !valid(heap_.top())) heap_.pop();
       const bool have_rank = !heap_.empty();
-      const bool have_net = !net_.empty();
-      if (!effects_.empty() && (!have_net || net_.top().t > effects_.front().t)) {
+      const bool have_net = net_ && !net_->empty();
+      if (!effects_.empty() && (!have_net || net_->next_time() > effects_.front().t)) {
         apply_effects();
         continue;
       }
       if (!have_rank && !have_net) break;
-      if (have_net && (!have_rank || net_.top().t <= heap_.top().t)) {  // network first at one tick
-        const Event e = net_.top();
-        net_.pop();
+      if (have_net && (!have_rank || net_->next_time() <= heap_.top().t)) {  // network first at one tick
+        const Network::Event e = net_->pop();
         ++res_.events;
         now_ = e.t;
         horizon_ = -1;
         if (!opt_.per_hop_mesh) {
           horizon_ = kMaxTicks + 1;
-          if (!net_.empty()) horizon_ = net_.top().t;
+          if (!net_->empty()) horizon_ = net_->next_time();
           if (!heap_.empty()) horizon_ = std::min(horizon_, heap_.top().t);  // valid (cleaned above) or lower
         }
-        dispatch_net(e);
+        net_->handle(e);
         horizon_ = -1;
         continue;
       }
@@ -671,22 +646,26 @@ class Engine {
     }
   }
 
-  // The first landing's loop: busy → put back at the time the resource frees.
+  // The first landing's loop: busy → put back at the time the resource frees. At one tick the
+  // network's events come before the ranks'.
   void run_reference() {
     for (;;) {
-      if (!effects_.empty() && (q_.empty() || rank_kind(q_.top().kind) || q_.top().t > effects_.front().t)) {
+      const bool net_next = net_ && !net_->empty() && (q_.empty() || net_->next_time() <= q_.top().t);
+      if (!effects_.empty() && (!net_next || net_->next_time() > effects_.front().t)) {
         apply_effects();
+        continue;
+      }
+      if (net_next) {
+        const Network::Event e = net_->pop();
+        now_ = e.t;
+        ++res_.events;
+        net_->handle(e);
         continue;
       }
       if (q_.empty()) break;
       const Event e = q_.top();
       q_.pop();
       now_ = e.t;
-      if (e.kind != kOp && e.kind != kArrive) {
-        ++res_.events;
-        dispatch_net(e);
-        continue;
-      }
       const int r = rank_of_event(e.kind, e.a);
       if (ranks_[static_cast<std::size_t>(r)].cpu == kBlocked) {
         parked_[static_cast<std::size_t>(r)].push_back(e);
@@ -742,14 +721,11 @@ class Engine {
   }
 
   void span_rank(int r, Ticks b, Ticks e, std::uint8_t what, int peer) {
-    if (opt_.trace) res_.rank_spans.push_back(Span{r, to_units(b), to_units(e), what, peer, -1});
+    if (obs_ != nullptr) obs_->rank_span(r, b, e, what, peer);
   }
 
   // ---- host costs per model ----
-  [[nodiscard]] std::uint32_t packets_of(std::uint64_t bytes) const {
-    if (!mesh_ || m_.mesh.packet_bytes == 0) return 1;
-    return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (bytes + m_.mesh.packet_bytes - 1) / m_.mesh.packet_bytes));
-  }
+  [[nodiscard]] std::uint32_t packets_of(std::uint64_t bytes) const { return mesh_ ? detail::mesh_packets(m_.mesh, bytes) : 1; }
   // A term of the normalised host costs for a message of b bytes: the one formula every model's
   // costs go through (host_model.hpp), b − 1 bytes charged where the first is free (LogGP).
   [[nodiscard]] Ticks at(const Costs& c, const TickTerm& x, std::uint64_t b) const {
@@ -802,7 +778,7 @@ class Engine {
           complete(g, t + os);
           return;
         }
-        push_net(t + os, mi, kInject);
+        net_->send(mi, r, it.peer, b, msg.packets, t + os);
         const auto buffered = static_cast<std::uint32_t>(std::max(0, m_.mesh.send_buffer_packets));
         if (m_.send_mode == SendMode::blocking && msg.packets > buffered) {
           msg.blocking = true;
@@ -923,480 +899,20 @@ class Engine {
     }
   }
 
-  // ---- mesh network ----
-  void dispatch_net(const Event& e) {
-    switch (e.kind) {
-      case kInject: on_inject(e); break;
-      case kHop: on_step(e); break;
-      case kWormDone: on_worm_done(e); break;
-      default: break;
-    }
-  }
-
+  // ---- the mesh network and its calls back ----
   void build_mesh() {
-    const MeshSpec& ms = m_.mesh;
-    nd_ = static_cast<int>(ms.dims.size());
-    nodes_count_ = ms.nodes();
-    if (nodes_count_ < s_.p)
-      throw InputError("mesh has " + std::to_string(nodes_count_) + " nodes, fewer than p = " + std::to_string(s_.p));
-    nvc_ = ms.wrap ? 2 : 1;
-    // The work is per packet (at least two events each), so a run's packets are bounded up
-    // front: delta at 1 GiB made 2^21 packets per message and ran for minutes.
     std::uint64_t packets = 0;
     for (const Schedule::Item& it : s_.items)
       if (it.kind == Work::send) packets += packets_of(it.size);
-    if (packets > kMaxMeshPackets)
-      throw InputError("the run sends " + std::to_string(packets) + " packets through the mesh, more than " +
-                       std::to_string(kMaxMeshPackets) + " (minutes of emulation): use fewer bytes or ranks");
-    require_memory(packets * sizeof(Packet), "the run's " + std::to_string(packets) + " packets");
-    packets_.reserve(packets);  // grown by doubling they were copied, and their pages zeroed, twice over
-    node_of_ = place_ranks(ms, m_.placement, s_.p);
-    net_links_ = nodes_count_ * nd_ * 2 * nvc_;
-    const std::int64_t total = net_links_ + 2 * nodes_count_;
-    // Per channel: owner, since, asked, key, FIFO head and tail (or free_at); per link its far node; per node its coordinates.
-    require_memory(static_cast<std::uint64_t>(total) * 32 + static_cast<std::uint64_t>(net_links_) * 8 +
-                       static_cast<std::uint64_t>(nodes_count_) * static_cast<std::uint64_t>(nd_) * 4,
-                   "the mesh's " + std::to_string(total) + " channels");
-    // Routing reads coordinates and far ends from tables: the divisions they take were about a
-    // third of a contended Delta run's time.
-    std::vector<std::int64_t> strides(static_cast<std::size_t>(nd_), 1);  // node index step per dimension (row-major)
-    for (int d = nd_ - 2; d >= 0; --d)
-      strides[static_cast<std::size_t>(d)] = strides[static_cast<std::size_t>(d) + 1] * ms.dims[static_cast<std::size_t>(d) + 1];
-    coords_.resize(static_cast<std::size_t>(nodes_count_) * static_cast<std::size_t>(nd_));
-    for (std::int64_t n = 0; n < nodes_count_; ++n)
-      for (int d = 0; d < nd_; ++d)
-        coords_[static_cast<std::size_t>(n * nd_ + d)] =
-            static_cast<std::int32_t>((n / strides[static_cast<std::size_t>(d)]) % ms.dims[static_cast<std::size_t>(d)]);
-    far_node_.resize(static_cast<std::size_t>(net_links_));
-    for (std::int64_t n = 0; n < nodes_count_; ++n)
-      for (int d = 0; d < nd_; ++d)
-        for (int dir = 0; dir < 2; ++dir) {
-          const int k = ms.dims[static_cast<std::size_t>(d)];
-          const int c = coord(n, d);
-          const int nc = dir == 0 ? (c + 1) % k : (c - 1 + k) % k;
-          for (int vc = 0; vc < nvc_; ++vc)
-            far_node_[static_cast<std::size_t>(((n * nd_ + d) * 2 + dir) * nvc_ + vc)] =
-                n + static_cast<std::int64_t>(nc - c) * strides[static_cast<std::size_t>(d)];
-        }
-    if (ms.switching == Switching::wormhole) {
-      owner_.assign(static_cast<std::size_t>(total), kNil);
-      since_.assign(static_cast<std::size_t>(total), 0);
-      oreq_.assign(static_cast<std::size_t>(total), 0);
-      okey_.assign(static_cast<std::size_t>(total), 0);
-      wait_head_.assign(static_cast<std::size_t>(total), kNil);
-      wait_tail_.assign(static_cast<std::size_t>(total), kNil);
-    } else {
-      free_at_.assign(static_cast<std::size_t>(total), 0);
-    }
+    net_.emplace(*this, m_, c_.mesh, s_.p, packets, opt_.per_hop_mesh || opt_.reference_queue, obs_);
     unblocked_.assign(static_cast<std::size_t>(s_.p), 0);
   }
-  [[nodiscard]] std::int64_t inject_link(std::int64_t node) const { return net_links_ + node; }
-  [[nodiscard]] std::int64_t eject_link(std::int64_t node) const { return net_links_ + nodes_count_ + node; }
-  [[nodiscard]] bool is_inject(std::int64_t l) const { return l >= net_links_ && l < net_links_ + nodes_count_; }
-  [[nodiscard]] bool is_eject(std::int64_t l) const { return l >= net_links_ + nodes_count_; }
 
-  [[nodiscard]] int coord(std::int64_t node, int d) const { return coords_[static_cast<std::size_t>(node * nd_ + d)]; }
+  // A step handled inside a network event moved time to t.
+  void set_now(Ticks t) { now_ = t; }
 
-  // Dimension-order routing: X (the last, fastest dimension) first, then towards dimension 0.
-  // Torus: the shorter way round (ties: +), and Dally–Seitz dateline virtual channels so a
-  // blocked worm cannot close a cycle: VC 0 until the packet has crossed the wrap link of the
-  // current dimension, VC 1 after. Returns the next link and the node it leads to, or the
-  // ejection link (and -1) at the destination.
-  std::pair<std::int64_t, std::int64_t> next_hop(std::int64_t node, std::int64_t src, std::int64_t dst) const {
-    for (int d = nd_ - 1; d >= 0; --d) {
-      const int c = coord(node, d), t = coord(dst, d);
-      if (c == t) continue;
-      const int k = m_.mesh.dims[static_cast<std::size_t>(d)];
-      int dir = c < t ? 0 : 1;  // 0: +, 1: −
-      int vc = 0;
-      if (m_.mesh.wrap) {
-        const int fwd = ((t - c) % k + k) % k;
-        dir = fwd <= k - fwd ? 0 : 1;
-        const int s = coord(src, d);
-        vc = (dir == 0 ? c < s : c > s) ? 1 : 0;
-      }
-      const std::int64_t link = ((node * nd_ + d) * 2 + dir) * nvc_ + vc;
-      return {link, link_to_node(link)};
-    }
-    return {eject_link(dst), -1};
-  }
-  [[nodiscard]] std::int64_t link_to_node(std::int64_t link) const { return far_node_[static_cast<std::size_t>(link)]; }
-  [[nodiscard]] Ticks body(const Packet& pk) const { return c_.link.at(pk.wire_bytes); }
-  [[nodiscard]] Ticks header(std::int64_t link) const { return (is_inject(link) || is_eject(link)) ? 0 : c_.router; }
-
-  // ---- the network ----
-  // Wormhole arbitration (docs/emulator.md, "Mesh and torus"): a channel goes to the header that
-  // asks for it first; headers asking at one tick are served by key_of(), so no order in which the
-  // loop handles the events of a tick changes an answer. A header goes on through the channels it
-  // finds free at once (advance()), each taken at the tick it reaches it; a header that asks for
-  // one of them earlier, or at that tick with a lower key, takes it back (cut()).
-  [[nodiscard]] bool per_hop() const { return opt_.per_hop_mesh || opt_.reference_queue; }
-
-  void on_inject(const Event& e) {
-    Msg& msg = msgs_[e.a];
-    msg.first_packet = static_cast<std::uint32_t>(packets_.size());
-    const std::uint64_t pb = m_.mesh.packet_bytes == 0 ? msg.bytes : m_.mesh.packet_bytes;
-    std::uint64_t left = msg.bytes;
-    for (std::uint32_t k = 0; k < msg.packets; ++k) {
-      const std::uint64_t payload = std::min(left, pb);
-      left -= payload;
-      Packet pk;
-      pk.msg = e.a;
-      pk.wire_bytes = payload + m_.mesh.header_bytes;
-      packets_.push_back(pk);
-    }
-    const std::uint32_t first = msgs_[e.a].first_packet;
-    const std::uint32_t n = msgs_[e.a].packets;
-    const std::int64_t inj = inject_link(node_of_[static_cast<std::size_t>(msgs_[e.a].src)]);
-    if (m_.mesh.switching == Switching::store_and_forward) {
-      // The first packet takes the injection channel, the others are queued behind it.
-      const Ticks due = acquire_saf(first, inj, e.t);
-      for (std::uint32_t k = 1; k < n; ++k) acquire_saf(first + k, inj, e.t, false);
-      if (due >= 0) {  // its step is due before every other event: the queue would pop it next
-        ++res_.inline_steps;
-        now_ = due;
-        on_hop_saf(first, due);
-      }
-      return;
-    }
-    // The first packet asks for the injection channel, the others queue behind it (a node's
-    // packets ask in the order they were made: key = their number).
-    const bool got = request(first, inj, e.t, first);
-    for (std::uint32_t k = 1; k < n; ++k) enqueue(first + k, inj, e.t, first + k);
-    if (got) after_grant(first, e.t + header(inj), true);
-    drain();
-  }
-
-  // The channel after `link` (the injection channel or a link) on the path from src to dst: the
-  // ejection channel after the last link.
-  [[nodiscard]] std::int64_t channel_after(std::int64_t link, std::int64_t src, std::int64_t dst) const {
-    return next_hop(is_inject(link) ? src : link_to_node(link), src, dst).first;
-  }
-  // The channel after pk.link on pk's path.
-  [[nodiscard]] std::int64_t next_channel(const Packet& pk) const {
-    const Msg& msg = msgs_[pk.msg];
-    return channel_after(pk.link, node_of_[static_cast<std::size_t>(msg.src)], node_of_[static_cast<std::size_t>(msg.dst)]);
-  }
-  // The key of packet pi's request for channel `to` coming from channel `from`: on an injection
-  // channel the packet's number; elsewhere the input port it comes through, numbered as the
-  // router's output links are (dimension 0 first, + before −, VC 0 before VC 1), the injection
-  // channel last. Headers waiting for one channel hold different input channels, so their keys differ.
-  [[nodiscard]] std::uint32_t key_of(std::uint32_t pi, std::int64_t from, std::int64_t to) const {
-    const std::int64_t ports = static_cast<std::int64_t>(nd_) * 2 * nvc_;
-    if (is_inject(to)) return pi;
-    if (is_inject(from)) return static_cast<std::uint32_t>(ports);
-    return static_cast<std::uint32_t>(from % ports);
-  }
-  [[nodiscard]] static bool asks_before(Ticks t, std::uint32_t key, Ticks t2, std::uint32_t key2) {
-    return t != t2 ? t < t2 : key < key2;
-  }
-
-  void take(std::uint32_t pi, std::int64_t c, Ticks asked, Ticks t, std::uint32_t key) {
-    const auto l = static_cast<std::size_t>(c);
-    owner_[l] = static_cast<std::int32_t>(pi);
-    since_[l] = t;
-    oreq_[l] = asked;
-    okey_[l] = key;
-    packets_[pi].link = c;
-  }
-
-  // pi waits for c, the FIFO in (tick asked, key) order.
-  void enqueue(std::uint32_t pi, std::int64_t c, Ticks asked, std::uint32_t key) {
-    Packet& pk = packets_[pi];
-    pk.req_t = asked;
-    pk.key = key;
-    pk.waiting = true;
-    pk.next_waiter = kNil;
-    const auto l = static_cast<std::size_t>(c);
-    auto before = [&](std::int32_t w) {
-      const Packet& q = packets_[static_cast<std::size_t>(w)];
-      return asks_before(q.req_t, q.key, asked, key);
-    };
-    const auto me = static_cast<std::int32_t>(pi);
-    if (wait_tail_[l] == kNil) {
-      wait_head_[l] = wait_tail_[l] = me;
-    } else if (before(wait_tail_[l])) {
-      packets_[static_cast<std::size_t>(wait_tail_[l])].next_waiter = me;
-      wait_tail_[l] = me;
-    } else if (!before(wait_head_[l])) {
-      pk.next_waiter = wait_head_[l];
-      wait_head_[l] = me;
-    } else {
-      std::int32_t w = wait_head_[l];
-      while (before(packets_[static_cast<std::size_t>(w)].next_waiter)) w = packets_[static_cast<std::size_t>(w)].next_waiter;
-      pk.next_waiter = packets_[static_cast<std::size_t>(w)].next_waiter;
-      packets_[static_cast<std::size_t>(w)].next_waiter = me;
-    }
-  }
-  std::uint32_t dequeue(std::int64_t c) {
-    const auto l = static_cast<std::size_t>(c);
-    const std::int32_t w = wait_head_[l];
-    Packet& pw = packets_[static_cast<std::size_t>(w)];
-    wait_head_[l] = pw.next_waiter;
-    if (wait_head_[l] == kNil) wait_tail_[l] = kNil;
-    pw.waiting = false;
-    return static_cast<std::uint32_t>(w);
-  }
-  void unlink_waiter(std::uint32_t pi, std::int64_t c) {
-    const auto l = static_cast<std::size_t>(c);
-    const auto me = static_cast<std::int32_t>(pi);
-    std::int32_t prev = kNil;
-    for (std::int32_t w = wait_head_[l]; w != me; w = packets_[static_cast<std::size_t>(w)].next_waiter) {
-      PB_CHECK(w != kNil, "a waiting packet is in the FIFO of the channel it waits for");
-      prev = w;
-    }
-    const std::int32_t after = packets_[pi].next_waiter;
-    if (prev == kNil) wait_head_[l] = after;
-    else packets_[static_cast<std::size_t>(prev)].next_waiter = after;
-    if (wait_tail_[l] == me) wait_tail_[l] = prev;
-    packets_[pi].waiting = false;
-  }
-
-  // pi's header asks for c at t, which is now. Returns whether it has it.
-  bool request(std::uint32_t pi, std::int64_t c, Ticks t, std::uint32_t key) {
-    const auto l = static_cast<std::size_t>(c);
-    const std::int32_t o = owner_[l];
-    if (o == kNil) {  // (a channel with waiters has an owner)
-      take(pi, c, t, t, key);
-      return true;
-    }
-    if (asks_before(t, key, oreq_[l], okey_[l])) {  // the owner was routed ahead and is not there yet
-      cut(static_cast<std::uint32_t>(o), c);
-      take(pi, c, t, t, key);
-      return true;
-    }
-    enqueue(pi, c, t, key);
-    return false;
-  }
-
-  // Packet o was routed ahead onto c, and an earlier request took c: o gives up c and every
-  // channel after it, and asks for c again when its header gets there (waits for it, if that is
-  // now). A channel it gives up that has waiters goes to the first.
-  void cut(std::uint32_t o, std::int64_t c) {
-    Packet& po = packets_[o];
-    const Msg& msg = msgs_[po.msg];
-    const std::int64_t src = node_of_[static_cast<std::size_t>(msg.src)], dst = node_of_[static_cast<std::size_t>(msg.dst)];
-    PB_CHECK(!is_inject(c), "a node's packets ask for its injection channel in their order");
-    if (po.waiting) unlink_waiter(o, next_channel(po));
-    po.pending = kNoEvent;  // its step or its end, if queued, is void
-    std::int64_t prev = inject_link(src);
-    for (std::int64_t x = channel_after(prev, src, dst); x != c; x = channel_after(prev, src, dst)) {
-      PB_CHECK(!is_eject(x), "a cut channel is on the packet's path");
-      prev = x;
-    }
-    const Ticks asked = oreq_[static_cast<std::size_t>(c)];
-    const std::uint32_t key = okey_[static_cast<std::size_t>(c)];
-    const std::size_t first_freed = freed_.size();
-    for (std::int64_t x = c;;) {
-      const auto l = static_cast<std::size_t>(x);
-      owner_[l] = kNil;
-      if (x != c && wait_head_[l] != kNil) freed_.push_back({x, oreq_[l]});
-      if (x == po.link) break;
-      x = channel_after(x, src, dst);
-    }
-    po.link = prev;
-    if (asked > now_) push_packet_event(o, asked, kHop);  // it asks again when its header gets there
-    else enqueue(o, c, asked, key);
-    hand_over(first_freed, now_);
-  }
-
-  // The channels freed_[from..] (each with waiters) go to their first waiters at t.
-  void hand_over(std::size_t from, Ticks t) {
-    while (freed_.size() > from) {
-      const auto [x, prev_asked] = freed_.back();
-      freed_.pop_back();
-      const std::uint32_t w = dequeue(x);
-      const Packet& pw = packets_[w];
-      // A wait: it got the channel after the tick it asked; a tie: the one before it asked at that tick too.
-      if (!is_inject(x) && t > pw.req_t) {
-        ++res_.channel_waits;
-        if (pw.req_t == prev_asked) ++res_.channel_ties;
-      }
-      take(w, x, pw.req_t, t, pw.key);
-      after_grant(w, checked(t + header(x)), false);
-    }
-  }
-
-  // pi has its channel, its header through it at t.
-  void after_grant(std::uint32_t pi, Ticks t, bool top) {
-    if (per_hop()) push_packet_event(pi, t, kHop);
-    else if (top) advance(pi, t, true);
-    else todo_.push_back({pi, t, packets_[pi].pending = seq_++});  // a cut before drain() voids it
-  }
-  void drain() {
-    while (!todo_.empty()) {
-      const Todo d = todo_.back();
-      todo_.pop_back();
-      if (packets_[d.pi].pending != d.token) continue;
-      packets_[d.pi].pending = kNoEvent;
-      advance(d.pi, d.t, false);
-    }
-  }
-  void push_packet_event(std::uint32_t pi, Ticks t, EvKind kind) {
-    packets_[pi].pending = seq_;
-    push_net(t, pi, kind);
-  }
-
-  // pi's header is through its channel at t: it takes each next channel it finds free, at the
-  // tick it reaches it; at a busy one it asks at once if that tick is now, else an event asks then.
-  // `top`: nothing of this event's is left to do after it, so its end may be handled here.
-  void advance(std::uint32_t pi, Ticks t, bool top) {
-    for (;;) {
-      Packet& pk = packets_[pi];
-      if (is_eject(pk.link)) {
-        end_worm(pi, checked(t + body(pk)), top);
-        return;
-      }
-      const std::int64_t c = next_channel(pk);
-      const std::uint32_t key = key_of(pi, pk.link, c);
-      if (owner_[static_cast<std::size_t>(c)] == kNil) {
-        take(pi, c, t, t, key);
-      } else if (t > now_) {
-        push_packet_event(pi, t, kHop);
-        return;
-      } else if (!request(pi, c, t, key)) {
-        return;
-      }
-      ++res_.inline_steps;
-      t = checked(t + header(c));
-    }
-  }
-
-  // The worm's tail is through at `done`. Handled here when nothing else is due before it.
-  void end_worm(std::uint32_t pi, Ticks done, bool top) {
-    if (top && !per_hop() && todo_.empty() && done < limit()) {
-      ++res_.inline_steps;
-      now_ = done;
-      worm_done(pi, done);
-      return;
-    }
-    push_packet_event(pi, done, kWormDone);
-  }
-
-  // A step event: the packet's header asks for its next channel (wormhole), or finished its link.
-  void on_step(const Event& e) {
-    if (m_.mesh.switching == Switching::store_and_forward) {
-      on_hop_saf(e.a, e.t);
-      return;
-    }
-    if (!claim(e)) return;
-    const Packet& pk = packets_[e.a];
-    if (is_eject(pk.link)) {  // (the per-hop discipline: the ejection channel's step)
-      end_worm(e.a, checked(e.t + body(pk)), true);
-    } else {
-      const std::int64_t c = next_channel(pk);
-      if (request(e.a, c, e.t, key_of(e.a, pk.link, c))) after_grant(e.a, checked(e.t + header(c)), true);
-    }
-    drain();
-  }
-
-  // The event is its packet's queued one (then no longer queued), or void: a cut sent the packet
-  // back since; popped, not counted.
-  bool claim(const Event& e) {
-    Packet& pk = packets_[e.a];
-    if (pk.pending != e.seq) {
-      --res_.events;
-      return false;
-    }
-    pk.pending = kNoEvent;
-    return true;
-  }
-
-  void on_worm_done(const Event& e) {
-    if (!claim(e)) return;
-    worm_done(e.a, e.t);
-    drain();
-  }
-
-  // Packet pi's worm is done at t: the tail leaves every channel of the path as it arrives;
-  // the channels are released together. Then the stream: when the injection channel goes to the
-  // next packet of the same message, nothing else waits for the path, and that packet's whole
-  // life (its header through the free path, its body, its end) falls before every other event,
-  // it is handled here in O(1), and so on down the message's packets (a 16 MiB message
-  // is 32 768 packets). Else the waiters get their channels.
-  void worm_done(std::uint32_t pi, Ticks t) {
-    const std::uint32_t mi = packets_[pi].msg;
-    const std::int64_t src = node_of_[static_cast<std::size_t>(msgs_[mi].src)];
-    const std::int64_t dst = node_of_[static_cast<std::size_t>(msgs_[mi].dst)];
-    const std::int64_t inj = inject_link(src);
-    const std::size_t first_freed = freed_.size();
-    auto leave = [&](std::int64_t x) {
-      const auto l = static_cast<std::size_t>(x);
-      span_link(x, since_[l], t, packets_[static_cast<std::size_t>(owner_[l])]);
-      owner_[l] = kNil;
-      if (wait_head_[l] != kNil) freed_.push_back({x, oreq_[l]});
-    };
-    leave(inj);
-    std::int64_t node = src;
-    Ticks hops = 0;
-    for (;;) {
-      const auto [link, next] = next_hop(node, src, dst);
-      leave(link);
-      if (next < 0) break;
-      ++hops;
-      node = next;
-    }
-    const Ticks path = hops * c_.router;
-    for (;;) {
-      packet_injected(mi, t);
-      packet_delivered(mi, t);
-      settle(t);
-      if (opt_.trace || per_hop() || freed_.size() != first_freed + 1 || freed_.back().first != inj) break;
-      const std::int32_t w = wait_head_[static_cast<std::size_t>(inj)];
-      if (packets_[static_cast<std::size_t>(w)].msg != mi || !todo_.empty()) break;
-      const Ticks end = t + path + body(packets_[static_cast<std::size_t>(w)]);
-      if (!(end < limit())) break;
-      dequeue(inj);
-      freed_.pop_back();
-      if (wait_head_[static_cast<std::size_t>(inj)] != kNil) freed_.push_back({inj, t});
-      res_.inline_steps += static_cast<std::uint64_t>(hops) + 3;
-      now_ = t = checked(end);
-    }
-    hand_over(first_freed, t);
-  }
-
-  // Store-and-forward: packet pi asks for `link` at t and crosses it when it is free, first come
-  // first served. Its next step is due at the returned time, before horizon_, so the caller
-  // handles it now; or the step was queued as an event (-1).
-  Ticks acquire_saf(std::uint32_t pi, std::int64_t link, Ticks t, bool may_inline = true) {
-    Packet& pk = packets_[pi];
-    pk.link = link;
-    const auto l = static_cast<std::size_t>(link);
-    if (free_at_[l] > t && !is_inject(link)) ++res_.channel_waits;
-    const Ticks start = std::max(t, free_at_[l]);
-    const Ticks end = start + header(link) + body(pk);
-    free_at_[l] = end;
-    span_link(link, start, end, pk);
-    if (may_inline && end < limit()) return checked(end);
-    push_net(end, pi, kHop);
-    return -1;
-  }
-
-  // Store-and-forward: packet pi finished its current link at t. Steps due before limit()
-  // follow in this loop: the queue would pop each of them next (a new event loses ties to every
-  // older one, hence the strict <).
-  void on_hop_saf(std::uint32_t pi, Ticks t) {
-    for (;;) {
-      Packet& pk = packets_[pi];
-      const Msg& msg = msgs_[pk.msg];
-      const std::int64_t src = node_of_[static_cast<std::size_t>(msg.src)], dst = node_of_[static_cast<std::size_t>(msg.dst)];
-      const std::int64_t link = pk.link;
-      if (is_eject(link)) {
-        packet_delivered(pk.msg, t);
-        settle(t);
-        return;
-      }
-      if (is_inject(link)) {
-        packet_injected(pk.msg, t);
-        settle(t);
-      }
-      const Ticks next = acquire_saf(pi, channel_after(link, src, dst), t);
-      if (next < 0) return;
-      ++res_.inline_steps;
-      now_ = t = next;
-    }
-  }
-
+  // A packet of message mi left its injection channel at t: a blocking send whose packets beyond
+  // the send buffer are all in the network ends.
   void packet_injected(std::uint32_t mi, Ticks t) {
     Msg& msg = msgs_[mi];
     ++msg.injected;
@@ -1458,45 +974,10 @@ class Engine {
     }
   }
 
+  // A packet of message mi reached its destination at t: the last one makes the message arrive.
   void packet_delivered(std::uint32_t mi, Ticks t) {
     Msg& msg = msgs_[mi];
     if (++msg.delivered == msg.packets) defer(t, mi, true);
-  }
-
-  void span_link(std::int64_t link, Ticks b, Ticks e, const Packet& pk) {
-    if (!opt_.trace) return;
-    const Msg& msg = msgs_[pk.msg];
-    res_.link_spans.push_back(Span{static_cast<int>(link), to_units(b), to_units(e), 4, msg.src, msg.dst});
-  }
-
-  void place_links() {
-    std::vector<int> used;
-    for (const Span& s : res_.link_spans) used.push_back(s.track);
-    std::sort(used.begin(), used.end());
-    used.erase(std::unique(used.begin(), used.end()), used.end());
-    const int top = used.empty() ? 0 : used.back() + 1;
-    res_.links.assign(static_cast<std::size_t>(top), LinkPlace{});
-    for (int l : used) {
-      LinkPlace& place = res_.links[static_cast<std::size_t>(l)];
-      place.vcs = nvc_;
-      if (is_inject(l)) {
-        place.kind = LinkPlace::Kind::inject;
-        place.node = l - net_links_;
-      } else if (is_eject(l)) {
-        place.kind = LinkPlace::Kind::eject;
-        place.node = l - net_links_ - nodes_count_;
-      } else {
-        const std::int64_t per_node = static_cast<std::int64_t>(nd_) * 2 * nvc_;
-        const std::int64_t rest = l % per_node;
-        const int d = static_cast<int>(rest / (2 * nvc_));
-        place.kind = LinkPlace::Kind::link;
-        place.node = l / per_node;
-        place.axis = nd_ - 1 - d;
-        place.dim = d;
-        place.plus = (rest / nvc_) % 2 == 0;
-        place.vc = static_cast<int>(rest % nvc_);
-      }
-    }
   }
 
   static constexpr std::uint8_t kDone = 1, kPosted = 2, kAccepted = 4;
@@ -1510,6 +991,8 @@ class Engine {
   const bool mesh_;
   const bool msg_records_;  // messages need records (mesh, or dynamic matching)
   SimResult res_;
+  detail::TraceRecorder recorder_;  // traced runs: the observer
+  Observer* const obs_;             // &recorder_ when traced, else null
   std::uint64_t seq_ = 0;
   Ticks now_ = 0;
   std::uint32_t done_ = 0;
@@ -1524,9 +1007,10 @@ class Engine {
   Matcher matcher_;
   bool pacing_ = false;
   Ticks t0_ = 0, lat_ = 0;
-  // Mesh: while a hop event is handled, the key time of the earliest other event. A step of
-  // the same packet due strictly before it is the next event the loop would pop, so it is
-  // handled at once instead of through the queue (-1: never, as in the per-hop discipline).
+  // Mesh: while a network event is handled, the key time of the earliest other event. A step
+  // due strictly before it (and before the rank effects not yet applied: limit()) is the next
+  // event the loop would pop, so the network handles it at once instead of through its queue
+  // (-1: never, as in the per-hop discipline).
   Ticks horizon_ = -1;
 
   // default discipline
@@ -1534,90 +1018,13 @@ class Engine {
   std::int32_t free_nodes_ = kNil;
   SlotQueue heap_;
   std::vector<int> dirty_;
-  std::priority_queue<Event, std::vector<Event>, NetAfter> net_;
   // reference discipline
   std::priority_queue<Event, std::vector<Event>, EventAfter> q_;
   std::vector<std::vector<Event>> parked_;
 
-  std::vector<Packet> packets_;
-  int nd_ = 0;
-  int nvc_ = 1;
-  std::int64_t nodes_count_ = 0;
-  std::int64_t net_links_ = 0;
-  std::vector<std::int32_t> coords_;    // node n's coordinate in dimension d at n·nd + d
-  std::vector<std::int64_t> far_node_;  // the node a network link leads to
-  std::vector<std::int64_t> node_of_;
-  std::vector<std::int32_t> owner_, wait_head_, wait_tail_;
-  std::vector<Ticks> since_, free_at_;
-  std::vector<Ticks> oreq_;           // wormhole: when the channel's holder asked for it
-  std::vector<std::uint32_t> okey_;   // ... and its request's key
-  std::vector<std::pair<std::int64_t, Ticks>> freed_;  // channels given up that have waiters, and when their holder asked
-  struct Todo {
-    std::uint32_t pi;
-    Ticks t;
-    std::uint64_t token;
-  };
-  std::vector<Todo> todo_;           // packets given a channel, their headers through it at t, to advance
+  std::optional<Network> net_;       // mesh models
   std::vector<RankEffect> effects_;  // a tick's network events' effects on the ranks, not yet applied
 };
-
-void put_num(std::ostream& out, double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.6f", v);
-  out << buf;
-}
-
-const char* span_name(std::uint8_t what) {
-  switch (what) {
-    case 0: return "send";
-    case 1: return "recv";
-    case 2: return "reduce";
-    case 3: return "copy";
-    case 5: return "calc";
-    default: return "busy";
-  }
-}
-
-void write_trace(std::ostream& out, const SimResult& result, const std::string& op, const std::string& algo, int p,
-                 const Machine& machine) {
-  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"machine\":\"";
-  for (char c : machine.name) {
-    if (c == '"' || c == '\\') out << '\\';
-    out << c;
-  }
-  out << "\",\"op\":\"" << op << "\",\"algo\":\"";
-  for (char c : algo) {
-    if (c == '"' || c == '\\') out << '\\';
-    out << c;
-  }
-  out << "\",\"p\":" << p << "},\"traceEvents\":[\n";
-  out << R"({"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"ranks"}})";
-  for (int r = 0; r < p; ++r)
-    out << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" << r << ",\"args\":{\"name\":\"rank " << r << "\"}}";
-  for (const Span& s : result.rank_spans) {
-    out << ",\n{\"name\":\"" << span_name(s.what) << "\",\"ph\":\"X\",\"pid\":1,\"tid\":" << s.track << ",\"ts\":";
-    put_num(out, s.begin_us);
-    out << ",\"dur\":";
-    put_num(out, s.end_us - s.begin_us);
-    out << ",\"args\":{\"peer\":" << s.peer << "}}";
-  }
-  if (!result.link_spans.empty()) {
-    out << ",\n" << R"({"name":"process_name","ph":"M","pid":2,"tid":0,"args":{"name":"links"}})";
-    for (std::size_t l = 0; l < result.links.size(); ++l) {
-      if (result.links[l].kind == LinkPlace::Kind::unused) continue;
-      out << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,\"tid\":" << l << ",\"args\":{\"name\":\""
-          << link_name(result.links[l]) << "\"}}";
-    }
-    for (const Span& s : result.link_spans) {
-      out << ",\n{\"name\":\"" << s.peer << "->" << s.peer2 << "\",\"ph\":\"X\",\"pid\":2,\"tid\":" << s.track << ",\"ts\":";
-      put_num(out, s.begin_us);
-      out << ",\"dur\":";
-      put_num(out, s.end_us - s.begin_us);
-      out << "}";
-    }
-  }
-  out << "\n]}\n";
-}
 
 }  // namespace
 
@@ -1628,40 +1035,6 @@ SimResult simulate(const Schedule& schedule, const Machine& machine, const SimOp
 
 SimResult simulate(const Plan& plan, const Machine& machine, const SimOptions& options) {
   return simulate(schedule_of(plan), machine, options);
-}
-
-std::string link_direction(const LinkPlace& place) {
-  if (place.kind != LinkPlace::Kind::link) return "";
-  static const char* axis = "xyzwvu";
-  std::string dir = place.plus ? "+" : "-";
-  if (place.axis < 6) {
-    dir.push_back(axis[place.axis]);
-  } else {
-    dir += 'd';
-    dir += std::to_string(place.dim);
-  }
-  return dir;
-}
-
-std::string link_name(const LinkPlace& place) {
-  std::string name = "node " + std::to_string(place.node);
-  switch (place.kind) {
-    case LinkPlace::Kind::inject: return name + " inject";
-    case LinkPlace::Kind::eject: return name + " eject";
-    case LinkPlace::Kind::unused: return "";
-    case LinkPlace::Kind::link: break;
-  }
-  name += " " + link_direction(place);
-  if (place.vcs > 1) name += " vc" + std::to_string(place.vc);
-  return name;
-}
-
-void write_chrome_trace(std::ostream& out, const SimResult& result, const Schedule& schedule, const Machine& machine) {
-  write_trace(out, result, schedule.op, schedule.algo, schedule.p, machine);
-}
-
-void write_chrome_trace(std::ostream& out, const SimResult& result, const Plan& plan, const Machine& machine) {
-  write_trace(out, result, plan.op, plan.algo, plan.p, machine);
 }
 
 }  // namespace postbox::sim
