@@ -15,6 +15,7 @@
 
 #include "cli.hpp"
 #include "postbox/frontend/writers.hpp"
+#include "postbox/frontend/trace_writer.hpp"
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/rational.hpp"
 #include "postbox/runtime/check.hpp"

@@ -11,6 +11,7 @@
 
 #include "params.hpp"
 #include "postbox/frontend/machines.hpp"
+#include "postbox/frontend/trace_writer.hpp"
 #include "postbox/frontend/selection.hpp"
 #include "postbox/explorer/api.hpp"
 #include "postbox/frontend/writers.hpp"

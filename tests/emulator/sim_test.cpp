@@ -1,5 +1,6 @@
 // The emulator against hand-computed cases, LogGOPSim's rules, T_λ, and itself (determinism).
 #include "postbox/emulator/simulator.hpp"
+#include "postbox/frontend/trace_writer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -39,7 +39,7 @@
 namespace postbox::sim {
 
 struct SimOptions {
-  bool trace = false;  // record spans for write_chrome_trace()
+  bool trace = false;  // record spans (frontend/trace_writer.hpp writes them as a Chrome trace)
   // The first landing's discipline: one global queue, and an event that finds its rank busy is
   // put back at the time the rank frees (LogGOPSim's loop). Same results, more events handled;
   // kept to check the default against and to measure it (bench/bench_emulator.cpp).
@@ -74,12 +74,7 @@ struct LinkPlace {
   int vc = 0;         // link only
   int vcs = 1;        // virtual channels per link on this mesh
 };
-// "+x", "-y", ... up to the sixth axis, then "+dN" with N the dim's index; empty for inject and
-// eject.
-std::string link_direction(const LinkPlace& place);
-// "node 3 +x", "node 3 -y vc1" (the vc only where the mesh has more than one), "node 3 inject",
-// "node 3 eject": the trace's track names.
-std::string link_name(const LinkPlace& place);
+// Its name as text ("node 3 +x"): link_name() in frontend/trace_writer.hpp.
 
 struct SimResult {
   Ticks time_ticks = 0;               // when the last rank finished, exact
@@ -117,9 +112,6 @@ SimResult simulate(const Schedule& schedule, const Machine& machine, const SimOp
 // simulate(schedule_of(plan), ...).
 SimResult simulate(const Plan& plan, const Machine& machine, const SimOptions& options = {});
 
-// Chrome trace-event JSON (opens in Perfetto / chrome://tracing): process 1 has a track per
-// rank, process 2 a track per link that carried traffic. Deterministic text.
-void write_chrome_trace(std::ostream& out, const SimResult& result, const Schedule& schedule, const Machine& machine);
-void write_chrome_trace(std::ostream& out, const SimResult& result, const Plan& plan, const Machine& machine);
+// The Chrome trace of a result: write_chrome_trace() in frontend/trace_writer.hpp.
 
 }  // namespace postbox::sim
