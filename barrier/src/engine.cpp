@@ -19,24 +19,14 @@ namespace postbox::internal {
 
 namespace {
 
-// Waits on w through wait_until() until stop(): before blocking, the waiter counts itself
-// among w's sleepers, so that signal() (which reads sleepers right after changing v) bumps seq
-// and wakes it. With `adaptive`, the kernel thread's spin and yield phases adapt to its last
-// waits and may_yield() decides after a timed-out spin whether to yield (wait.hpp); on a fiber
-// wait_until() switches to the worker's next ready rank instead of spinning or yielding.
+// Waits on w through wait_counted() (wait.hpp) until stop(), counted in w.sleepers while it
+// blocks, so that signal() (which reads sleepers right after changing v) wakes it. With
+// `adaptive`, the kernel thread's spin and yield phases adapt to its last waits and may_yield()
+// decides after a timed-out spin whether to yield; on a fiber wait_until() switches to the
+// worker's next ready rank instead of spinning or yielding.
 template <class Stop, class MayYield>
 void sleep_on(Word& w, const WaitPolicy& policy, Stop&& stop, AdaptiveWait* adaptive, MayYield&& may_yield) {
-  bool announced = false;
-  (void)wait_until(
-      policy, w.seq, stop,
-      [&] {
-        // seq_cst: the waiter's half of signal()'s Dekker (sleepers, then v).
-        w.sleepers.fetch_add(1, std::memory_order_seq_cst);
-        announced = true;
-      },
-      adaptive, may_yield);
-  // relaxed: a count; a late decrement costs a signaller one needless wake at most.
-  if (announced) w.sleepers.fetch_sub(1, std::memory_order_relaxed);
+  (void)wait_counted(policy, w.seq, w.sleepers, stop, adaptive, may_yield);
 }
 
 BarrierAlgorithm checked(BarrierAlgorithm a, int p) {

@@ -220,6 +220,7 @@ class ClusterEngine {
   BarrierShape x_shape_;  // the dissemination shape over live_ (n = 0 until the first exchange)
 
   std::atomic<std::uint32_t> kick_{0};
+  std::atomic<std::uint32_t> kick_sleepers_{0};  // the progress thread asleep on kick_
   std::atomic<bool> stop_{false};
   std::thread progress_;
 };
@@ -290,7 +291,7 @@ ClusterEngine::~ClusterEngine() {
   }
   // release: the progress thread's load of stop_ after its wait sees it.
   stop_.store(true, std::memory_order_release);
-  postbox::wake(kick_);
+  postbox::wake(kick_);  // always: the destructor, once
   progress_.join();
   MPI_Comm_free(&comm_);
 }
@@ -392,7 +393,7 @@ void ClusterEngine::on_local_complete() {
   // release: the progress thread and the waiters read local_ after they see the phase.
   pending_.store(e, std::memory_order_release);
   if (!t_may_wait) {
-    postbox::wake(kick_);
+    postbox::wake_counted(kick_, kick_sleepers_);
     return;
   }
   std::lock_guard lock(drive_mu_);
@@ -637,7 +638,13 @@ void ClusterEngine::progress_loop() {
     }
     // The progress thread only waits for the next kick: it blocks at once rather than spin or
     // yield a core that the ranks of this process need.
-    (void)wait_until(WaitPolicy{0, 0}, kick_, [&] { return kick_.load(std::memory_order_seq_cst) != k; });
+    // The predicate reads the work itself too: a kick that finds the thread not yet counted
+    // asleep changes neither kick_ nor anything but pending_ (wake_counted()).
+    (void)wait_counted(WaitPolicy{0, 0}, kick_, kick_sleepers_, [&] {
+      return kick_.load(std::memory_order_seq_cst) != k || stop_.load(std::memory_order_acquire) ||
+             (!reached(done_.load(std::memory_order_acquire), pending_.load(std::memory_order_acquire)) &&
+              !aborted_.load(std::memory_order_relaxed));
+    });
   }
 }
 

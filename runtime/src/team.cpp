@@ -161,7 +161,7 @@ Team::Team(int p, TeamOptions options)
     throw;
   }
   // Wait until every worker has tried to pin itself, so that pinned() is final.
-  wait_until(wait_, done_word_, [&] { return started_.load(std::memory_order_acquire) == k; });
+  wait_counted(wait_, done_word_, done_sleepers_, [&] { return started_.load(std::memory_order_acquire) == k; });
   pinned_ = unpinned_.load(std::memory_order_relaxed) == 0;
 }
 
@@ -202,7 +202,7 @@ void Team::worker(int rank) {
   }
   // release: the unpinned_ count above is read by the constructor after it acquires started_.
   started_.fetch_add(1, std::memory_order_release);
-  wake(done_word_);
+  wake_counted(done_word_, done_sleepers_);
   rank_loop(rank);
 }
 
@@ -212,7 +212,7 @@ void Team::fiber_worker(int w) {
   }
   // release: as in worker().
   started_.fetch_add(1, std::memory_order_release);
-  wake(done_word_);
+  wake_counted(done_word_, done_sleepers_);
   // Every rank parks in rank_loop() between runs and returns once stopping_ is seen. The worker
   // idles with the full policy, spin included: it is one thread per allowed CPU, and a yield on
   // a busy machine can lose the core for a whole time slice, where the spin keeps it until the
@@ -231,7 +231,7 @@ void Team::rank_loop(int rank) {
       // Parked in the scheduler: the worker polls one parked rank's predicate, not each one's.
       if (!started()) (void)internal::fiber_park(*fiber, internal::fiber_wait_of(started, nothing));
     } else {
-      wait_until(park_wait_, start_word_, started);
+      wait_counted(park_wait_, start_word_, start_sleepers_, started);
     }
     // The caller bumps generation_ only after every worker finished the previous run, so the
     // value is stable here.
@@ -250,7 +250,7 @@ void Team::rank_loop(int rank) {
     if (fiber != nullptr) fiber->set_in_run(false);
     // acq_rel: release publishes this rank's writes; acquire chains the earlier ranks' releases
     // so that the caller, acquiring the final 0, sees every rank's writes.
-    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) wake(done_word_);
+    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) wake_counted(done_word_, done_sleepers_);
   }
 }
 
@@ -329,9 +329,9 @@ void Team::run(const std::function<void(RankContext&)>& fn) {
   remaining_.store(p_, std::memory_order_relaxed);
   // release: job_, remaining_ and everything the caller did before run() reach every worker.
   generation_.fetch_add(1, std::memory_order_release);
-  wake(start_word_);
+  wake_counted(start_word_, start_sleepers_);
   // acquire: pairs with the workers' acq_rel decrements; their writes are visible from here.
-  wait_until(park_wait_, done_word_, [&] { return remaining_.load(std::memory_order_acquire) == 0; });
+  wait_counted(park_wait_, done_word_, done_sleepers_, [&] { return remaining_.load(std::memory_order_acquire) == 0; });
   job_ = nullptr;
 
   // The outcome is decided and the abort state reset holding abort_busy_: an abort() in flight

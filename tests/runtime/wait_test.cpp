@@ -115,29 +115,38 @@ TEST(Wait, BeforeBlockRunsOnceAndTheConditionIsCheckedAfterIt) {
   EXPECT_EQ(announced, 1);
 }
 
-// The block phase counts its waiter on the word (internal::blocked_on), which is how wake()
-// knows to call the futex; the count is back to 0 once the waiter has returned.
-TEST(Wait, TheBlockPhaseCountsItsWaiterForWake) {
+// wait_counted(): the waiter counts itself in `sleepers` only while it blocks, and
+// wake_counted() wakes it; with nobody counted, wake_counted() leaves the word alone (no futex
+// call), and the count is back to 0 once the waiter has returned.
+TEST(WaitCounted, TheWaiterIsCountedWhileItBlocksAndWakeCountedWakesIt) {
   std::atomic<std::uint32_t> word{0};
+  std::atomic<std::uint32_t> sleepers{0};
+  wake_counted(word, sleepers);
+  EXPECT_EQ(word.load(), 0U) << "nobody asleep: the word is not touched";
   std::atomic<bool> cond{false};
   std::atomic<pid_t> waiter_tid{0};
-  std::atomic<bool> announced{false};
   int phase = -1;
   std::jthread waiter([&] {
     waiter_tid.store(static_cast<pid_t>(::syscall(SYS_gettid)));
-    phase = wait_until(
-        WaitPolicy{0, 0}, word, [&] { return cond.load(std::memory_order_acquire); },
-        [&] { announced.store(true, std::memory_order_release); });
+    phase = wait_counted(WaitPolicy{0, 0}, word, sleepers, [&] { return cond.load(std::memory_order_acquire); });
   });
-  while (!announced.load(std::memory_order_acquire) || thread_state(waiter_tid.load()) != 'S') {
-    std::this_thread::yield();
-  }
-  EXPECT_GE(internal::blocked_on(&word).load(), 1U);
+  while (sleepers.load() == 0 || thread_state(waiter_tid.load()) != 'S') std::this_thread::yield();
+  EXPECT_EQ(sleepers.load(), 1U);
   cond.store(true, std::memory_order_release);
-  wake(word);
+  wake_counted(word, sleepers);
   waiter.join();
   EXPECT_EQ(phase, 2);
-  EXPECT_EQ(internal::blocked_on(&word).load(), 0U);
+  EXPECT_EQ(word.load(), 1U);
+  EXPECT_EQ(sleepers.load(), 0U);
+}
+
+// A waiter that returns before blocking is never counted.
+TEST(WaitCounted, AWaitThatEndsBeforeBlockingIsNotCounted) {
+  std::atomic<std::uint32_t> word{0};
+  std::atomic<std::uint32_t> sleepers{0};
+  int calls = 0;
+  EXPECT_EQ(wait_counted(WaitPolicy{0, 0}, word, sleepers, [&] { return ++calls == 3; }), 0);
+  EXPECT_EQ(sleepers.load(), 0U);
 }
 
 // Adaptive mode: a wait that ends while spinning grows the budget by half plus 1 us (capped by

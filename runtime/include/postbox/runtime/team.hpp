@@ -248,8 +248,10 @@ class Team {
   alignas(internal::kCacheLine) std::atomic<std::uint32_t> generation_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint32_t> start_word_{0};
+  std::atomic<std::uint32_t> start_sleepers_{0};  // parked kernel threads asleep (wait_counted)
   alignas(internal::kCacheLine) std::atomic<int> remaining_{0};
   std::atomic<std::uint32_t> done_word_{0};
+  std::atomic<std::uint32_t> done_sleepers_{0};  // the caller asleep on done_word_ (wait_counted)
   alignas(internal::kCacheLine) std::atomic<bool> running_{false};
   // Written only by the holder of abort_busy_ (abort_locked(), and run() when it resets).
   std::atomic<bool> aborted_{false};

@@ -15,13 +15,11 @@
 // Protocol between a waiter and a waker, on one std::atomic<std::uint32_t> "word":
 //   waker:  make the condition true (stores with release or stronger), then wake(word).
 //   waiter: wait_until(policy, word, pred) returns once pred() is true.
-// Memory ordering: wake() is a seq_cst read-modify-write of word followed by a seq_cst load
-// of the word's blocked count; the block phase of wait_until() raises that count (seq_cst),
-// then loads word (seq_cst) before each evaluation of pred() and sleeps in the futex only with
-// that value. A wake() whose load saw the count 0 changed word before the waiter loaded it, so
-// the waiter sees pred() true; one that saw it raised calls the futex, and a change of word
-// after the waiter's load unblocks (or forestalls) its sleep. Everything the waker wrote before wake() is visible to
-// the waiter after wait_until() returns, provided pred() reads with acquire.
+// Memory ordering: wake() is a seq_cst read-modify-write of word; wait_until() loads word
+// (seq_cst) before each evaluation of pred() in its block phase, and blocks only with that
+// value, so a wake() that happens after the load changes word and unblocks the futex; a wake()
+// that happened before it made pred() true already. Everything the waker wrote before wake()
+// is visible to the waiter after wait_until() returns, provided pred() reads with acquire.
 //
 // On a fiber (a rank of a Team with RanksMode::fibers), a wait whose predicate is false
 // switches to the next ready rank of the same worker thread instead of spinning, yielding or
@@ -36,7 +34,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -139,18 +136,6 @@ namespace internal {
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen) noexcept;
 void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept;
 
-// Threads blocked in wait_until() (its block phase), counted per word in a small table hashed
-// by the word's cache line, so that wake() skips the futex call when nobody sleeps. Two words
-// that share an entry cost each other a needless futex call at most, never a lost wake-up.
-struct alignas(64) BlockedCount {
-  std::atomic<std::uint32_t> n{0};
-};
-inline constexpr std::size_t kBlockedTable = 64;
-inline BlockedCount blocked_table[kBlockedTable];
-inline std::atomic<std::uint32_t>& blocked_on(const void* word) noexcept {
-  return blocked_table[(reinterpret_cast<std::uintptr_t>(word) >> 6) % kBlockedTable].n;
-}
-
 // The spin phase: polls pred() for budget_ns of wall-clock time, the first `polls` times
 // before the first clock read (most waits that succeed at all end within them, and a clock
 // read costs as much as several polls), then reading the clock every 64 polls (about 1 us of
@@ -237,14 +222,14 @@ struct YieldAlways {
 }  // namespace internal
 
 // Wakes every thread blocked in wait_until() on `word`, and every fiber worker blocked with all
-// its ranks waiting. Cheap when nobody is blocked: one read-modify-write of word, one load of
-// its blocked count (internal::blocked_on) and one of blocked_workers.
+// its ranks waiting. It always makes the futex call (about a microsecond even when nobody
+// sleeps): where waits are frequent and sleeps rare, the waker first checks a count of the
+// sleepers, as wait_counted()/wake_counted() below and the mailboxes' sleeping flags do.
 inline void wake(std::atomic<std::uint32_t>& word) noexcept {
   internal::sync_point();
-  // seq_cst: orders the condition's stores before the change of word seen by the futex, and
-  // before the load of the blocked count (Dekker with the block phase of wait_until()).
+  // seq_cst: orders the condition's stores before the change of word seen by the futex.
   word.fetch_add(1, std::memory_order_seq_cst);
-  if (internal::blocked_on(&word).load(std::memory_order_seq_cst) != 0) internal::futex_wake_all(word);
+  internal::futex_wake_all(word);
   internal::notify_blocked_workers();
 }
 
@@ -290,10 +275,6 @@ int wait_until(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, Pred&
   }
   internal::sync_point();
   before_block();
-  std::atomic<std::uint32_t>& blocked = internal::blocked_on(&word);
-  // seq_cst: counted before word is loaded, so a wake() that reads the count as 0 changed word
-  // before this thread's load (and made pred() true before that).
-  blocked.fetch_add(1, std::memory_order_seq_cst);
   for (;;) {
     internal::sync_point();
     // seq_cst: pairs with the fetch_add in wake(); see the protocol above.
@@ -302,8 +283,6 @@ int wait_until(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, Pred&
     if (pred()) break;
     internal::futex_wait(word, seen);
   }
-  // relaxed: a count; a late decrement costs a waker one needless futex call at most.
-  blocked.fetch_sub(1, std::memory_order_relaxed);
   return 2;
 }
 
@@ -321,6 +300,50 @@ int wait_until(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, Pred&
 template <class Pred>
 int wait_until(std::atomic<std::uint32_t>& word, Pred&& pred) {
   return wait_until(default_wait_policy(), word, static_cast<Pred&&>(pred));
+}
+
+// A wait whose wakers pay the futex call only when someone sleeps: the waiter counts itself in
+// `sleepers` just before it blocks (before_block) and uncounts itself once it returns, and
+// wake_counted() reads the count first. On a fiber the worker counts the rank when it is about
+// to block. Used by the barrier engine (its count on the word's own line), a Team and the
+// cluster barrier's progress thread.
+template <class Pred, class MayYield>
+int wait_counted(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& sleepers,
+                 Pred&& pred, AdaptiveWait* adaptive, MayYield&& may_yield) {
+  bool counted = false;
+  const int phase = wait_until(
+      policy, word, static_cast<Pred&&>(pred),
+      [&] {
+        // seq_cst: the waiter's half of wake_counted()'s Dekker (sleepers, then the condition).
+        sleepers.fetch_add(1, std::memory_order_seq_cst);
+        counted = true;
+      },
+      adaptive, static_cast<MayYield&&>(may_yield));
+  // relaxed: a count; a late decrement costs a waker one needless futex call at most.
+  if (counted) sleepers.fetch_sub(1, std::memory_order_relaxed);
+  return phase;
+}
+
+template <class Pred>
+int wait_counted(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& sleepers,
+                 Pred&& pred) {
+  return wait_counted(policy, word, sleepers, static_cast<Pred&&>(pred), nullptr, internal::YieldAlways{});
+}
+
+// wake(word) when a waiter of wait_counted() sleeps on it; otherwise no futex call and word
+// unchanged (only blocked fiber workers are woken, see below). The caller made the condition true before. The fence orders those
+// stores before the load of sleepers, so a waiter that counts itself later sees the condition.
+// A caller whose condition change is itself a seq_cst read-modify-write may load sleepers
+// without the fence (the barrier engine's signal()).
+inline void wake_counted(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& sleepers) noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleepers.load(std::memory_order_seq_cst) != 0) {
+    wake(word);
+  } else {
+    // A fiber worker whose ranks all wait may be blocked on a rank that was not counted (a
+    // parked rank of a Team): one load when none is.
+    internal::notify_blocked_workers();
+  }
 }
 
 }  // namespace postbox
