@@ -331,13 +331,14 @@ int wait_counted(const WaitPolicy& policy, std::atomic<std::uint32_t>& word, std
 }
 
 // wake(word) when a waiter of wait_counted() sleeps on it; otherwise no futex call and word
-// unchanged (only blocked fiber workers are woken, see below). The caller made the condition true before. The fence orders those
-// stores before the load of sleepers, so a waiter that counts itself later sees the condition.
-// A caller whose condition change is itself a seq_cst read-modify-write may load sleepers
-// without the fence (the barrier engine's signal()).
+// unchanged (only blocked fiber workers are woken, see below). The caller made the condition
+// true before. sleepers is read with a read-modify-write (adding 0): it reads the latest count,
+// and a waiter whose increment comes after it in the count's order reads from this RMW, so it
+// sees the condition (release, then the waiter's acquire). (A fence and a load would do as
+// well but ThreadSanitizer does not model fences.) A caller whose condition change is itself
+// a seq_cst read-modify-write may load sleepers plainly (the barrier engine's signal()).
 inline void wake_counted(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& sleepers) noexcept {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (sleepers.load(std::memory_order_seq_cst) != 0) {
+  if (sleepers.fetch_add(0, std::memory_order_seq_cst) != 0) {
     wake(word);
   } else {
     // A fiber worker whose ranks all wait may be blocked on a rank that was not counted (a
