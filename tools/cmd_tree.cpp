@@ -81,17 +81,17 @@ std::string model_options(const TreeArgs& a) {
   return "";
 }
 
-// Runs `work`, which builds trees from the parsed model (or reads its lambda): the model is the
-// only input left that can fail there (its exact times may not fit 64 bits, or need too long a
-// table), so its InputError names the options that gave it.
+// Runs `work`, which builds trees of p ranks from the parsed model: p and the model are the
+// inputs left that can fail there (the exact times may not fit 64 bits, or need too long a
+// table), so its InputError names the options that gave them ("--p 1048576 with --s 0.001 and
+// --r 1000: ...").
 template <class Work>
 auto with_model_options(const TreeArgs& a, Work&& work) {
   try {
     return work();
   } catch (const InputError& e) {
-    const std::string given = model_options(a);
-    if (given.empty()) throw;
-    throw InputError(given + ": " + frontend::error_line(e));
+    const std::string model = model_options(a);
+    throw InputError("--p " + a.p + (model.empty() ? "" : " with " + model) + ": " + frontend::error_line(e));
   }
 }
 
