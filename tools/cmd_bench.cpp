@@ -345,7 +345,8 @@ void register_bench(CLI::App& app) {
       "before and after, a table per p with each competitor's ratio to std::barrier, the default barrier's\n"
       "choice and reason, and the default's ratios with their targets.");
   sub->add_option("--p", args->ps,
-                  "Thread counts, comma separated, each 1 to 1024 (default 2,4,8,16; more than the cores oversubscribes)");
+                  "Thread counts, comma separated, each 1 to 1024 (default 2,4,8,16; more than the cores oversubscribes)")
+      ->type_name("N,...");
   // The list comes from the bench itself, broken into lines of about 90 characters.
   std::string impl_help = "Only these competitors, comma separated (default all: ";
   std::size_t line_start = 0;
