@@ -154,7 +154,7 @@ void report_run(const RunArgs& args, const Plan& plan, const nlohmann::ordered_j
   std::printf("%s/%s p=%d%s bytes=%llu iters=%d%s: ", plan.op.c_str(), plan.algo.c_str(), plan.p, after_p.c_str(),
               static_cast<unsigned long long>(plan.bytes), iters, after_iters.c_str());
   if (ns.size() < static_cast<std::size_t>(iters)) std::printf("stopped after %zu timed runs, ", ns.size());
-  if (timed) std::printf("median %.1f us, p90 %.1f us", median / 1e3, p90 / 1e3);
+  if (timed) std::printf("median %.1f us, p90 %.1f us per team run", median / 1e3, p90 / 1e3);
   std::printf("%s\n", !verified ? "" : (*verified ? ", verified" : (timed ? ", VERIFY FAILED" : "VERIFY FAILED")));
 }
 
@@ -328,6 +328,10 @@ void register_run(CLI::App& app) {
       "run", "Run one collective on threads (a plan on the thread executor): time it over --iters runs, "
              "optionally verify every rank's result byte for byte. Under mpirun: one job of the processes x --threads "
              "ranks, the plan run across them (docs/cluster.md).\n"
+             "What a time includes: one whole run of the team: waking the parked ranks, the plan, and the last "
+             "rank's return to the caller. That hand-off costs microseconds, so a barrier or a small message reads "
+             "several times higher here than inside a loop of one team run (postbox bench barrier measures that "
+             "way).\n"
              "Limits, checked before anything runs: --p at most 4096 and what the system can start as threads; the "
              "mailbox rings (64 KiB per pair that talks often, more if the plan needs it, 256 MiB in all; the "
              "other pairs' messages wait in a queue per receiver), buffers and threads within the memory available.\nExit status: 0 done (and verified); 1 verification failed; 2 bad input.");
