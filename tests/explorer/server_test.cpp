@@ -3,8 +3,6 @@
 #include <httplib.h>
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,6 +15,7 @@
 #include <vector>
 
 #include "postbox/runtime/check.hpp"
+#include "loopback_socket.hpp"
 
 namespace postbox::explorer {
 namespace {
@@ -74,16 +73,8 @@ TEST(ExplorerServer, ServesThePageItsAssetsAndTheApi) {
 // A socket to 127.0.0.1:port that sends the start of a request and then nothing (or nothing at
 // all), kept open: what a stalled laptop or an idle browser socket looks like to the server.
 int stalled_socket(int port, bool partial) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = test::connect_loopback(port);
   if (fd < 0) return -1;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
   if (partial) {
     static const char head[] = "GET /api HTTP/1.1\r\nHost: 127.0.0.1\r\n";
     (void)!::write(fd, head, sizeof head - 1);

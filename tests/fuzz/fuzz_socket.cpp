@@ -16,8 +16,6 @@
 // with the outcomes; exit 1 and the conversation on the first violation.
 //
 //   postbox_fuzz_socket [--seed N] [--runs N] [--case-seconds S]
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -37,6 +35,7 @@
 
 #include "postbox/explorer/api.hpp"
 #include "postbox/explorer/server.hpp"
+#include "loopback_socket.hpp"
 
 namespace {
 
@@ -46,19 +45,7 @@ long arg_long(int argc, char** argv, const char* name, long fallback) {
   return fallback;
 }
 
-int connect_to(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return -1;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
+using postbox::test::connect_loopback;
 
 struct Conversation {
   std::string bytes;           // everything the client sends
@@ -192,7 +179,7 @@ struct Received {
 
 Received exchange(int port, const Conversation& c, std::mt19937_64& rng, double case_seconds) {
   Received out;
-  const int fd = connect_to(port);
+  const int fd = connect_loopback(port);
   if (fd < 0) {
     out.timed_out = true;
     return out;
@@ -308,7 +295,7 @@ int main(int argc, char** argv) {
   };
   for (long n = 0; n < runs && status == 0; ++n) {
     if (chance(rng, 0.08) && stalled.size() < 60) {
-      const int fd = connect_to(port);
+      const int fd = connect_loopback(port);
       if (fd >= 0) {
         if (chance(rng, 0.5)) (void)!::write(fd, "GET /api HTTP/1.1\r\nHost: 127.0.0.1\r\n", 36);
         stalled.push_back(fd);
