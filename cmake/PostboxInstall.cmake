@@ -28,6 +28,11 @@ install(FILES ${PROJECT_BINARY_DIR}/postboxConfig.cmake ${PROJECT_BINARY_DIR}/po
 if(POSTBOX_BUILD_TOOLS)
   install(TARGETS postbox_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+# pkg-config (Make, Meson, a plain compiler line): the barrier, from C or C++.
+file(RELATIVE_PATH POSTBOX_PC_TO_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+string(REGEX REPLACE "/$" "" POSTBOX_PC_TO_PREFIX "${POSTBOX_PC_TO_PREFIX}")
+configure_file(cmake/postbox-barrier.pc.in ${PROJECT_BINARY_DIR}/postbox-barrier.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/postbox-barrier.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 install(DIRECTORY profiles/ DESTINATION ${CMAKE_INSTALL_DATADIR}/postbox/profiles FILES_MATCHING PATTERN "*.toml")
 # `postbox bench barrier` runs the OpenMP competitors from its own directory.
 foreach(helper postbox_omp_gomp postbox_omp_llvm)
