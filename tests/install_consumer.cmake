@@ -35,6 +35,13 @@ if(rc OR NOT out MATCHES "^emulate: ")
   message(FATAL_ERROR "the emulate program failed: rc=${rc} out=${out}")
 endif()
 message(STATUS "${out}")
+foreach(program team_collectives barrier_omp)
+  execute_process(COMMAND "${WORK_DIR}/build/${program}" RESULT_VARIABLE rc OUTPUT_VARIABLE out TIMEOUT 60)
+  if(rc OR NOT out MATCHES "(right|every phase complete)")
+    message(FATAL_ERROR "the ${program} program failed: rc=${rc} out=${out}")
+  endif()
+  message(STATUS "${out}")
+endforeach()
 # A plain C program, compiled and linked with the C compiler and pkg-config alone (no CMake):
 # cc barrier_c.c $(pkg-config --cflags --libs postbox-barrier).
 if(NOT CC OR NOT PKG_CONFIG)
