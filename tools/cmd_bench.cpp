@@ -13,6 +13,7 @@
 
 #include "barrier_bench.hpp"
 #include "cli.hpp"
+#include "progress.hpp"
 #ifdef POSTBOX_HAVE_MPI
 #include "cluster_bench.hpp"
 #include "postbox/cluster/mpi_env.hpp"
@@ -173,11 +174,11 @@ void bench_barrier(const BenchBarrierArgs& a) {
   else throw InputError("--method must be barrier or late, got '" + a.method + "'");
   o.params.tail = a.tail;
   if (dry_run()) return;
-  const bool tty = !a.json && ::isatty(2) != 0;
-  const auto res = bench::run_barrier_bench(o, [&](const std::string& msg) {
-    if (tty) std::fprintf(stderr, "\r\033[Kmeasuring %s", msg.c_str());
-  });
-  if (tty) std::fprintf(stderr, "\r\033[K");
+  bench::BarrierBenchResult res;
+  {
+    TerminalProgress progress(!a.json && stderr_is_terminal());
+    res = bench::run_barrier_bench(o, [&](const std::string& msg) { progress.update("measuring " + msg); });
+  }
   if (a.json) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& r : res.rows)

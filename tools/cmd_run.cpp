@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "progress.hpp"
 #include "cluster_cli.hpp"
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/run.hpp"
@@ -231,7 +232,14 @@ void run_collective(const RunArgs& args) {
   ro.iters = iters;
   ro.verify = args.verify;
   ro.verify_every = every;
-  const PlanRun run = run_plan(plan, req, opts, ro);
+  PlanRun run;
+  {
+    TerminalProgress progress(!args.json && stderr_is_terminal());
+    ro.progress = [&](int done, int all) {
+      progress.update("run", static_cast<std::size_t>(done), static_cast<std::size_t>(all));
+    };
+    run = run_plan(plan, req, opts, ro);
+  }
   if (args.verify && run.buffer_mismatch) {
     std::fprintf(stderr, "postbox: verify failed: %s\n", run.buffer_mismatch->c_str());
     set_exit_code(1);
@@ -331,7 +339,7 @@ void register_run(CLI::App& app) {
              "What a time includes: one whole run of the team: waking the parked ranks, the plan, and the last "
              "rank's return to the caller. That hand-off costs microseconds, so a barrier or a small message reads "
              "several times higher here than inside a loop of one team run (postbox bench barrier measures that "
-             "way).\n"
+             "way). On a terminal, a run that takes over 2 s shows its progress on stderr (erased at the end).\n"
              "Limits, checked before anything runs: --p at most 4096 and what the system can start as threads; the "
              "mailbox rings (64 KiB per pair that talks often, more if the plan needs it, 256 MiB in all; the "
              "other pairs' messages wait in a queue per receiver), buffers and threads within the memory available.\nExit status: 0 done (and verified); 1 verification failed; 2 bad input.");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "progress.hpp"
 #include "postbox/frontend/sweep.hpp"
 #include "postbox/frontend/svg_plot.hpp"
 #include "postbox/runtime/check.hpp"
@@ -35,15 +36,11 @@ void print_sweep(const SweepArgs& a) {
   const auto& params = grid.params;
   const std::size_t total = grid.size();
   auto value = [&](std::size_t i, std::size_t k) -> const std::string& { return grid.value(i, k); };
-  const bool tty = isatty(2) != 0;
-  const SweepResult result = run_sweep(grid, [tty](std::size_t done, std::size_t all) {
-    if (!tty) return;
-    const int width = 40;
-    const auto filled = static_cast<int>(static_cast<double>(done) / static_cast<double>(all) * width);
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu", std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                 std::string(static_cast<std::size_t>(width - filled), ' ').c_str(), done, all);
-    if (done == all) std::fprintf(stderr, "\n");
-  });
+  SweepResult result;
+  {
+    TerminalProgress progress(stderr_is_terminal());
+    result = run_sweep(grid, [&](std::size_t done, std::size_t all) { progress.update("sweep", done, all); });
+  }
   const std::vector<double>& time = result.time_us;
   const std::vector<std::uint64_t>& events = result.events;
   const PlanRequest& first = result.first;
@@ -107,8 +104,9 @@ void register_sweep(CLI::App& app) {
   auto args = std::make_shared<SweepArgs>();
   CLI::App* sub = app.add_subcommand(
       "sweep",
-      "Run 'postbox sim' over a grid of parameters in parallel (oneTBB); a progress bar is shown when\n"
-      "stderr is a terminal. Rows are printed in grid order (the last --param varies fastest).");
+      "Run 'postbox sim' over a grid of parameters in parallel (oneTBB); when stderr is a terminal and\n"
+      "the sweep takes over 2 s, a progress line shows it there (erased at the end). Rows are printed in\n"
+      "grid order (the last --param varies fastest).");
   args->options = std::make_shared<TextOptions>(sub, emulated_run_options(), emulated_run_defaults());
   sub->add_option("--param", args->params, "NAME=FROM:TO:STEP, NAME one of alpha, bytes, p, lambda, seed (repeatable)")
       ->required();

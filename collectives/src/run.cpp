@@ -19,6 +19,7 @@ RunStats timed_runs(const RunOptions& options, const std::function<void()>& fill
     fill();
     const double ns = run();
     if (it >= 0) stats.ns.push_back(ns);
+    if (it >= 0 && options.progress) options.progress(it + 1, options.iters);
     if (!options.verify || !(it < 0 || (it + 1) % options.verify_every == 0 || it + 1 == options.iters)) continue;
     ++stats.checked;
     if (const auto bad = check()) {

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace postbox {
@@ -54,6 +55,20 @@ TEST(TimedRuns, StopsAtTheFirstFailureAndNamesTheRun) {
       []() -> std::optional<std::string> { return std::string("bad"); });
   EXPECT_EQ(w.failure, "bad (warm-up run)");
   EXPECT_TRUE(w.ns.empty());
+}
+
+// RunOptions::progress: once after each timed run (not the warm-up), with (done, iters).
+TEST(TimedRuns, ProgressIsReportedAfterEachTimedRun) {
+  RunOptions o;
+  o.iters = 3;
+  std::vector<std::pair<int, int>> seen;
+  int runs = 0;
+  o.progress = [&](int done, int all) { seen.emplace_back(done, all); };
+  const RunStats s = timed_runs(
+      o, [] {}, [&] { return static_cast<double>(++runs); }, [] { return std::optional<std::string>{}; });
+  EXPECT_EQ(runs, 4);  // the warm-up and three timed runs
+  EXPECT_EQ(s.ns.size(), 3U);
+  EXPECT_EQ(seen, (std::vector<std::pair<int, int>>{{1, 3}, {2, 3}, {3, 3}}));
 }
 
 TEST(TimedRuns, WithoutVerifyNothingIsChecked) {

@@ -19,6 +19,8 @@ struct RunOptions {
   int iters = 10;         // timed runs, after one untimed warm-up run
   bool verify = false;    // check every rank's result against the op's definition (verify.hpp)
   int verify_every = 1;   // with verify: the warm-up, every verify_every-th timed run and the last
+  // Called after each timed run with (runs done, iters), on the calling thread; empty: none.
+  std::function<void(int, int)> progress;
 };
 
 struct RunStats {
