@@ -19,16 +19,6 @@ namespace postbox::internal {
 
 namespace {
 
-// Waits on w through wait_counted() (wait.hpp) until stop(), counted in w.sleepers while it
-// blocks, so that signal() (which reads sleepers right after changing v) wakes it. With
-// `adaptive`, the kernel thread's spin and yield phases adapt to its last waits and may_yield()
-// decides after a timed-out spin whether to yield; on a fiber wait_until() switches to the
-// worker's next ready rank instead of spinning or yielding.
-template <class Stop, class MayYield>
-void sleep_on(Word& w, const WaitPolicy& policy, Stop&& stop, AdaptiveWait* adaptive, MayYield&& may_yield) {
-  (void)wait_counted(policy, w.seq, w.sleepers, stop, adaptive, may_yield);
-}
-
 BarrierAlgorithm checked(BarrierAlgorithm a, int p) {
   if (p < 1) throw InputError("barrier: p must be at least 1, got " + std::to_string(p));
   return a;
@@ -762,7 +752,7 @@ void Engine::rebuild(std::uint64_t e) {
 
 void Engine::signal(Word& w) noexcept {
   sync_point();
-  // seq_cst: after the seq_cst change of v (Dekker with sleep_on()'s increment of sleepers,
+  // seq_cst: after the seq_cst change of v (Dekker with wait_counted()'s increment of sleepers,
   // then wait_until()'s load of seq, then its load of v): either the waiter sees v or this
   // thread sees the sleeper.
   if (w.sleepers.load(std::memory_order_seq_cst) == 0) return;
@@ -829,7 +819,9 @@ void Engine::block_policy(RankSlot& me, Word& w, Done done) const {
     }
     return true;
   };
-  sleep_on(w, policy_, stop, &me.wait, may_yield);
+  // Counted in w.sleepers while it blocks, so that signal() (which reads sleepers right after
+  // changing v) wakes it; on a fiber wait_until() switches to the worker's next ready rank.
+  (void)wait_counted(policy_, w.seq, w.sleepers, stop, &me.wait, may_yield);
   if (moving) {
     if (colocated(me)) {
       me.move_backoff = std::min<std::uint32_t>(1024, std::max<std::uint32_t>(16, me.move_backoff * 2));
@@ -862,7 +854,7 @@ void Engine::leave_aborted(RankSlot& me) {
       return completing_.v.load(std::memory_order_seq_cst) == e &&
              !reached(completed_.v.load(std::memory_order_seq_cst), e);
     };
-    sleep_on(completed_, policy_, [&] { return !folding(); }, nullptr, internal::YieldAlways{});
+    (void)wait_counted(policy_, completed_.seq, completed_.sleepers, [&] { return !folding(); });
   }
   throw Aborted();
 }

@@ -623,6 +623,11 @@ void ClusterEngine::apply(std::uint32_t flags, const std::vector<Record>& record
 }
 
 void ClusterEngine::progress_loop() {
+  // A phase is pending that nobody has completed, and no abort: the progress thread drives it.
+  const auto work = [this] {
+    return !reached(done_.load(std::memory_order_acquire), pending_.load(std::memory_order_acquire)) &&
+           !aborted_.load(std::memory_order_relaxed);
+  };
   for (;;) {
     const std::uint32_t k = kick_.load(std::memory_order_seq_cst);  // seq_cst: pairs with the kick
     // acquire: the destructor's release store.
@@ -641,9 +646,7 @@ void ClusterEngine::progress_loop() {
     // The predicate reads the work itself too: a kick that finds the thread not yet counted
     // asleep changes neither kick_ nor anything but pending_ (wake_counted()).
     (void)wait_counted(WaitPolicy{0, 0}, kick_, kick_sleepers_, [&] {
-      return kick_.load(std::memory_order_seq_cst) != k || stop_.load(std::memory_order_acquire) ||
-             (!reached(done_.load(std::memory_order_acquire), pending_.load(std::memory_order_acquire)) &&
-              !aborted_.load(std::memory_order_relaxed));
+      return kick_.load(std::memory_order_seq_cst) != k || stop_.load(std::memory_order_acquire) || work();
     });
   }
 }
