@@ -5,6 +5,8 @@
 #                    suite through ctest
 #   ./run.sh build   build only (build/bin/postbox)
 #   ./run.sh bench   build and run the benchmarks in bench/
+#   ./run.sh package build, then make the Debian package build/package/postbox_<version>_<arch>.deb
+#                    (CPack: libraries, headers, CMake and pkg-config files, the CLI, man pages)
 #   ./run.sh repro   build, then regenerate the papers' figures into docs/reproduction.md
 #   ./run.sh stress  build the delay-injection tree and run the adversarial suites with 2000 seeds
 #   ./run.sh explorer-shots  build, then screenshot each view of the explorer (postbox serve)
@@ -28,7 +30,7 @@ WERROR=OFF
 PACKAGES=(g++ cmake make pkg-config libhwloc-dev libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev libboost-dev libomp-dev graphviz util-linux
   libcpp-httplib-dev chromium chromium-driver python3-selenium fonts-dejavu-core spin
-  openmpi-bin libopenmpi-dev libboost-context-dev)
+  openmpi-bin libopenmpi-dev libboost-context-dev dpkg-dev file)
 # Only `./run.sh fuzz` builds with clang (libFuzzer, ASan, UBSan): the rest never needs it.
 FUZZ_PACKAGES=(clang libclang-rt-dev)
 
@@ -127,6 +129,14 @@ case "$cmd" in
     shift || true
     exec "$ROOT/bench/run_all.sh" "$BUILD" "$@"
     ;;
+  package)
+    install_packages
+    configure_main
+    build_main
+    say "making the Debian package (CPack) into build/package/"
+    cd "$BUILD"
+    cpack -G DEB -B "$BUILD/package" | grep -E '^CPack: - package:' || { echo "run.sh: cpack failed" >&2; exit 1; }
+    ;;
   repro)
     install_packages
     configure_main
@@ -172,7 +182,7 @@ case "$cmd" in
     sed -n '2,/^[^#]/{/^#/p;}' "$0" | sed 's/^# \{0,1\}//'  # lines 2.. up to the first non-comment
     ;;
   *)
-    echo "run.sh: unknown command '$cmd' (try: demo, test, build, bench, repro, stress, explorer-shots, fuzz)" >&2
+    echo "run.sh: unknown command '$cmd' (try: demo, test, build, bench, package, repro, stress, explorer-shots, fuzz)" >&2
     exit 2
     ;;
 esac

@@ -1,5 +1,8 @@
 /* Built by tests/install_consumer.cmake with a plain C compiler and pkg-config only:
  *   cc barrier_c.c $(pkg-config --cflags --libs postbox-barrier)
+ * and, from a prefix outside the system's library directories:
+ *   cc barrier_c.c $(pkg-config --cflags --libs postbox-barrier) -Wl,-rpath,$(pkg-config --variable=libdir postbox-barrier)
+ * Also built by examples/consumer-c (CMake, a C-only project).
  * Four pthreads meet at a postbox barrier 1000 times; after each phase every thread checks
  * that all four had counted themselves in it. */
 #include <postbox/barrier.h>

@@ -3,6 +3,7 @@
 
 #include "postbox/runtime/calibrate.hpp"
 
+#include <dlfcn.h>
 #include <toml++/toml.h>  // header-only mode (TOML_HEADER_ONLY defaults to 1)
 
 #include <algorithm>
@@ -181,6 +182,21 @@ std::vector<std::string> profile_dirs() {
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) dirs.push_back((exe.parent_path().parent_path() / "share" / "postbox" / "profiles").string());
+  // The shared library's own prefix (lib/ or lib/<multiarch>/ under it), so that a program
+  // anywhere finds the profiles of the package it links; the main program has no path here.
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<const void*>(&profile_dirs), &self) != 0 && self.dli_fname != nullptr &&
+      self.dli_fname[0] == '/') {
+    auto dir = std::filesystem::path(self.dli_fname).parent_path();
+    for (int up = 0; up < 2 && dir.has_parent_path() && dir != dir.root_path(); ++up) {
+      dir = dir.parent_path();
+      const auto candidate = dir / "share" / "postbox" / "profiles";
+      if (std::filesystem::is_directory(candidate, ec)) {
+        dirs.push_back(candidate.string());
+        break;
+      }
+    }
+  }
 #ifdef POSTBOX_INSTALL_PROFILE_DIR
   dirs.emplace_back(POSTBOX_INSTALL_PROFILE_DIR);
 #endif

@@ -14,7 +14,9 @@
 namespace postbox::sim {
 
 // Directories searched for a profile given by name, in order: $POSTBOX_PROFILE_PATH (colon
-// separated), the source tree's profiles/ (compiled in), <prefix>/share/postbox/profiles.
+// separated), the calibration cache's profiles/, the source tree's profiles/ (compiled in),
+// <exe>/../share/postbox/profiles, the shared library's <prefix>/share/postbox/profiles (when
+// the program links libpostbox_frontend.so), <install prefix>/share/postbox/profiles.
 std::vector<std::string> profile_dirs();
 
 // "postal:L[:C]", "sr:S:R[:C]", "logp:L:o:g:G[:C]" (C: reduce and copy time per byte, sets

@@ -1,0 +1,20 @@
+# The Debian package: `./run.sh package` (cpack -G DEB) writes postbox_<version>_<arch>.deb with
+# what `cmake --install` puts under /usr: the static and shared libraries, the headers, the CMake
+# package and pkg-config files, the `postbox` CLI with its man pages and the machine profiles
+# (and the Python module when it is built). Its dependencies on shared libraries (hwloc,
+# Boost.Context, oneTBB, Open MPI, libstdc++) are computed by dpkg-shlibdeps; the -dev packages
+# a static link or the frontend's and cluster's headers need are recommended.
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME postbox)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
+set(CPACK_PACKAGE_DESCRIPTION "Barriers for parallel loops (C and C++), collectives on teams of threads and fibers, an emulator of the Delta, Paragon, T3D and MANNA, and the postbox command-line tool.")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "postbox engineers")
+set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "pkg-config, libhwloc-dev, libboost-context-dev, libtbb-dev, nlohmann-json3-dev, libopenmpi-dev")
+set(CPACK_PACKAGE_DIRECTORY ${PROJECT_BINARY_DIR}/package)
+include(CPack)

@@ -1,0 +1,66 @@
+# ctest script: make the Debian package with CPack as `./run.sh package` does, unpack it with
+# dpkg -x into a scratch root (nothing is installed on the system), and build and run against
+# that root what a user of the package would: the CLI and its man pages, the C-only CMake
+# project, a C program with pkg-config, examples/consumer (C++, shared libraries), a program
+# that finds the profiles from the shared library's own prefix, and the Python module when the
+# package has it.
+foreach(v BUILD_DIR SOURCE_DIR WORK_DIR CC PKG_CONFIG COMPONENTS)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "package_deb.cmake needs -D${v}=...")
+  endif()
+endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/consumer_checks.cmake)
+file(REMOVE_RECURSE "${WORK_DIR}")
+postbox_run("cpack -G DEB" ${CMAKE_CPACK_COMMAND} -G DEB --config "${BUILD_DIR}/CPackConfig.cmake" -B "${WORK_DIR}/pkg")
+file(GLOB debs "${WORK_DIR}/pkg/postbox_*_*.deb")
+list(LENGTH debs n)
+if(NOT n EQUAL 1)
+  message(FATAL_ERROR "cpack made ${n} packages named postbox_<version>_<arch>.deb: ${debs}")
+endif()
+get_filename_component(deb_name "${debs}" NAME)
+message(STATUS "package: ${deb_name}")
+set(root "${WORK_DIR}/root")
+postbox_run("dpkg -x ${deb_name}" dpkg -x "${debs}" "${root}")
+set(prefix "${root}/usr")
+
+# The CLI, and a man page for every subcommand its --help lists.
+execute_process(COMMAND "${prefix}/bin/postbox" --version OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(rc OR NOT out MATCHES "^[0-9]+\\.[0-9]+\\.[0-9]+")
+  message(FATAL_ERROR "the packaged postbox --version failed: ${out}")
+endif()
+execute_process(COMMAND "${prefix}/bin/postbox" --help OUTPUT_VARIABLE help)
+string(REGEX MATCHALL "\n  [a-z][a-z0-9]+ " subs "${help}")
+foreach(s IN LISTS subs)
+  string(STRIP "${s}" s)
+  if(NOT EXISTS "${prefix}/share/man/man1/postbox-${s}.1")
+    message(FATAL_ERROR "the package has no man page for 'postbox ${s}'")
+  endif()
+endforeach()
+execute_process(COMMAND "${prefix}/bin/postbox" sim --machine delta --op bcast --algo binomial --p 8
+  OUTPUT_VARIABLE out RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(rc)
+  message(FATAL_ERROR "the packaged postbox could not run sim on the delta profile: ${err}")
+endif()
+
+postbox_check_c_consumer("${SOURCE_DIR}" "${WORK_DIR}" "${prefix}")
+postbox_check_pkg_config("${SOURCE_DIR}" "${WORK_DIR}" "${prefix}" "${CC}" "${PKG_CONFIG}" "${COMPONENTS}")
+postbox_check_cxx_consumer("${SOURCE_DIR}" "${WORK_DIR}" "${prefix}" shared "")
+
+# Profiles by name from the shared frontend, wherever the package lies.
+postbox_build_consumer("${SOURCE_DIR}/tests/package" "${WORK_DIR}/profile-dirs" "${prefix}")
+execute_process(COMMAND "${WORK_DIR}/profile-dirs/profile_dirs" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+file(REAL_PATH "${prefix}/share/postbox/profiles" want)
+if(rc OR NOT out MATCHES "(^|\n)${want}\n" OR NOT out MATCHES "loaded delta")
+  message(FATAL_ERROR "a program linking libpostbox_frontend.so does not search ${want}:\n${out}")
+endif()
+message(STATUS "profiles found from the shared library: ${want}")
+
+# Python: import postbox from the package's dist-packages.
+file(GLOB pydirs "${prefix}/lib/python3*/dist-packages/postbox")
+if(pydirs)
+  list(GET pydirs 0 pydir)
+  get_filename_component(pypath "${pydir}" DIRECTORY)
+  set(ENV{PYTHONPATH} "${pypath}")
+  postbox_run("python3 -c 'import postbox'" python3 -c "import postbox, sys; sys.exit(0 if postbox.__file__.startswith('${pypath}') else 1)")
+  message(STATUS "import postbox from ${pypath}")
+endif()
