@@ -3,6 +3,7 @@ output for the same options (POSTBOX_CLI: the postbox tool; those tests are skip
 import json
 import os
 import subprocess
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -213,6 +214,9 @@ ERRORS = [
     (lambda: postbox.plan_export("bcast", algo="ring", p=8), ["plan", "export", "--op", "bcast", "--algo", "ring", "--p", "8"]),
     (lambda: postbox.plan_export("bcast", algo="binomial", p=8, format="png"),
      ["plan", "export", "--op", "bcast", "--algo", "binomial", "--p", "8", "--format", "png"]),
+    (lambda: postbox.plan_export("bcast", algo="binomial", p=8, format="json", machine="delta"),
+     ["plan", "export", "--op", "bcast", "--algo", "binomial", "--p", "8", "--format", "json", "--machine", "delta"]),
+    (lambda: postbox.tree("fibo", p=8, places="scatter"), ["tree", "--shape", "fibo", "--p", "8", "--places", "scatter"]),
     (lambda: postbox.sim("postal:0.5"), ["sim", "--machine", "postal:0.5"]),
     (lambda: postbox.sim("nosuch", p=4), ["sim", "--machine", "nosuch", "--p", "4"]),
     (lambda: postbox.sweep("postal:2", ["alpha=0.8:0.5:0.1"]), ["sweep", "--machine", "postal:2", "--param", "alpha=0.8:0.5:0.1"]),
@@ -234,6 +238,19 @@ def test_value_errors_without_cli():
         postbox.N_lambda(0.5, 3)
     with pytest.raises(ValueError, match=r"^--s must be > 0, got 0$"):
         postbox.fibo_f(0, 1, 3)
+
+
+def test_compare_one_rank():
+    c = postbox.compare_trees(1)
+    assert c.best == 0 and c.ratio.tolist() == [1.0] * len(c.shapes)
+
+
+def test_unknown_option_name_is_a_programming_error():
+    # The library's selections stop on a name that is no option (PB_CHECK), so the package
+    # refuses unknown keywords before they get there (test_type_errors).
+    code = "import postbox._postbox as m; m.tree({'shape': 'fibo', 'p': '8', 'colour': 'red'})"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "not a tree selection option" in done.stderr
 
 
 def test_type_errors():
