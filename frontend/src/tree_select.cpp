@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
-#include <string_view>
 #include <utility>
 
 #include "postbox/frontend/writers.hpp"
@@ -15,8 +14,6 @@
 namespace postbox {
 namespace {
 
-constexpr std::string_view kTreeOptions[] = {"shape", "p", "root", "lambda", "s", "r", "alpha", "synthetic", "places"};
-
 std::optional<std::string> option(const std::map<std::string, std::string>& given, const std::string& name) {
   const auto it = given.find(name);
   if (it == given.end()) return std::nullopt;
@@ -24,9 +21,9 @@ std::optional<std::string> option(const std::map<std::string, std::string>& give
 }
 
 void check_names(const std::map<std::string, std::string>& given) {
+  const auto& names = tree_selection_options();
   for (const auto& [key, text] : given) {
-    PB_CHECK(std::find(std::begin(kTreeOptions), std::end(kTreeOptions), key) != std::end(kTreeOptions),
-             "not a tree selection option");
+    PB_CHECK(std::find(names.begin(), names.end(), key) != names.end(), "not a tree selection option");
   }
 }
 
@@ -79,6 +76,11 @@ auto naming_model(const TreeSelection& sel, Work&& work) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& tree_selection_options() {
+  static const std::vector<std::string> names{"shape", "p", "root", "lambda", "s", "r", "alpha", "synthetic", "places"};
+  return names;
+}
 
 TreeSelection select_tree(const std::map<std::string, std::string>& given) {
   check_names(given);

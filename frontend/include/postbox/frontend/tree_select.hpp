@@ -39,6 +39,10 @@ struct TreeSelection {
   std::string model_options;  // "" for the default model
 };
 
+// The option names above, in that order (front ends that take options by name check them
+// against this list).
+const std::vector<std::string>& tree_selection_options();
+
 // Parses and validates one tree's options; InputError naming the first problem. A name that is
 // not one of the options above is a programming error (PB_CHECK).
 TreeSelection select_tree(const std::map<std::string, std::string>& given);
