@@ -112,9 +112,7 @@ PYBIND11_MODULE(_postbox, m) {
     }
   });
 
-  m.def("tree_options", [] {
-    return std::vector<std::string>{"shape", "p", "root", "lambda", "s", "r", "alpha", "synthetic", "places"};
-  });
+  m.def("tree_options", [] { return tree_selection_options(); });
   m.def("plan_options", [] { return option_names(plan_selection_options()); });
   m.def("emulated_run_options", [] { return option_names(emulated_run_options()); });
 
@@ -147,7 +145,11 @@ PYBIND11_MODULE(_postbox, m) {
         if (time_layers) ro.layers = TreeLayers::time;
         return render_svg(t, ro);
       }, py::arg("time_layers") = false)
-      .def("json", [](const Tree& t) { return frontend::tree_json(t).dump(2) + "\n"; });
+      .def("json", [](const Tree& t) { return frontend::tree_json(t).dump(2) + "\n"; })
+      .def("__repr__", [](const Tree& t) {
+        return "Tree(shape='" + t.shape + "', p=" + std::to_string(t.p) + ", root=" + std::to_string(t.root) +
+               ", s=" + t.model.s.str() + ", r=" + t.model.r.str() + ", completion=" + t.completion.str() + ")";
+      });
   m.def("tree", [](const Options& given) {
     const TreeSelection sel = select_tree(given);
     return build_selected_tree(sel);
@@ -174,7 +176,12 @@ PYBIND11_MODULE(_postbox, m) {
       .def_property_readonly("ratio", [](const TreeComparison& c) {
         return column(c.rows, [&](const TreeComparison::Row& row) { return c.ratio(row.completion); });
       })
-      .def_property_readonly("best", [](const TreeComparison& c) { return fraction(c.best); });
+      .def_property_readonly("best", [](const TreeComparison& c) { return fraction(c.best); })
+      .def("__repr__", [](const TreeComparison& c) {
+        std::string rows;
+        for (const auto& row : c.rows) rows += (rows.empty() ? "" : ", ") + row.shape + "=" + row.completion.str();
+        return "TreeComparison(p=" + std::to_string(c.p) + ", s=" + c.model.s.str() + ", r=" + c.model.r.str() + ": " + rows + ")";
+      });
   m.def("compare_trees", [](const Options& given) { return compare_trees(select_tree_comparison(given)); });
 
   // ---- the postal and send/receive models -------------------------------------------------------
@@ -190,7 +197,10 @@ PYBIND11_MODULE(_postbox, m) {
       .def_property_readonly("alpha_min", [](const PostalReport& r) { return r.range ? fraction(r.range->alpha_min()) : py::none(); })
       .def_property_readonly("alpha_max", [](const PostalReport& r) { return r.range ? fraction(r.range->alpha_max()) : py::none(); })
       .def_property_readonly("N_times", [](const PostalReport& r) { return column(r.steps, [](const NStep& s) { return s.t.to_double(); }); })
-      .def_property_readonly("N", [](const PostalReport& r) { return column(r.steps, [](const NStep& s) { return s.N; }); });
+      .def_property_readonly("N", [](const PostalReport& r) { return column(r.steps, [](const NStep& s) { return s.N; }); })
+      .def("__repr__", [](const PostalReport& r) {
+        return "PostalReport(lambda_=" + r.lambda.str() + ", n=" + std::to_string(r.n) + ", T=" + r.T.str() + ")";
+      });
   m.def("postal", [](const std::string& lambda, const std::string& n) { return postal_report(select_postal(lambda, n)); });
 
   py::class_<FiboReport>(m, "FiboReport", "model fibo: Cordsen's f(t) at t = 0, 1, ..., and the step that reaches p.")
@@ -199,7 +209,11 @@ PYBIND11_MODULE(_postbox, m) {
       .def_property_readonly("f", [](const FiboReport& r) { return array(r.f); })
       .def_readonly("p", &FiboReport::p)
       .def_property_readonly("steps", [](const FiboReport& r) { return r.p ? py::cast(r.steps) : py::none(); })
-      .def_property_readonly("time", [](const FiboReport& r) { return r.p ? fraction(r.time) : py::none(); });
+      .def_property_readonly("time", [](const FiboReport& r) { return r.p ? fraction(r.time) : py::none(); })
+      .def("__repr__", [](const FiboReport& r) {
+        return "FiboReport(s=" + r.s.str() + ", r=" + r.r.str() + ", t=0.." + std::to_string(r.f.size() - 1) +
+               (r.p ? ", p=" + std::to_string(*r.p) + ", steps=" + std::to_string(r.steps) : std::string()) + ")";
+      });
   m.def("fibo", [](const std::string& s, const std::string& r, const std::optional<std::string>& p,
                    const std::optional<std::string>& t) { return fibo_report(select_fibo(s, r, p, t)); });
 
@@ -270,7 +284,11 @@ PYBIND11_MODULE(_postbox, m) {
       .def_property_readonly("inline_steps", [](const SimRun& s) { return s.result.inline_steps; })
       .def_property_readonly("channel_waits", [](const SimRun& s) { return s.result.channel_waits; })
       .def_property_readonly("channel_ties", [](const SimRun& s) { return s.result.channel_ties; })
-      .def_property_readonly("per_rank_us", [](const SimRun& s) { return array(s.result.per_rank_us); });
+      .def_property_readonly("per_rank_us", [](const SimRun& s) { return array(s.result.per_rank_us); })
+      .def("__repr__", [](const SimRun& s) {
+        return "SimResult(machine='" + s.machine + "', op='" + s.op + "', algo='" + s.algo + "', p=" + std::to_string(s.p) +
+               ", bytes=" + std::to_string(s.bytes) + ", time_us=" + py::repr(py::float_(s.result.time_us)).cast<std::string>() + ")";
+      });
   m.def("sim", &run_sim);
 
   py::class_<SweepRun>(m, "SweepResult", "The emulated run over a grid of options (sweep).")
@@ -301,6 +319,12 @@ PYBIND11_MODULE(_postbox, m) {
         return a;
       })
       .def_property_readonly("time_us", [](const SweepRun& s) { return array(s.result.time_us); })
-      .def_property_readonly("events", [](const SweepRun& s) { return array(s.result.events); });
+      .def_property_readonly("events", [](const SweepRun& s) { return array(s.result.events); })
+      .def("__repr__", [](const SweepRun& s) {
+        std::string names;
+        for (const auto& param : s.grid.params) names += (names.empty() ? "" : ", ") + param.name;
+        return "SweepResult(machine='" + s.grid.base.at("machine") + "', " + std::to_string(s.grid.size()) +
+               " configurations over " + names + ")";
+      });
   m.def("sweep", &run_sweep_text);
 }

@@ -267,3 +267,10 @@ def test_numbers_become_the_cli_text():
     assert postbox.tree("fibo", p=8, s=1e-05, r=0.00002).completion == postbox.tree("fibo", p=8, s="0.00001", r="0.00002").completion
     assert postbox.tree("lambda", p=14, lambda_=Fraction(9, 5)).time_exact == postbox.tree("lambda", p=14, lambda_="9/5").time_exact
     assert postbox.tree("lambda", p=14, lambda_=np.int64(2)).completion == postbox.tree("lambda", p=14, lambda_=2).completion
+
+
+def test_reprs_name_the_figures():
+    assert repr(postbox.tree("fibo", p=64, s=1, r=3)) == "Tree(shape='fibo', p=64, root=0, s=1, r=3, completion=15)"
+    assert repr(postbox.postal("9/5", 64)) == "PostalReport(lambda_=9/5, n=64, T=46/5)"
+    assert repr(postbox.fibo(1, 3, p=64)) == "FiboReport(s=1, r=3, t=0..15, p=64, steps=15)"
+    assert repr(postbox.sim("postal:2")) == "SimResult(machine='postal:2', op='bcast', algo='binomial', p=2, bytes=8, time_us=2.0)"
