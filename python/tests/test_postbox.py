@@ -65,6 +65,8 @@ def test_tree_matches_cli():
                                           "--layers", "time")
     assert t.svg() == cli("tree", "--shape", "fibo", "--p", "19", "--s", "27", "--r", "88", "--format", "svg",
                           "--layout", "builtin")
+    assert t.svg(time_layers=True) == cli("tree", "--shape", "fibo", "--p", "19", "--s", "27", "--r", "88", "--format",
+                                          "svg", "--layout", "builtin", "--layers", "time")
     h = postbox.tree("hier:fibo,binomial", p=8, synthetic="pack:2 core:2 pu:2", places="scatter")
     assert h.ascii() == cli("tree", "--shape", "hier:fibo,binomial", "--p", "8", "--synthetic", "pack:2 core:2 pu:2",
                             "--places", "scatter")
