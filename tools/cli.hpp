@@ -65,8 +65,8 @@ RanksMode parse_ranks_option(const std::string& text);
 // Parses an int in 1..hi from an option's text (parse.hpp's grammar); InputError naming --NAME.
 int parse_positive(const std::string& name, const std::string& text, int hi = 1'000'000'000);
 
-// run and plan: --bytes 0 unless given (a barrier or a notification carries no data).
-inline const SelectionContext kRunDefaults{{{"bytes", "0"}}, {}};
+// run and plan: --bytes 0 unless given (frontend/selection.hpp).
+inline const SelectionContext& kRunDefaults = kRunSelectionDefaults;
 
 // Options that bind to text, for frontend/'s option tables (frontend/selection.hpp: the plan
 // selection, the emulated run): given() returns name → text of each option that was given, an

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "postbox/frontend/model_report.hpp"
 #include "postbox/frontend/writers.hpp"
 #include "postbox/collectives/postal.hpp"
 #include "postbox/collectives/rational.hpp"
@@ -21,20 +22,8 @@
 namespace postbox::cli {
 namespace {
 
-// Printed tables and JSON arrays grow with these; beyond them the request is a typo.
-constexpr int kMaxAlphaN = 100'000;
-constexpr int kMaxFloor = 1000;
-constexpr std::int64_t kMaxFiboT = 100'000;
-
-Rational parse_lambda(const std::string& text) {
-  const Rational l = Rational::parse(text, "--lambda");
-  if (l < Rational(1)) throw InputError("--lambda must be >= 1, got " + text);
-  return l;
-}
-
-// Runs `work`, the exact arithmetic on a model already parsed: what fails there (a result
-// beyond 64 bits, too many change points) is caused by the model, so its InputError names the
-// options that gave it ("--lambda 9/5", "--s 1 and --r 3").
+// Runs `work`, the exact arithmetic on a model already parsed: what fails there names the
+// options that gave the model ("--s 1 and --r 3").
 template <class Work>
 auto naming(const std::string& given, Work&& work) {
   try {
@@ -59,15 +48,15 @@ struct PostalArgs {
 };
 
 void run_postal(const PostalArgs& a) {
-  const Rational lambda = parse_lambda(a.lambda);
-  const int n = parse_positive("n", a.n);
+  const PostalSelection selection = select_postal(a.lambda, a.n);
   if (dry_run()) return;
-  const std::string given = "--lambda " + a.lambda;
-  const Rational T = naming(given, [&] { return T_lambda(lambda, n); });
-  const double gamma = gamma_lambda(lambda.to_double());
-  const auto steps = naming(given, [&] { return N_lambda_steps(lambda, T); });
-  std::optional<AlphaRange> range;
-  if (n >= 2) range = naming(given, [&] { return alpha_range(lambda, n); });
+  const PostalReport rep = postal_report(selection);
+  const Rational& lambda = rep.lambda;
+  const int n = rep.n;
+  const Rational& T = rep.T;
+  const double gamma = rep.gamma;
+  const auto& steps = rep.steps;
+  const std::optional<AlphaRange>& range = rep.range;
   if (a.json) {
     nlohmann::json j;
     j["lambda"] = lambda.to_double();
@@ -88,7 +77,7 @@ void run_postal(const PostalArgs& a) {
     print_json(j);
     return;
   }
-  const PostalScale sc = postal_scale(lambda);
+  const PostalScale& sc = rep.scale;
   std::printf("postal model, lambda = %s, n = %d\n", show(lambda).c_str(), n);
   std::printf("  T_lambda(n)           %s\n", show(T).c_str());
   std::printf("  gamma(lambda)         %.6f   (N_lambda(t) ~ gamma^t)\n", gamma);
@@ -113,8 +102,7 @@ struct BreakevenArgs {
 };
 
 void run_breakeven(const BreakevenArgs& a) {
-  const int k_max = parse_positive("max-floor", a.max_floor);
-  if (k_max > kMaxFloor) throw InputError("--max-floor must be at most " + std::to_string(kMaxFloor) + ", got " + a.max_floor);
+  const int k_max = select_breakeven(a.max_floor);
   if (dry_run()) return;
   nlohmann::json rows = nlohmann::json::array();
   if (!a.json) {
@@ -123,8 +111,9 @@ void run_breakeven(const BreakevenArgs& a) {
     std::printf("  %5s  %10s  %10s  %10s\n  %5s  %10s  %10s  %10s\n", "floor", "gamma", "break-even", "minus floor",
                 "-----", "----------", "----------", "-----------");
   }
-  for (int k = 1; k <= k_max; ++k) {
-    const double g = gamma_lambda(k), b = break_even_lambda(k);
+  for (const BreakevenRow& row : breakeven_report(k_max)) {
+    const int k = row.floor_lambda;
+    const double g = row.gamma, b = row.break_even;
     if (a.json) {
       rows.push_back({{"floor", k}, {"gamma", g}, {"break_even", b}});
     } else {
@@ -143,37 +132,15 @@ struct FiboArgs {
 };
 
 void run_fibo(const FiboArgs& a) {
-  const Rational s = Rational::parse(a.s, "--s");
-  const Rational r = Rational::parse(a.r, "--r");
-  if (s <= Rational(0)) throw InputError("--s must be > 0, got " + a.s);
-  if (r < Rational(0)) throw InputError("--r must be >= 0, got " + a.r);
-  if (a.p.has_value() == a.t.has_value()) {
-    throw InputError(a.p.has_value() ? "give either --p or --t, not both" : "--p or --t is required (give exactly one)");
-  }
-  std::int64_t t_max = 0;
-  std::int64_t steps = -1;
-  Rational exact;
-  int p = 0;
-  if (a.p) {
-    p = parse_positive("p", *a.p);
-    exact = naming("--s " + a.s + " and --r " + a.r, [&] { return fibo_time(s, r, p); });
-    steps = exact.ceil();
-    if (steps > kMaxFiboT) {
-      throw InputError("--p " + *a.p + " with --s " + a.s + " --r " + a.r + " is reached at t = " + std::to_string(steps) +
-                       " (exactly " + exact.str() +
-                       "), beyond the " + std::to_string(kMaxFiboT) + " steps the table lists; give a smaller --p");
-    }
-    t_max = steps;
-  } else {
-    const std::int64_t t = parse_int(*a.t, "--t", 0, kMaxFiboT);
-    t_max = t;
-  }
+  const FiboSelection selection = select_fibo(a.s, a.r, a.p, a.t);
   if (dry_run()) return;
-  const auto f = naming("--s " + a.s + " and --r " + a.r, [&] { return fibo_f_table(s, r, t_max); });
-  // The table saturates at 2^63 - 1; printing that as a count would be a lie.
-  if (const auto sat = std::find(f.begin(), f.end(), std::numeric_limits<std::int64_t>::max()); sat != f.end()) {
-    throw InputError("f(t) exceeds 9223372036854775807 from t = " + std::to_string(sat - f.begin()) + " on; give --t below it");
-  }
+  const FiboReport rep = fibo_report(selection);
+  const Rational& s = rep.s;
+  const Rational& r = rep.r;
+  const auto& f = rep.f;
+  const std::int64_t steps = rep.steps;
+  const Rational& exact = rep.time;
+  const int p = rep.p.value_or(0);
   if (a.json) {
     nlohmann::json j;
     j["s"] = s.to_double();
@@ -207,14 +174,12 @@ struct AlphaArgs {
 };
 
 void run_alpha(const AlphaArgs& a) {
-  const Rational lambda = parse_lambda(a.lambda);
-  const int n_max = parse_positive("n-max", a.n_max);
-  if (n_max < 2) throw InputError("--n-max must be at least 2, got " + a.n_max);
-  if (n_max > kMaxAlphaN) throw InputError("--n-max must be at most " + std::to_string(kMaxAlphaN) + ", got " + a.n_max);
+  const AlphaRangesSelection selection = select_alpha_ranges(a.lambda, a.n_max);
   if (dry_run()) return;
-  const std::string given = "--lambda " + a.lambda;
-  const auto ranges = naming(given, [&] { return alpha_ranges(lambda, n_max); });
-  const auto table = naming(given, [&] { return alpha_lookup_table(lambda, n_max); });
+  const AlphaRangesReport rep = alpha_ranges_report(selection);
+  const Rational& lambda = rep.lambda;
+  const auto& ranges = rep.ranges;
+  const auto& table = rep.table;
   if (!a.svg.empty()) {
     svg::Plot plot;
     plot.title = "Optimal alpha ranges, lambda = " + lambda.str() + " (Bruck et al. Figs. 6-7)";
@@ -231,8 +196,7 @@ void run_alpha(const AlphaArgs& a) {
       hi.y.push_back(static_cast<double>(r.n));
     }
     svg::Series tops{"triangle tops", {}, {}, svg::Series::Style::points, "#2ca02c", 3.0};
-    for (const TriangleTop& t : naming(given, [&] { return triangle_tops(lambda, n_max); })) {
-      if (t.n > n_max) continue;
+    for (const TriangleTop& t : rep.tops) {
       tops.x.push_back(t.alpha().to_double());
       tops.y.push_back(static_cast<double>(t.n));
     }

@@ -1,6 +1,7 @@
 // postbox plan export | check: a plan as GOAL (LogGOPSim), JSON or DOT, or its first problem.
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli.hpp"
@@ -29,31 +30,10 @@ struct CheckArgs {
 };
 
 void do_export(const ExportArgs& a) {
-  if (!a.machine.empty() && a.format != "goal") throw InputError("--machine applies to --format goal");
-  if (a.format != "goal" && a.format != "json" && a.format != "dot") {
-    throw InputError("--format must be goal, json or dot, got '" + a.format + "'");
-  }
-  const auto given = a.sel->given();
-  PlanRequest req = select_plan(given, kRunDefaults);
-  GoalExportOptions goal;
-  if (!a.machine.empty()) {
-    // The plan sim builds on this machine (its λ rule included), so sim --goal of the export
-    // gives sim's time.
-    auto emulated = given;
-    for (const auto& [key, text] : kRunDefaults.defaults) emulated.emplace(key, text);
-    emulated["machine"] = a.machine;
-    const EmulatedRun run = select_emulated_run(emulated);
-    req = run.request;
-    goal.reduce_per_byte = run.machine.reduce_us_per_byte;
-    goal.copy_per_byte = run.machine.copy_us_per_byte;
-  }
-  if (op_takes_mesh(req.op)) goal.mesh = s2p_request_mesh(req);  // sim --goal gives the machine these dims
+  const PlanExportSelection selection =
+      select_plan_export(a.sel->given(), a.format, a.machine.empty() ? std::nullopt : std::optional(a.machine));
   if (dry_run()) return;
-  const Plan plan = build_plan(req);
-  if (a.format == "goal") std::cout << plan_to_goal(plan, goal);
-  else if (a.format == "json") std::cout << plan_to_json(plan) << '\n';
-  else if (a.format == "dot") std::cout << plan_to_dot(plan);
-  else throw InputError("--format must be goal, json or dot, got '" + a.format + "'");
+  std::cout << export_plan(selection);
 }
 
 void do_check(const CheckArgs& a) {

@@ -1,12 +1,10 @@
 // postbox tree: build one distribution tree and draw it (ascii, DOT, SVG) or print it as JSON;
 // postbox tree --compare: completion time of every shape for one (p, s, r).
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -15,17 +13,13 @@
 #include "cli.hpp"
 #include "postbox/collectives/rational.hpp"
 #include "postbox/frontend/render.hpp"
+#include "postbox/frontend/tree_select.hpp"
 #include "postbox/collectives/tree.hpp"
 #include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/parse.hpp"
-#include "postbox/runtime/topology.hpp"
 
 namespace postbox::cli {
 namespace {
-
-// A tree of p ranks is drawn or listed node by node: 2^20 ranks print about 150 MB of JSON.
-constexpr int kMaxTreeRanks = 1 << 20;
 
 struct TreeArgs {
   std::string shape;
@@ -43,63 +37,19 @@ struct TreeArgs {
   std::string place;
   bool compare = false;
   bool json = false;
+
+  // The tree selection's options (frontend/tree_select.hpp) that were given.
+  [[nodiscard]] std::map<std::string, std::string> given() const {
+    std::map<std::string, std::string> g;
+    for (const auto& [name, text] : {std::pair{"shape", &shape}, std::pair{"p", &p}, std::pair{"root", &root},
+                                     std::pair{"lambda", &lambda}, std::pair{"s", &s}, std::pair{"r", &r},
+                                     std::pair{"alpha", &alpha}, std::pair{"synthetic", &topology},
+                                     std::pair{"places", &place}}) {
+      if (!text->empty()) g[name] = *text;
+    }
+    return g;
+  }
 };
-
-// Shapes in `--compare`, in the order of the table: Cordsen's Fig. 4 and §4.3 (binary,
-// binomial, 8-ary, Fibo) plus the rest of the family.
-const std::vector<std::string>& compare_shapes() {
-  static const std::vector<std::string> shapes{"flat", "binary", "binomial", "kary:4", "kary:8",
-                                               "lambda", "greedy", "fibo"};
-  return shapes;
-}
-
-SendRecv parse_model(const TreeArgs& a) {
-  const bool has_lambda = !a.lambda.empty();
-  const bool has_s = !a.s.empty();
-  const bool has_r = !a.r.empty();
-  if (has_lambda && (has_s || has_r)) throw InputError("give either --lambda or --s and --r, not both");
-  if (has_s != has_r) throw InputError(has_s ? "--s needs --r" : "--r needs --s");
-  if (has_lambda) {
-    const Rational lambda = Rational::parse(a.lambda, "--lambda");
-    if (lambda < Rational(1)) throw InputError("--lambda must be at least 1, got " + a.lambda);
-    return SendRecv::from_lambda(lambda);
-  }
-  if (!has_s) return SendRecv{Rational(1), Rational(1)};  // λ = 2: Bruck's running example
-  SendRecv m;
-  m.s = Rational::parse(a.s, "--s");
-  m.r = Rational::parse(a.r, "--r");
-  if (m.s <= Rational(0)) throw InputError("--s must be positive, got " + a.s);
-  if (m.r < Rational(0)) throw InputError("--r must not be negative, got " + a.r);
-  return m;
-}
-
-// The options that gave the model, as typed ("--s 1.5 and --r 3", "--lambda 9/5"); empty for
-// the default model.
-std::string model_options(const TreeArgs& a) {
-  if (!a.lambda.empty()) return "--lambda " + a.lambda;
-  if (!a.s.empty()) return "--s " + a.s + " and --r " + a.r;
-  return "";
-}
-
-// Runs `work`, which builds trees of p ranks from the parsed model: p and the model are the
-// inputs left that can fail there (the exact times may not fit 64 bits, or need too long a
-// table), so its InputError names the options that gave them ("--p 1048576 with --s 0.001 and
-// --r 1000: ...").
-template <class Work>
-auto with_model_options(const TreeArgs& a, Work&& work) {
-  try {
-    return work();
-  } catch (const InputError& e) {
-    const std::string model = model_options(a);
-    throw InputError("--p " + a.p + (model.empty() ? "" : " with " + model) + ": " + frontend::error_line(e));
-  }
-}
-
-int parse_root(const std::string& text, int p) {
-  const std::int64_t v = parse_int(text, "--root");
-  if (v < 0 || v >= p) throw InputError("--root must be in 0.." + std::to_string(p - 1) + ", got " + text);
-  return static_cast<int>(v);
-}
 
 void emit(const std::string& text, const std::string& out_path) {
   if (out_path.empty()) {
@@ -115,33 +65,19 @@ void emit(const std::string& text, const std::string& out_path) {
 }
 
 void run_compare(const TreeArgs& a) {
-  for (const auto& [given, name] : {std::pair{!a.shape.empty(), "--shape"}, std::pair{!a.root.empty(), "--root"},
-                                    std::pair{!a.alpha.empty(), "--alpha"}, std::pair{!a.format.empty(), "--format"},
-                                    std::pair{!a.layers.empty(), "--layers"}, std::pair{!a.topology.empty(), "--synthetic"},
-                                    std::pair{!a.place.empty(), "--places"},
+  for (const auto& [given, name] : {std::pair{!a.format.empty(), "--format"}, std::pair{!a.layers.empty(), "--layers"},
                                     std::pair{!a.layout.empty(), "--layout"}}) {
     if (given) throw InputError(std::string(name) + " does not apply to --compare");
   }
-  if (a.p.empty()) throw InputError("--p is required");
-  const int p = parse_positive("p", a.p, kMaxTreeRanks);
-  const SendRecv model = parse_model(a);
+  const TreeSelection selection = select_tree_comparison(a.given());
   if (dry_run()) return;
-
-  struct Row {
-    std::string shape;
-    Rational completion;
-  };
-  std::vector<Row> rows;
-  Rational best;
-  const Rational lambda = with_model_options(a, [&] {
-    for (const auto& name : compare_shapes()) {
-      const Tree t = build_tree(ShapeSpec::parse(name), p, 0, model);
-      best = rows.empty() ? t.completion : std::min(best, t.completion);
-      rows.push_back({name, t.completion});
-    }
-    return model.lambda();
-  });
-  auto ratio = [&](const Rational& c) { return best == Rational(0) ? 1.0 : (c / best).to_double(); };
+  const TreeComparison c = compare_trees(selection);
+  const SendRecv& model = c.model;
+  const Rational& lambda = c.lambda;
+  const Rational& best = c.best;
+  const int p = c.p;
+  const auto& rows = c.rows;
+  auto ratio = [&](const Rational& completion) { return c.ratio(completion); };
 
   if (a.json) {
     nlohmann::ordered_json j;
@@ -176,25 +112,7 @@ void run_compare(const TreeArgs& a) {
 
 void run_tree(const TreeArgs& a) {
   if (a.json) throw InputError("--json applies to --compare; use --format json for one tree");
-  if (a.shape.empty()) throw InputError("--shape is required (or use --compare)");
-  if (a.p.empty()) throw InputError("--p is required");
-  const int p = parse_positive("p", a.p, kMaxTreeRanks);
-  const int root = a.root.empty() ? 0 : parse_root(a.root, p);
-  const SendRecv model = parse_model(a);
-  ShapeSpec spec = ShapeSpec::parse(a.shape);
-  if (!a.alpha.empty()) {
-    if (spec.kind != ShapeSpec::Kind::lambda) throw InputError("--alpha applies only to --shape lambda");
-    if (spec.alpha) throw InputError("alpha given twice: in --shape " + a.shape + " and in --alpha");
-    if (a.alpha == "auto") {
-      spec.alpha.reset();
-    } else {
-      const Rational alpha = Rational::parse(a.alpha, "--alpha");
-      if (alpha <= Rational(0) || alpha >= Rational(1)) {
-        throw InputError("--alpha must be 'auto' or strictly between 0 and 1, got " + a.alpha);
-      }
-      spec.alpha = alpha;
-    }
-  }
+  const TreeSelection selection = select_tree(a.given());
 
   const std::string format = a.format.empty() ? "ascii" : a.format;
   if (format != "ascii" && format != "dot" && format != "svg" && format != "json") {
@@ -224,22 +142,8 @@ void run_tree(const TreeArgs& a) {
     if (format != "svg") throw InputError("--layout applies to --format svg");
   }
 
-  if (spec.kind != ShapeSpec::Kind::hier && (!a.topology.empty() || !a.place.empty())) {
-    throw InputError(std::string(a.topology.empty() ? "--places" : "--synthetic") + " applies only to --shape hier");
-  }
   if (dry_run()) return;
-  std::optional<Topology> topo;
-  std::vector<int> placement;
-  if (spec.kind == ShapeSpec::Kind::hier) {
-    topo = a.topology.empty() ? Topology::machine() : Topology::synthetic(a.topology);
-    placement = topo->place(a.place.empty() ? Placement::compact() : Placement::parse(a.place), p);
-  }
-  const Tree t = with_model_options(a, [&] {
-    Tree built = spec.kind == ShapeSpec::Kind::hier ? build_tree(spec, p, root, model, &*topo, &placement)
-                                                    : build_tree(spec, p, root, model);
-    (void)built.model.lambda();  // every format prints it
-    return built;
-  });
+  const Tree t = build_selected_tree(selection);
   if (format == "ascii") {
     emit(render_ascii(t, ro), a.out);
   } else if (format == "dot") {

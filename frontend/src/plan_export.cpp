@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "postbox/collectives/s2p.hpp"
+#include "postbox/frontend/selection.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/ticks.hpp"
 
@@ -269,6 +271,38 @@ std::string plan_to_goal(const Plan& plan, const GoalExportOptions& options) {
     out << "}\n";
   }
   return out.str();
+}
+
+PlanExportSelection select_plan_export(const std::map<std::string, std::string>& given, const std::string& format,
+                                       const std::optional<std::string>& machine) {
+  if (machine && format != "goal") throw InputError("--machine applies to --format goal");
+  if (format != "goal" && format != "json" && format != "dot") {
+    throw InputError("--format must be goal, json or dot, got '" + format + "'");
+  }
+  PlanExportSelection sel;
+  sel.format = format;
+  sel.request = select_plan(given, kRunSelectionDefaults);
+  if (machine) {
+    // The plan sim builds on this machine (its λ rule included), so sim --goal of the export
+    // gives sim's time.
+    auto emulated = given;
+    for (const auto& [key, text] : kRunSelectionDefaults.defaults) emulated.emplace(key, text);
+    emulated["machine"] = *machine;
+    const EmulatedRun run = select_emulated_run(emulated);
+    sel.request = run.request;
+    sel.goal.reduce_per_byte = run.machine.reduce_us_per_byte;
+    sel.goal.copy_per_byte = run.machine.copy_us_per_byte;
+  }
+  if (op_takes_mesh(sel.request.op)) sel.goal.mesh = s2p_request_mesh(sel.request);  // sim --goal gives the machine these dims
+  return sel;
+}
+
+std::string export_plan(const PlanExportSelection& sel) {
+  const Plan plan = build_plan(sel.request);
+  if (sel.format == "goal") return plan_to_goal(plan, sel.goal);
+  if (sel.format == "json") return plan_to_json(plan) + '\n';
+  if (sel.format == "dot") return plan_to_dot(plan);
+  throw InputError("--format must be goal, json or dot, got '" + sel.format + "'");
 }
 
 }  // namespace postbox

@@ -26,11 +26,13 @@
 // schedule without the idles.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "postbox/collectives/mesh.hpp"
+#include "postbox/collectives/plans.hpp"
 #include "postbox/runtime/plan.hpp"
 
 namespace postbox {
@@ -55,5 +57,21 @@ struct GoalExportOptions {
 };
 // Negative or non-finite costs → InputError.
 std::string plan_to_goal(const Plan& plan, const GoalExportOptions& options = {});
+
+// `postbox plan export` (and the Python module's plan_export): the plan selection
+// (selection.hpp; bytes 0 unless given) in format goal, json or dot. machine (goal only): each
+// reduce and copy is written as calc of its CPU time on that machine (a model string, profile
+// name or file), and without lambda, s or r the plan is built for that machine's λ, as sim
+// builds it, so that sim --goal of the export gives sim's time. Bad text → InputError naming
+// the option ("--format", "--machine", "--p"), before any work that grows with p.
+struct PlanExportSelection {
+  PlanRequest request;
+  std::string format;
+  GoalExportOptions goal;
+};
+PlanExportSelection select_plan_export(const std::map<std::string, std::string>& given, const std::string& format,
+                                       const std::optional<std::string>& machine = std::nullopt);
+// Builds the plan and writes it in the selected format.
+std::string export_plan(const PlanExportSelection& selection);
 
 }  // namespace postbox

@@ -68,6 +68,10 @@ struct SelectionContext {
   std::set<std::string> shared;
 };
 
+// run, plan export and plan check (and the Python module's plan_export): --bytes 0 unless given
+// (a barrier or a notification carries no data).
+inline const SelectionContext kRunSelectionDefaults{{{"bytes", "0"}}, {}};
+
 // Parses and validates a selection; InputError naming the first problem, a plan too large for
 // memory (check_plan_memory) included, before any work that grows with p. A name that is not a
 // selection option is a programming error (PB_CHECK).
