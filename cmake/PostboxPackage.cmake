@@ -3,7 +3,8 @@
 # package and pkg-config files, the `postbox` CLI with its man pages and the machine profiles
 # (and the Python module when it is built). Its dependencies on shared libraries (hwloc,
 # Boost.Context, oneTBB, Open MPI, libstdc++) are computed by dpkg-shlibdeps; the -dev packages
-# a static link or the frontend's and cluster's headers need are recommended.
+# a static link or the frontend's and cluster's headers need are recommended, and NumPy for the
+# Python module.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME postbox)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
@@ -15,6 +16,6 @@ set(CPACK_DEBIAN_PACKAGE_MAINTAINER "postbox engineers")
 set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "pkg-config, libhwloc-dev, libboost-context-dev, libtbb-dev, nlohmann-json3-dev, libopenmpi-dev")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "pkg-config, libhwloc-dev, libboost-context-dev, libtbb-dev, nlohmann-json3-dev, libopenmpi-dev, python3-numpy")
 set(CPACK_PACKAGE_DIRECTORY ${PROJECT_BINARY_DIR}/package)
 include(CPack)

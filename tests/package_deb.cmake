@@ -55,12 +55,17 @@ if(rc OR NOT out MATCHES "(^|\n)${want}\n" OR NOT out MATCHES "loaded delta")
 endif()
 message(STATUS "profiles found from the shared library: ${want}")
 
-# Python: import postbox from the package's dist-packages.
+# Python: import postbox from the package's dist-packages, with the python3 the module was built
+# for (given PYTHON: built with the module).
 file(GLOB pydirs "${prefix}/lib/python3*/dist-packages/postbox")
-if(pydirs)
+if(PYTHON)
+  if(NOT pydirs)
+    message(FATAL_ERROR "postbox was built with the Python module but the package has none")
+  endif()
   list(GET pydirs 0 pydir)
   get_filename_component(pypath "${pydir}" DIRECTORY)
   set(ENV{PYTHONPATH} "${pypath}")
-  postbox_run("python3 -c 'import postbox'" python3 -c "import postbox, sys; sys.exit(0 if postbox.__file__.startswith('${pypath}') else 1)")
-  message(STATUS "import postbox from ${pypath}")
+  postbox_run("python3 -c 'import postbox'" ${PYTHON} -c
+    "import postbox, sys; t = postbox.tree('fibo', p=64, s=1, r=3); sys.exit(0 if postbox.__file__.startswith('${pypath}') and t.completion == 15 else 1)")
+  message(STATUS "import postbox from ${pypath}: the Fibo-tree of 64 completes at step 15")
 endif()
