@@ -120,6 +120,7 @@ void run_sim(const SimArgs& a) {
   std::printf("time     %.3f %s\n", r.time_us, m.kind == sim::ModelKind::postal ? "(units of one send)" : "us");
   std::printf("messages %llu, packets %llu, events %llu (%.3g events/s)", static_cast<unsigned long long>(r.messages),
               static_cast<unsigned long long>(r.packets), static_cast<unsigned long long>(r.events), eps);
+  if (sim::has_rendezvous(m)) std::printf(", rendezvous %llu", static_cast<unsigned long long>(r.rendezvous));
   if (r.inline_steps > 0) std::printf(", mesh steps inline %llu", static_cast<unsigned long long>(r.inline_steps));
   if (m.kind == sim::ModelKind::mesh)
     std::printf(", channel waits %llu (ties %llu)", static_cast<unsigned long long>(r.channel_waits),
@@ -135,8 +136,10 @@ void register_sim(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "sim",
       "Run a collective on an emulated machine in virtual time (deterministic discrete-event simulation).\n"
-      "MACHINE is postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C] (microseconds; G and C per byte, C the CPU\n"
-      "time of reduce and copy, default 0), cluster:NODESxCORES[:PROFILE] (rank r on node r / CORES), a\n"
+      "MACHINE is postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C][:O=X][:S=N] (microseconds; G and C per byte,\n"
+      "C the CPU time of reduce and copy, default 0; LogGOPS: O the CPU time per byte of a send and of an\n"
+      "accept, default 0, and a message of more than S=N bytes goes by rendezvous, its send completing when\n"
+      "the receiver matches it, default never), cluster:NODESxCORES[:PROFILE] (rank r on node r / CORES), a\n"
       "profile name (delta, paragon, t3d, manna, cluster-example, local) or a profile file. The schedule\n"
       "is a plan (--op/--algo/--p/--bytes) or a GOAL file (--goal). See docs/emulator.md.");
   args->options = std::make_shared<TextOptions>(sub, emulated_run_options(), emulated_run_defaults());
@@ -144,7 +147,8 @@ void register_sim(CLI::App& app) {
                   "Run a schedule in LogGOPSim's GOAL language instead of a plan (calc values in the machine's unit; "
                   "with --machine, --mesh, --placement and --seed only)");
   sub->add_flag("--json", args->json,
-                "Print JSON: machine, op, algo, p, bytes, time_us, time_ticks, messages, events, inline_steps, packets,\n"
+                "Print JSON: machine, op, algo, p, bytes, time_us, time_ticks, messages, rendezvous (messages sent by\n"
+                "rendezvous: more than the machine's S bytes), events, inline_steps, packets,\n"
                 "channel_waits (mesh: times a packet got a channel after the tick it asked), channel_ties (wormhole:\n"
                 "of those, the ones where the holder before it asked at the same tick), events_per_s, "
                 "per_rank_us");

@@ -273,8 +273,9 @@ PlanRequest select_plan(const std::map<std::string, std::string>& given, const S
 const std::vector<SelectionOption>& emulated_run_options() {
   static const std::vector<SelectionOption> options = [] {
     std::vector<SelectionOption> out{{"machine", "M",
-                                      "Machine: postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C] (microseconds; G and C per byte, C "
-                                      "the CPU time of reduce and copy), cluster:NODESxCORES[:PROFILE] (a cluster profile, "
+                                      "Machine: postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C][:O=X][:S=N] (microseconds; G, C and O "
+                                      "per byte, C the CPU time of reduce and copy, O LogGOPS's CPU time of a send and an accept; "
+                                      "messages of more than S=N bytes go by rendezvous), cluster:NODESxCORES[:PROFILE] (a cluster profile, "
                                       "default cluster-example, rescaled), a profile name (delta, paragon, t3d, manna, "
                                       "cluster-example, local) or a profile file (required)"}};
     for (SelectionOption o : plan_selection_options()) {

@@ -16,6 +16,7 @@ nlohmann::json sim_result_json(const sim::SimResult& r, const std::string& machi
   j["time_us"] = r.time_us;
   j["time_ticks"] = r.time_ticks;
   j["messages"] = r.messages;
+  j["rendezvous"] = r.rendezvous;
   j["events"] = r.events;
   j["inline_steps"] = r.inline_steps;
   j["packets"] = r.packets;

@@ -92,6 +92,8 @@ struct SimResult {
   // at the same tick, so the arbitration rule (input port order) chose who waited.
   std::uint64_t channel_ties = 0;
   std::uint64_t messages = 0;
+  // Messages sent by rendezvous: more than the machine's eager limit (LogGOPS's S) bytes.
+  std::uint64_t rendezvous = 0;
   std::uint64_t packets = 0;
   std::vector<Span> rank_spans;       // when traced
   std::vector<Span> link_spans;       // when traced, mesh models only

@@ -74,7 +74,7 @@ struct SelectionContext {
 PlanRequest select_plan(const std::map<std::string, std::string>& given, const SelectionContext& context = {});
 
 // An emulated run (postbox sim and sweep, the explorer's emulator page): the plan selection plus
-// "machine" (postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C], a profile name or file; required) and "placement"
+// "machine" (postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C][:O=X][:S=N], a profile name or file; required) and "placement"
 // (row-major, snake, random, list:N,N,...; mesh machines only). Defaults: op bcast, algo
 // binomial, p 2, bytes 8. Two options also act on the machine: "mesh" replaces a mesh
 // machine's dims (RxC or AxBxC; for s2p and the C³ ops it is the ranks' mesh as well, and when
