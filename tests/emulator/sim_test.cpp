@@ -292,6 +292,31 @@ TEST(LogGOPS, GoalRendezvousCompletesTheSendAtTheMatch) {
   EXPECT_EQ(run_goal_on(posted, "logp:5:2:3:0.5").per_rank_us, (std::vector<double>{12, 58.5}));
 }
 
+// A match that completes both a receive and a rendezvous send creates the lower rank's newly
+// ready ops first (LogGOPSim visits the hosts that completed something in rank order), whichever
+// of the two sent. logp:5:0:3:0:S=10 (o = 0, G = 0): the 100-byte message arrives at 5 and is
+// matched at once; both ranks then send 1 byte to rank 2 at 5, both messages arrive at 10, and
+// rank 2 accepts first the one whose send was created first (the other after the gap, at 13).
+TEST(LogGOPS, AMatchCreatesTheLowerRanksOpsFirst) {
+  const std::string tail = "rank 2 {\nl1: recv 1b from -1 tag -1\nl2: recv 1b from -1 tag -1\n}\n";
+  const std::string sender_lower =
+      "num_ranks 3\nrank 0 {\nl1: send 100b to 1\nl2: send 1b to 2\nl2 requires l1\n}\n"
+      "rank 1 {\nl1: recv 100b from 0\nl2: send 1b to 2\nl2 requires l1\n}\n" + tail;
+  const std::string sender_higher =
+      "num_ranks 3\nrank 0 {\nl1: recv 100b from 1\nl2: send 1b to 2\nl2 requires l1\n}\n"
+      "rank 1 {\nl1: send 100b to 0\nl2: send 1b to 2\nl2 requires l1\n}\n" + tail;
+  for (const std::string& text : {sender_lower, sender_higher}) {
+    SimOptions opt;
+    opt.trace = true;
+    const SimResult r = simulate(schedule_of_goal(parse_goal(text)), load_machine("logp:5:0:3:0:S=10"), opt);
+    EXPECT_EQ(r.rendezvous, 1U);
+    std::vector<std::pair<double, int>> accepts;
+    for (const Span& sp : r.rank_spans)
+      if (sp.track == 2 && sp.what == 1) accepts.emplace_back(sp.begin_us, sp.peer);
+    EXPECT_EQ(accepts, (std::vector<std::pair<double, int>>{{10, 0}, {13, 1}}));
+  }
+}
+
 // Two ranks that each send, then receive what the other sent, run eagerly; above S each send
 // waits for a receive that waits for the send: the run says so in one line.
 TEST(LogGOPS, RendezvousDeadlockIsAnInputErrorSayingWhy) {
