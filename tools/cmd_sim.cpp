@@ -37,6 +37,7 @@ namespace {
 struct SimArgs {
   std::shared_ptr<TextOptions> options;
   bool json = false;
+  bool qstat = false;
   std::string trace;
   std::string goal;
 };
@@ -83,6 +84,7 @@ void run_sim(const SimArgs& a) {
   }
   sim::SimOptions opt;
   opt.trace = !a.trace.empty();
+  opt.queue_stats = a.qstat;
   const auto t_sim = std::chrono::steady_clock::now();
   const sim::SimResult r = sim::simulate(schedule, m, opt);
   const auto t_end = std::chrono::steady_clock::now();
@@ -126,6 +128,16 @@ void run_sim(const SimArgs& a) {
     std::printf(", channel waits %llu (ties %llu)", static_cast<unsigned long long>(r.channel_waits),
                 static_cast<unsigned long long>(r.channel_ties));
   std::printf("\n");
+  if (a.qstat) {
+    std::uint32_t posted = 0, unexpected = 0;
+    int posted_at = 0, unexpected_at = 0;
+    for (std::size_t i = 0; i < r.queues.size(); ++i) {
+      if (r.queues[i].max_posted > posted) posted = r.queues[i].max_posted, posted_at = static_cast<int>(i);
+      if (r.queues[i].max_unexpected > unexpected) unexpected = r.queues[i].max_unexpected, unexpected_at = static_cast<int>(i);
+    }
+    std::printf("queues   longest posted-receive queue %u (rank %d), longest unexpected-message queue %u (rank %d)\n", posted,
+                posted_at, unexpected, unexpected_at);
+  }
   std::printf("wall     %.2f s building the schedule, %.2f s simulating\n", build_s, wall);
 }
 
@@ -152,6 +164,11 @@ void register_sim(CLI::App& app) {
                 "channel_waits (mesh: times a packet got a channel after the tick it asked), channel_ties (wormhole:\n"
                 "of those, the ones where the holder before it asked at the same tick), events_per_s, "
                 "per_rank_us");
+  sub->add_flag("--qstat", args->qstat,
+                "Matching-queue statistics, as LogGOPSim's --qstat samples them: per rank the longest and mean\n"
+                "posted-receive queue a message found when accepted, and unexpected-message queue a receive found\n"
+                "when posted (--json: \"queues\" with max_posted, mean_posted, max_unexpected, mean_unexpected, one\n"
+                "entry per rank; text: the longest of each)");
   sub->add_option("--trace", args->trace, "Write a Chrome trace-event JSON file (open in Perfetto)");
   sub->callback([args] { run_sim(*args); });
 }

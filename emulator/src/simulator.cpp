@@ -280,6 +280,17 @@ class Engine {
     }
     res_.time_ticks = end;
     res_.time_us = to_units(end);
+    if (opt_.queue_stats) {
+      res_.queues.resize(static_cast<std::size_t>(s_.p));
+      for (std::size_t r = 0; r < res_.queues.size(); ++r) {
+        const QueueCounts& q = queues_[r];
+        QueueStats& out = res_.queues[r];
+        out.max_posted = q.max[0];
+        out.max_unexpected = q.max[1];
+        out.mean_posted = q.samples[0] ? static_cast<double>(q.sum[0]) / static_cast<double>(q.samples[0]) : 0.0;
+        out.mean_unexpected = q.samples[1] ? static_cast<double>(q.sum[1]) / static_cast<double>(q.samples[1]) : 0.0;
+      }
+    }
     if (net_) {
       const auto& n = net_->counts();
       res_.packets = net_->packets();
@@ -343,6 +354,7 @@ class Engine {
     }
     if (!s_.ideps.empty()) successors(s_.idep_first, s_.ideps, isucc_first_, isucc_);
     ranks_.assign(static_cast<std::size_t>(s_.p), RankState{});
+    if (opt_.queue_stats) queues_.assign(static_cast<std::size_t>(s_.p), QueueCounts{});
     if (opt_.reference_queue) parked_.resize(static_cast<std::size_t>(s_.p));
     if (dynamic_) {
       for (std::uint32_t g = 0; g < n; ++g) {
@@ -805,11 +817,14 @@ class Engine {
         Ticks done = t;
         if (pacing_ && s_.round[g] != 0) done = std::max(done, round_end(s_.round[g]));
         if (!dynamic_) {
-          if (op_[g].flags & kAccepted) matched(g, done, rendezvous_ ? s_.partner[g] : kNone, t);
+          const bool found = op_[g].flags & kAccepted;
+          if (opt_.queue_stats) count_queues(r, kUnexpectedQueue, found);
+          if (found) matched(g, done, rendezvous_ ? s_.partner[g] : kNone, t);
           else op_[g].flags |= kPosted;
           return;
         }
         const std::uint32_t mi = matcher_.take_msg(r, it.peer, s_.tags[g]);
+        if (opt_.queue_stats) count_queues(r, kUnexpectedQueue, mi != kNone);
         if (mi == kNone) {
           matcher_.post_recv(r, it.peer, s_.tags[g], g);
           return;
@@ -866,11 +881,14 @@ class Engine {
     span_rank(d, t, t + orv, 1, src);
     if (dynamic_) {
       g = matcher_.take_recv(d, src, msgs_[a].tag);
+      if (opt_.queue_stats) count_queues(d, kPostedQueue, g != kNone);
       if (g == kNone) {
         matcher_.add_msg(d, src, msgs_[a].tag, a);
         return;
       }
       check_fits(a, g);
+    } else if (opt_.queue_stats) {
+      count_queues(d, kPostedQueue, (op_[g].flags & kPosted) != 0);
     }
     std::uint32_t send = kNone;
     if (rendezvous_) send = msg_records_ ? msgs_[a].send_op : s_.partner[g];
@@ -899,6 +917,25 @@ class Engine {
       complete(g, t_recv);
       complete(send, t_match);
     }
+  }
+
+  // Queue statistics (SimOptions::queue_stats): rank r searches its queue `which` (posted
+  // receives when a message is accepted, unexpected messages when a receive is posted); its
+  // length then is a sample; the search takes an entry out, or the searcher joins the other queue.
+  enum WhichQueue : int { kPostedQueue = 0, kUnexpectedQueue = 1 };
+  struct QueueCounts {
+    std::uint32_t len[2] = {0, 0};
+    std::uint32_t max[2] = {0, 0};
+    std::uint64_t sum[2] = {0, 0};
+    std::uint64_t samples[2] = {0, 0};
+  };
+  void count_queues(int r, WhichQueue which, bool found) {
+    QueueCounts& q = queues_[static_cast<std::size_t>(r)];
+    q.max[which] = std::max(q.max[which], q.len[which]);
+    q.sum[which] += q.len[which];
+    ++q.samples[which];
+    if (found) --q.len[which];
+    else ++q.len[1 - which];
   }
 
   std::uint32_t new_msg() {
@@ -1040,6 +1077,7 @@ class Engine {
   std::vector<std::uint32_t> ready_;  // scratch of complete(); push_ready_sorted() never re-enters it
   std::vector<std::uint32_t> succ_, isucc_first_, isucc_;
   std::vector<RankState> ranks_;
+  std::vector<QueueCounts> queues_;  // SimOptions::queue_stats
   std::vector<Ticks> unblocked_;  // mesh: when each rank last left a blocking send
   std::vector<Msg> msgs_;
   std::vector<std::uint32_t> free_msgs_;

@@ -347,6 +347,45 @@ TEST(LogGOPS, RendezvousDeadlockIsAnInputErrorSayingWhy) {
   }
 }
 
+// ---- matching-queue statistics (SimOptions::queue_stats) ----
+// Rank 0 posts its receive from rank 3 at 0; ranks 1 and 2 send at 0, rank 3 after 100. The
+// messages of 1 and 2 are accepted at 7 and 10 (the receive gap) and find one posted receive
+// (from 3) each: unexpected. Rank 3's is accepted at 107 and finds that receive: posted samples
+// 1, 1, 1. Then the receives from 1 and 2 are posted and find 2, then 1 unexpected messages; the
+// first receive found 0: unexpected samples 0, 2, 1.
+TEST(QueueStats, SampledWhereLogGOPSimSamplesThem) {
+  const QueueStats rank0{1, 1.0, 2, 1.0};
+  SimOptions opt;
+  opt.queue_stats = true;
+  const std::string goal =
+      "num_ranks 4\nrank 0 {\nl1: recv 8b from 3\nl2: recv 8b from 1\nl3: recv 8b from 2\nl2 requires l1\n"
+      "l3 requires l1\n}\nrank 1 {\nl1: send 8b to 0\n}\nrank 2 {\nl1: send 8b to 0\n}\n"
+      "rank 3 {\nl1: calc 100\nl2: send 8b to 0\nl2 requires l1\n}\n";
+  const Schedule g = schedule_of_goal(parse_goal(goal));
+  const SimResult rg = simulate(g, load_machine("logp:5:2:3:0"), opt);
+  ASSERT_EQ(rg.queues.size(), 4U);
+  EXPECT_EQ(rg.queues[0], rank0);
+  for (int r = 1; r < 4; ++r) EXPECT_EQ(rg.queues[static_cast<std::size_t>(r)], QueueStats{}) << r;
+  EXPECT_EQ(frontend::sim_result_json(rg, "m", "goal", "x", 4, 8)["queues"]["max_unexpected"][0], 2);  // sim --json
+  // The same as a plan (matched before the run), rank 3's delay a copy of 100 bytes at C = 1.
+  Hand h = empty_plan(4, 8);
+  h.ranks[0].ops = {op(OpCode::recv, 3, 8), op(OpCode::recv, 1, 8, {0}), op(OpCode::recv, 2, 8, {0})};
+  h.ranks[1].ops = {op(OpCode::send, 0, 8)};
+  h.ranks[2].ops = {op(OpCode::send, 0, 8)};
+  Op cp = op(OpCode::copy, -1, 100);
+  cp.b = Region{Buffer::scratch, 0, 100};
+  h.meta.user_bytes[3] = 100;
+  h.meta.scratch_bytes[3] = 100;
+  h.ranks[3].ops = {cp, op(OpCode::send, 0, 8, {0})};
+  const Plan plan = h.plan();
+  const SimResult rp = simulate(plan, load_machine("logp:5:2:3:0:1"), opt);
+  EXPECT_EQ(rp.per_rank_ticks, rg.per_rank_ticks);
+  EXPECT_EQ(rp.queues, rg.queues);
+  opt.reference_queue = true;
+  EXPECT_EQ(simulate(plan, load_machine("logp:5:2:3:0:1"), opt).queues, rp.queues);
+  EXPECT_TRUE(simulate(plan, load_machine("logp:5:2:3:0:1")).queues.empty());  // only when asked
+}
+
 // ---- mesh ----
 Plan one_message(int p, int from, int to, std::uint64_t bytes) {
   Hand plan = empty_plan(p, bytes);
