@@ -37,6 +37,7 @@ namespace {
 struct SimArgs {
   std::shared_ptr<TextOptions> options;
   bool json = false;
+  bool qstat = false;
   std::string trace;
   std::string goal;
 };
@@ -83,6 +84,7 @@ void run_sim(const SimArgs& a) {
   }
   sim::SimOptions opt;
   opt.trace = !a.trace.empty();
+  opt.queue_stats = a.qstat;
   const auto t_sim = std::chrono::steady_clock::now();
   const sim::SimResult r = sim::simulate(schedule, m, opt);
   const auto t_end = std::chrono::steady_clock::now();
@@ -120,11 +122,22 @@ void run_sim(const SimArgs& a) {
   std::printf("time     %.3f %s\n", r.time_us, m.kind == sim::ModelKind::postal ? "(units of one send)" : "us");
   std::printf("messages %llu, packets %llu, events %llu (%.3g events/s)", static_cast<unsigned long long>(r.messages),
               static_cast<unsigned long long>(r.packets), static_cast<unsigned long long>(r.events), eps);
+  if (sim::has_rendezvous(m)) std::printf(", rendezvous %llu", static_cast<unsigned long long>(r.rendezvous));
   if (r.inline_steps > 0) std::printf(", mesh steps inline %llu", static_cast<unsigned long long>(r.inline_steps));
   if (m.kind == sim::ModelKind::mesh)
     std::printf(", channel waits %llu (ties %llu)", static_cast<unsigned long long>(r.channel_waits),
                 static_cast<unsigned long long>(r.channel_ties));
   std::printf("\n");
+  if (a.qstat) {
+    std::uint32_t posted = 0, unexpected = 0;
+    int posted_at = 0, unexpected_at = 0;
+    for (std::size_t i = 0; i < r.queues.size(); ++i) {
+      if (r.queues[i].max_posted > posted) posted = r.queues[i].max_posted, posted_at = static_cast<int>(i);
+      if (r.queues[i].max_unexpected > unexpected) unexpected = r.queues[i].max_unexpected, unexpected_at = static_cast<int>(i);
+    }
+    std::printf("queues   longest posted-receive queue %u (rank %d), longest unexpected-message queue %u (rank %d)\n", posted,
+                posted_at, unexpected, unexpected_at);
+  }
   std::printf("wall     %.2f s building the schedule, %.2f s simulating\n", build_s, wall);
 }
 
@@ -135,8 +148,10 @@ void register_sim(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "sim",
       "Run a collective on an emulated machine in virtual time (deterministic discrete-event simulation).\n"
-      "MACHINE is postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C] (microseconds; G and C per byte, C the CPU\n"
-      "time of reduce and copy, default 0), cluster:NODESxCORES[:PROFILE] (rank r on node r / CORES), a\n"
+      "MACHINE is postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C][:O=X][:S=N] (microseconds; G and C per byte,\n"
+      "C the CPU time of reduce and copy, default 0; LogGOPS: O the CPU time per byte of a send and of an\n"
+      "accept, default 0, and a message of more than S=N bytes goes by rendezvous, its send completing when\n"
+      "the receiver matches it, default never), cluster:NODESxCORES[:PROFILE] (rank r on node r / CORES), a\n"
       "profile name (delta, paragon, t3d, manna, cluster-example, local) or a profile file. The schedule\n"
       "is a plan (--op/--algo/--p/--bytes) or a GOAL file (--goal). See docs/emulator.md.");
   args->options = std::make_shared<TextOptions>(sub, emulated_run_options(), emulated_run_defaults());
@@ -144,10 +159,16 @@ void register_sim(CLI::App& app) {
                   "Run a schedule in LogGOPSim's GOAL language instead of a plan (calc values in the machine's unit; "
                   "with --machine, --mesh, --placement and --seed only)");
   sub->add_flag("--json", args->json,
-                "Print JSON: machine, op, algo, p, bytes, time_us, time_ticks, messages, events, inline_steps, packets,\n"
+                "Print JSON: machine, op, algo, p, bytes, time_us, time_ticks, messages, rendezvous (messages sent by\n"
+                "rendezvous: more than the machine's S bytes), events, inline_steps, packets,\n"
                 "channel_waits (mesh: times a packet got a channel after the tick it asked), channel_ties (wormhole:\n"
                 "of those, the ones where the holder before it asked at the same tick), events_per_s, "
                 "per_rank_us");
+  sub->add_flag("--qstat", args->qstat,
+                "Matching-queue statistics, as LogGOPSim's --qstat samples them: per rank the longest and mean\n"
+                "posted-receive queue a message found when accepted, and unexpected-message queue a receive found\n"
+                "when posted (--json: \"queues\" with max_posted, mean_posted, max_unexpected, mean_unexpected, one\n"
+                "entry per rank; text: the longest of each)");
   sub->add_option("--trace", args->trace, "Write a Chrome trace-event JSON file (open in Perfetto)");
   sub->callback([args] { run_sim(*args); });
 }

@@ -93,10 +93,12 @@ HostCosts normalised_host_costs(const Machine& m) {
       return c;
     case ModelKind::loggp:
       c.first_byte_free = true;
-      c.send_overhead.base = m.o;
+      c.send_overhead = Linear{m.o, m.O, 0};
       c.send_gap = c.recv_gap = Linear{m.g, m.G, 0};
       c.wire = m.o + m.L;
-      c.recv_overhead = Linear{m.o, m.G, 0};
+      // LogGOPSim charges o + max((s − 1)O, (s − 1)G) on accepting a message.
+      c.recv_overhead = Linear{m.o, std::max(m.O, m.G), 0};
+      c.eager_limit = m.S;
       return c;
     case ModelKind::host: return m.host;
     case ModelKind::mesh: {
@@ -108,6 +110,12 @@ HostCosts normalised_host_costs(const Machine& m) {
     case ModelKind::cluster: break;
   }
   PB_CHECK(false, "normalised_host_costs: machine '" + m.name + "' is a cluster: its levels have the host costs");
+}
+
+bool has_rendezvous(const Machine& m) {
+  if (m.kind == ModelKind::cluster)
+    return std::any_of(m.levels.begin(), m.levels.end(), [](const Machine& l) { return has_rendezvous(l); });
+  return m.kind != ModelKind::mesh && normalised_host_costs(m).eager_limit != kAlwaysEager;
 }
 
 double cost_at(const HostCosts& costs, const Linear& term, std::uint64_t bytes, std::uint64_t packets) {

@@ -119,6 +119,7 @@ struct Costs {
   TickTerm send_overhead, send_gap, recv_overhead, recv_gap;
   Ticks wire = 0;
   bool first_byte_free = false;
+  std::uint64_t eager_limit = kAlwaysEager;  // more bytes: rendezvous
   PerByte reduce, copy;
   MeshCosts mesh;
 };
@@ -234,6 +235,8 @@ Costs costs_of(const Machine& m) {
   c.recv_overhead = tick_term(h.recv_overhead, "receive overhead");
   c.recv_gap = tick_term(h.recv_gap, "gap between receives");
   c.first_byte_free = h.first_byte_free;
+  c.eager_limit = h.eager_limit;
+  if (m.kind == ModelKind::mesh) PB_CHECK(c.eager_limit == kAlwaysEager, "a mesh machine's messages are eager");
   return c;
 }
 
@@ -250,6 +253,8 @@ class Engine {
   Engine(const Schedule& s, const Machine& m, const SimOptions& opt)
       : s_(s), m_(m), opt_(opt), c_(costs_of(m)), levels_(level_costs(m)), dynamic_(s.partner.empty()),
         mesh_(m.kind == ModelKind::mesh), msg_records_(dynamic_ || mesh_),
+        rendezvous_(c_.eager_limit != kAlwaysEager ||
+                    std::any_of(levels_.begin(), levels_.end(), [](const Costs& l) { return l.eager_limit != kAlwaysEager; })),
         obs_(opt.trace ? &recorder_ : nullptr) {}
 
   SimResult run() {
@@ -275,6 +280,17 @@ class Engine {
     }
     res_.time_ticks = end;
     res_.time_us = to_units(end);
+    if (opt_.queue_stats) {
+      res_.queues.resize(static_cast<std::size_t>(s_.p));
+      for (std::size_t r = 0; r < res_.queues.size(); ++r) {
+        const QueueCounts& q = queues_[r];
+        QueueStats& out = res_.queues[r];
+        out.max_posted = q.max[0];
+        out.max_unexpected = q.max[1];
+        out.mean_posted = q.samples[0] ? static_cast<double>(q.sum[0]) / static_cast<double>(q.samples[0]) : 0.0;
+        out.mean_unexpected = q.samples[1] ? static_cast<double>(q.sum[1]) / static_cast<double>(q.samples[1]) : 0.0;
+      }
+    }
     if (net_) {
       const auto& n = net_->counts();
       res_.packets = net_->packets();
@@ -338,6 +354,7 @@ class Engine {
     }
     if (!s_.ideps.empty()) successors(s_.idep_first, s_.ideps, isucc_first_, isucc_);
     ranks_.assign(static_cast<std::size_t>(s_.p), RankState{});
+    if (opt_.queue_stats) queues_.assign(static_cast<std::size_t>(s_.p), QueueCounts{});
     if (opt_.reference_queue) parked_.resize(static_cast<std::size_t>(s_.p));
     if (dynamic_) {
       for (std::uint32_t g = 0; g < n; ++g) {
@@ -757,9 +774,17 @@ class Engine {
         rs.sgap = checked(t + at(k, k.send_gap, b));
         span_rank(r, t, t + os, 0, it.peer);
         ++res_.messages;
+        // Rendezvous (more than S bytes): the message travels as an eager one would, but the
+        // send completes only when the receiver matches it (matched()).
+        const bool eager = !rendezvous_ || b <= k.eager_limit;
+        if (!eager) {
+          ++res_.rendezvous;
+          op_[g].flags |= kRendezvous;
+          rs.finish = std::max(rs.finish, t + os);
+        }
         if (!msg_records_) {
           push_rank_event(t + k.wire, s_.partner[g], kArrive);
-          complete(g, t + os);
+          if (eager) complete(g, t + os);
           return;
         }
         const std::uint32_t mi = new_msg();
@@ -775,7 +800,7 @@ class Engine {
         msg.overhead_end = t + os;
         if (!mesh_) {
           push_rank_event(t + k.wire, mi, kArrive);
-          complete(g, t + os);
+          if (eager) complete(g, t + os);
           return;
         }
         net_->send(mi, r, it.peer, b, msg.packets, t + os);
@@ -792,18 +817,22 @@ class Engine {
         Ticks done = t;
         if (pacing_ && s_.round[g] != 0) done = std::max(done, round_end(s_.round[g]));
         if (!dynamic_) {
-          if (op_[g].flags & kAccepted) complete(g, done);
+          const bool found = op_[g].flags & kAccepted;
+          if (opt_.queue_stats) count_queues(r, kUnexpectedQueue, found);
+          if (found) matched(g, done, rendezvous_ ? s_.partner[g] : kNone, t);
           else op_[g].flags |= kPosted;
           return;
         }
         const std::uint32_t mi = matcher_.take_msg(r, it.peer, s_.tags[g]);
+        if (opt_.queue_stats) count_queues(r, kUnexpectedQueue, mi != kNone);
         if (mi == kNone) {
           matcher_.post_recv(r, it.peer, s_.tags[g], g);
           return;
         }
         check_fits(mi, g);
+        const std::uint32_t send = rendezvous_ ? msgs_[mi].send_op : kNone;
         free_msg(mi);
-        complete(g, done);
+        matched(g, done, send, t);
         return;
       }
       case Work::reduce:
@@ -852,20 +881,61 @@ class Engine {
     span_rank(d, t, t + orv, 1, src);
     if (dynamic_) {
       g = matcher_.take_recv(d, src, msgs_[a].tag);
+      if (opt_.queue_stats) count_queues(d, kPostedQueue, g != kNone);
       if (g == kNone) {
         matcher_.add_msg(d, src, msgs_[a].tag, a);
         return;
       }
       check_fits(a, g);
+    } else if (opt_.queue_stats) {
+      count_queues(d, kPostedQueue, (op_[g].flags & kPosted) != 0);
     }
+    std::uint32_t send = kNone;
+    if (rendezvous_) send = msg_records_ ? msgs_[a].send_op : s_.partner[g];
     if (msg_records_) free_msg(a);
     if (dynamic_ || (op_[g].flags & kPosted)) {
       Ticks done = t + orv;
       if (pacing_ && s_.round[g] != 0) done = std::max(done, round_end(s_.round[g]));
-      complete(g, done);
+      matched(g, done, send, t);
     } else {
       op_[g].flags |= kAccepted;
     }
+  }
+
+  // Receive g has met its message at t_match and completes at t_recv. If the message went by
+  // rendezvous, its send completes at t_match (LogGOPSim.cpp, OP_MSG and OP_RECV: the sender's
+  // requires are met when the receiver matches; no time is charged for the handshake). The
+  // lower rank's newly ready ops are created first: LogGOPSim visits the hosts that completed
+  // something in rank order. send: the message's send op, kNone when no send can be rendezvous.
+  void matched(std::uint32_t g, Ticks t_recv, std::uint32_t send, Ticks t_match) {
+    if (send == kNone || !(op_[send].flags & kRendezvous)) {
+      complete(g, t_recv);
+    } else if (op_[send].rank < op_[g].rank) {
+      complete(send, t_match);
+      complete(g, t_recv);
+    } else {
+      complete(g, t_recv);
+      complete(send, t_match);
+    }
+  }
+
+  // Queue statistics (SimOptions::queue_stats): rank r searches its queue `which` (posted
+  // receives when a message is accepted, unexpected messages when a receive is posted); its
+  // length then is a sample; the search takes an entry out, or the searcher joins the other queue.
+  enum WhichQueue : int { kPostedQueue = 0, kUnexpectedQueue = 1 };
+  struct QueueCounts {
+    std::uint32_t len[2] = {0, 0};
+    std::uint32_t max[2] = {0, 0};
+    std::uint64_t sum[2] = {0, 0};
+    std::uint64_t samples[2] = {0, 0};
+  };
+  void count_queues(int r, WhichQueue which, bool found) {
+    QueueCounts& q = queues_[static_cast<std::size_t>(r)];
+    q.max[which] = std::max(q.max[which], q.len[which]);
+    q.sum[which] += q.len[which];
+    ++q.samples[which];
+    if (found) --q.len[which];
+    else ++q.len[1 - which];
   }
 
   std::uint32_t new_msg() {
@@ -890,11 +960,16 @@ class Engine {
     }
     for (std::uint32_t g = 0; g < s_.ops(); ++g) {
       if (op_[g].flags & kDone) continue;
+      const std::string rendezvous =
+          (op_[g].flags & kRendezvous) ? ": a rendezvous send (" + std::to_string(s_.items[g].size) +
+                                             " bytes, more than the machine's S) waits for its receive to be posted"
+                                       : "";
       if (!dynamic_) {
         const int r = op_[g].rank;
         throw InputError("plan deadlocks in the emulator: rank " + std::to_string(r) + " op " +
-                         std::to_string(g - s_.first[static_cast<std::size_t>(r)]) + " never completes");
+                         std::to_string(g - s_.first[static_cast<std::size_t>(r)]) + " never completes" + rendezvous);
       }
+      if (!rendezvous.empty()) throw InputError(s_.where(g) + " never completes" + rendezvous);
       throw InputError(s_.where(g) + " never completes (a receive without its send, a dependency cycle, or a deadlock)");
     }
   }
@@ -980,7 +1055,7 @@ class Engine {
     if (++msg.delivered == msg.packets) defer(t, mi, true);
   }
 
-  static constexpr std::uint8_t kDone = 1, kPosted = 2, kAccepted = 4;
+  static constexpr std::uint8_t kDone = 1, kPosted = 2, kAccepted = 4, kRendezvous = 8;
 
   const Schedule& s_;
   const Machine& m_;
@@ -990,6 +1065,7 @@ class Engine {
   const bool dynamic_;      // GOAL: match receives while running
   const bool mesh_;
   const bool msg_records_;  // messages need records (mesh, or dynamic matching)
+  const bool rendezvous_;   // some message may go by rendezvous (a finite eager limit)
   SimResult res_;
   detail::TraceRecorder recorder_;  // traced runs: the observer
   Observer* const obs_;             // &recorder_ when traced, else null
@@ -1001,6 +1077,7 @@ class Engine {
   std::vector<std::uint32_t> ready_;  // scratch of complete(); push_ready_sorted() never re-enters it
   std::vector<std::uint32_t> succ_, isucc_first_, isucc_;
   std::vector<RankState> ranks_;
+  std::vector<QueueCounts> queues_;  // SimOptions::queue_stats
   std::vector<Ticks> unblocked_;  // mesh: when each rank last left a blocking send
   std::vector<Msg> msgs_;
   std::vector<std::uint32_t> free_msgs_;

@@ -103,20 +103,35 @@ class GoalReader {
     std::string directive;
     toks_ = tokenize(strip_comments(line, directive), lineno_);
     t_ = 0;
-    // A directive: time-unit and pacing stand alone; round follows an op on its line.
-    round_ = directive.empty() ? 0 : apply_directive(directive);
+    // A directive: time-unit, pacing and mesh stand alone; round stands on the line before its
+    // op (what LogGOPSim's txt2bin reads) or follows the op on its line (older exports).
+    const std::uint32_t round = directive.empty() ? 0 : apply_directive(directive);
+    if (round != 0 && toks_.empty()) {
+      if (current_ == nullptr) fail("'round' must come before an operation inside a rank block");
+      if (pending_round_ != 0) fail("a second 'round' before an operation (the first is on line " + std::to_string(pending_line_) + ")");
+      pending_round_ = round;
+      pending_line_ = lineno_;
+      return;
+    }
+    round_ = round;
     bool took_round = round_ == 0;
     while (t_ < toks_.size()) {
       if (current_ == nullptr) {
         header_item();
       } else if (toks_[t_] == "}") {
+        no_pending_round();
         ++t_;
         current_ = nullptr;
       } else {
         took_round |= rank_item();
       }
     }
-    if (!took_round) fail("'round' must follow an operation on its line");
+    if (!took_round) fail("'round' must follow an operation on its line, or stand on the line before one");
+  }
+
+  void no_pending_round() const {
+    if (pending_round_ != 0)
+      fail("the 'round' of line " + std::to_string(pending_line_) + " is not followed by an operation of its rank");
   }
 
   // The line without its comments (a block comment may span lines); `directive` gets the text
@@ -235,6 +250,7 @@ class GoalReader {
         const std::string& on = next("a label");
         if (!labels_.contains(label)) fail("dependency names undefined label '" + label + "'");
         if (!labels_.contains(on)) fail("dependency names undefined label '" + on + "'");
+        no_pending_round();
         current_->deps.push_back(GoalDep{label, on, what == "irequires"});
         if (t_ != toks_.size()) fail("unexpected '" + toks_[t_] + "' after a dependency");
         return false;
@@ -259,7 +275,10 @@ class GoalReader {
     }
     if (t_ != toks_.size()) fail("unexpected '" + toks_[t_] + "' at the end of an operation");
     op.line = lineno_;
-    op.round = round_;
+    if (round_ != 0 && pending_round_ != 0)
+      fail("'round' given twice for one operation (on line " + std::to_string(pending_line_) + " and on its own)");
+    op.round = round_ != 0 ? round_ : pending_round_;
+    pending_round_ = 0;
     current_->ops.push_back(std::move(op));
     return true;
   }
@@ -305,7 +324,9 @@ class GoalReader {
   int lineno_ = 0;
   std::vector<std::string> toks_;  // the current line's tokens
   std::size_t t_ = 0;              // the next of them
-  std::uint32_t round_ = 0;        // the current line's `// postbox: round R`, else 0
+  std::uint32_t round_ = 0;        // the current line's `// postbox: round R` after its op, else 0
+  std::uint32_t pending_round_ = 0;  // a `// postbox: round R` line waiting for the next op, else 0
+  int pending_line_ = 0;             // its line
 };
 
 }  // namespace

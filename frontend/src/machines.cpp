@@ -278,12 +278,14 @@ bool read_flat_model(const Reader& model, const std::string& kind, Machine& m) {
     m.recv_us = model.number("recv_us");
     if (m.send_us <= 0) bad(origin, "field '" + model.field("send_us") + "' must be positive");
   } else if (kind == "logp") {
-    model.allow({"kind", "L_us", "o_us", "g_us", "G_us_per_byte"});
+    model.allow({"kind", "L_us", "o_us", "g_us", "G_us_per_byte", "O_us_per_byte", "S_bytes"});
     m.kind = ModelKind::loggp;
     m.L = model.number("L_us");
     m.o = model.number("o_us");
     m.g = model.number("g_us");
     m.G = model.number("G_us_per_byte");
+    m.O = model.number_or("O_us_per_byte", 0);
+    if (model.has("S_bytes")) m.S = static_cast<std::uint64_t>(model.integer("S_bytes"));
   } else if (const auto hm = find_host_model(kind)) {
     std::vector<std::string_view> keys{"kind"};
     for (const std::string& f : hm->figures) keys.push_back(f);
@@ -556,10 +558,34 @@ std::optional<Machine> model_string(std::string_view spec) {
     return m;
   }
   if (parts[0] == "logp") {
+    // logp:L:o:g:G[:C], then LogGOPS's O=X (CPU time per byte) and S=N (rendezvous above N
+    // bytes), each at most once, in any order, after the numbers.
+    constexpr const char* kForm = "logp:L:o:g:G[:C][:O=X][:S=N]";
     Machine m;
-    cost_per_byte(m, 5, "logp:L:o:g:G[:C]");
     m.name = s;
     m.kind = ModelKind::loggp;
+    std::size_t numbers = parts.size();  // parts[1, numbers) are the numbers
+    bool seen_O = false, seen_S = false;
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+      const std::size_t eq = parts[i].find('=');
+      if (eq == std::string_view::npos) {
+        if (numbers != parts.size())
+          throw InputError(std::string("machine '") + kForm + "': the numbers come before O= and S=, got '" + s + "'");
+        continue;
+      }
+      numbers = std::min(numbers, i);
+      const std::string_view key = parts[i].substr(0, eq), value = parts[i].substr(eq + 1);
+      bool& seen = key == "O" ? seen_O : seen_S;
+      if (key != "O" && key != "S")
+        throw InputError(std::string("machine '") + kForm + "' takes O= and S=, not '" + std::string(key) + "=', got '" + s + "'");
+      if (seen) throw InputError("machine '" + s + "' gives " + std::string(key) + "= twice");
+      seen = true;
+      if (key == "O") m.O = parse_number(value, "logp O");
+      else m.S = static_cast<std::uint64_t>(parse_int(value, "logp S", 0, static_cast<std::int64_t>(kMaxNumber)));
+    }
+    if (numbers != 5 && numbers != 6)
+      throw InputError(std::string("machine '") + kForm + "' takes 4 or 5 numbers, got '" + s + "'");
+    if (numbers == 6) m.reduce_us_per_byte = m.copy_us_per_byte = parse_number(parts[5], "logp:L:o:g:G[:C] C");
     m.L = parse_number(parts[1], "logp L");
     m.o = parse_number(parts[2], "logp o");
     m.g = parse_number(parts[3], "logp g");

@@ -256,6 +256,9 @@ std::string plan_to_goal(const Plan& plan, const GoalExportOptions& options) {
     out << "rank " << r << " {\n";
     for (std::size_t j = 0; j < ops.size(); ++j) {
       const OpView op = ops[j];
+      // A comment only on a line of its own: LogGOPSim's txt2bin takes nothing but tag, cpu,
+      // nic or the line's end after an op.
+      if (op.round != 0) out << "// postbox: round " << op.round << "\n";
       out << "l" << j << ": ";
       switch (op.code) {
         case OpCode::send: out << "send " << op.a.bytes << "b to " << op.peer << " tag " << op.tag; break;
@@ -263,7 +266,6 @@ std::string plan_to_goal(const Plan& plan, const GoalExportOptions& options) {
         case OpCode::reduce: out << "calc " << reduce.at(op.a.bytes) / unit; break;
         case OpCode::copy: out << "calc " << copy.at(op.a.bytes) / unit; break;
       }
-      if (op.round != 0) out << " // postbox: round " << op.round;
       out << "\n";
     }
     for (std::size_t j = 0; j < ops.size(); ++j)

@@ -273,8 +273,9 @@ PlanRequest select_plan(const std::map<std::string, std::string>& given, const S
 const std::vector<SelectionOption>& emulated_run_options() {
   static const std::vector<SelectionOption> options = [] {
     std::vector<SelectionOption> out{{"machine", "M",
-                                      "Machine: postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C] (microseconds; G and C per byte, C "
-                                      "the CPU time of reduce and copy), cluster:NODESxCORES[:PROFILE] (a cluster profile, "
+                                      "Machine: postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C][:O=X][:S=N] (microseconds; G, C and O "
+                                      "per byte, C the CPU time of reduce and copy, O LogGOPS's CPU time of a send and an accept; "
+                                      "messages of more than S=N bytes go by rendezvous), cluster:NODESxCORES[:PROFILE] (a cluster profile, "
                                       "default cluster-example, rescaled), a profile name (delta, paragon, t3d, manna, "
                                       "cluster-example, local) or a profile file (required)"}};
     for (SelectionOption o : plan_selection_options()) {
@@ -356,6 +357,33 @@ const Topology* cluster_topology(const sim::ClusterSpec& c) {
 
 }  // namespace
 
+bool shape_reads_lambda(const std::string& op, const std::string& algo) {
+  const auto family = [](std::string_view a) { return a.substr(0, a.find(':')); };
+  const auto one_of = [](std::string_view x, std::initializer_list<std::string_view> names) {
+    return std::find(names.begin(), names.end(), x) != names.end();
+  };
+  const std::string_view f = family(algo);
+  if (op == "bcast") {
+    if (f != "hier") return !one_of(f, {"flat", "binary", "kary", "binomial"});
+    // hier: its inner shapes (binomial when none are given).
+    if (algo.size() == f.size()) return false;
+    std::string_view rest = std::string_view(algo).substr(f.size() + 1);
+    for (;;) {
+      const std::size_t comma = rest.find(',');
+      if (shape_reads_lambda("bcast", std::string(rest.substr(0, comma)))) return true;
+      if (comma == std::string_view::npos) return false;
+      rest.remove_prefix(comma + 1);
+    }
+  }
+  if (op == "reduce" || op == "gather") return f != "binomial";
+  if (op == "allreduce") return !one_of(f, {"recursive-doubling", "reduce-bcast"});
+  if (op == "barrier") return !one_of(f, {"central", "dissemination", "mcs", "tournament", "hier"});
+  // s2p's plans read the mesh and the sources; the C³ plans read s and r (never λ), only for
+  // 1-lev-sys-br and only when the request gives them.
+  if (op == "s2p" || is_c3_op(op)) return false;
+  return true;  // an op registered elsewhere: assumed to read λ
+}
+
 EmulatedRun select_emulated_run(const std::map<std::string, std::string>& given) {
   std::map<std::string, std::string> selection = given;
   selection.erase("machine");
@@ -405,8 +433,15 @@ EmulatedRun select_emulated_run(const std::map<std::string, std::string>& given)
     char text[64];
     std::snprintf(text, sizeof text, "%.6g", lambda);
     if (!(lambda >= 1)) {
-      throw InputError("machine '" + machine + "' has lambda " + text + " at " + std::to_string(b) +
-                       " bytes, below 1 (its sends are slower than its messages): give --lambda to build the plan");
+      // A send keeps the machine longer than a message takes to be usable: no postal λ >= 1
+      // describes it. Shapes that do not read λ are the same for every λ: built with λ = 1.
+      if (shape_reads_lambda(req.op, req.algo)) {
+        throw InputError("--algo " + req.algo + " builds its shape for a postal latency lambda >= 1 (a message usable " +
+                         "lambda >= 1 send times after its send starts), but machine '" + machine + "' has lambda " + text +
+                         " at " + std::to_string(b) + " bytes (a send keeps it longer than a message takes to arrive): " +
+                         "give --lambda L, L >= 1, to build it for L");
+      }
+      lambda = 1;
     }
     if (lambda > 1e9) throw InputError("machine '" + machine + "' has lambda " + std::string(text) + ", more than 10^9");
     run.request.lambda = Rational(std::llround(lambda * 1000), 1000);

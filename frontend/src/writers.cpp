@@ -16,11 +16,26 @@ nlohmann::json sim_result_json(const sim::SimResult& r, const std::string& machi
   j["time_us"] = r.time_us;
   j["time_ticks"] = r.time_ticks;
   j["messages"] = r.messages;
+  j["rendezvous"] = r.rendezvous;
   j["events"] = r.events;
   j["inline_steps"] = r.inline_steps;
   j["packets"] = r.packets;
   j["channel_waits"] = r.channel_waits;
   j["channel_ties"] = r.channel_ties;
+  if (!r.queues.empty()) {  // SimOptions::queue_stats: per rank, as LogGOPSim's --qstat samples them
+    nlohmann::json max_posted = nlohmann::json::array(), mean_posted = nlohmann::json::array();
+    nlohmann::json max_unexpected = nlohmann::json::array(), mean_unexpected = nlohmann::json::array();
+    for (const sim::QueueStats& q : r.queues) {
+      max_posted.push_back(q.max_posted);
+      mean_posted.push_back(q.mean_posted);
+      max_unexpected.push_back(q.max_unexpected);
+      mean_unexpected.push_back(q.mean_unexpected);
+    }
+    j["queues"] = {{"max_posted", std::move(max_posted)},
+                   {"mean_posted", std::move(mean_posted)},
+                   {"max_unexpected", std::move(max_unexpected)},
+                   {"mean_unexpected", std::move(mean_unexpected)}};
+  }
   return j;
 }
 

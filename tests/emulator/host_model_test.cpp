@@ -127,6 +127,18 @@ TEST(HostModel, TheBuiltInModelsNormaliseAsDocumented) {
   EXPECT_TRUE(logp.first_byte_free);
   EXPECT_EQ(cost_at(logp, logp.recv_overhead, 9), 1 + 0.25 * 8);  // (b − 1)·G
   EXPECT_EQ(cost_at(logp, logp.recv_overhead, 0), 1);
+  EXPECT_EQ(logp.eager_limit, kAlwaysEager);  // no S: every message eager
+  // LogGOPS: O per byte on the send's CPU, max(O, G) per byte on the accepting CPU, S the eager limit.
+  const HostCosts loggops = normalised_host_costs(load_machine("logp:5:1:2:0.25:O=0.5:S=64"));
+  EXPECT_EQ(loggops.send_overhead, (Linear{1, 0.5, 0}));
+  EXPECT_EQ(loggops.send_gap, (Linear{2, 0.25, 0}));
+  EXPECT_EQ(loggops.wire, 6);
+  EXPECT_EQ(loggops.recv_overhead, (Linear{1, 0.5, 0}));
+  EXPECT_EQ(loggops.recv_gap, (Linear{2, 0.25, 0}));
+  EXPECT_EQ(loggops.eager_limit, 64U);
+  EXPECT_EQ(normalised_host_costs(load_machine("logp:5:1:2:0.25:O=0.125")).recv_overhead, (Linear{1, 0.25, 0}));
+  EXPECT_FALSE(has_rendezvous(load_machine("logp:5:1:2:0.25:O=0.5")));
+  EXPECT_TRUE(has_rendezvous(load_machine("logp:5:1:2:0.25:S=0")));
   const Machine delta = load_machine("delta");
   const HostCosts mesh = normalised_host_costs(delta);
   const Cost& so = delta.send_mode == SendMode::blocking ? delta.send_overhead : delta.isend_overhead;

@@ -1,6 +1,7 @@
 // The emulator against hand-computed cases, LogGOPSim's rules, T_λ, and itself (determinism).
 #include "postbox/emulator/simulator.hpp"
 #include "postbox/frontend/trace_writer.hpp"
+#include "postbox/frontend/writers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -139,6 +140,13 @@ Plan case_plan(int shape) {
   }
 }
 
+// One message of `bytes` from rank 0 to rank 1.
+Plan one_message_plan(std::uint64_t bytes) { return tree_plan({{1}, {}}, 0, bytes); }
+
+SimResult run_goal_on(const std::string& text, const char* machine) {
+  return simulate(schedule_of_goal(parse_goal(text)), load_machine(machine));
+}
+
 class HandCase : public ::testing::TestWithParam<Case> {};
 
 TEST_P(HandCase, MatchesHandComputation) {
@@ -203,6 +211,179 @@ TEST(LogGP, ReduceCostsComputationPerByte) {
   const SimResult r = simulate(plan.plan(), m);
   // accept at 7 for o = 2 (G = 0): 9, then 8 bytes × 0.25 = 2
   EXPECT_DOUBLE_EQ(r.per_rank_us[0], 11);
+}
+
+// ---- LogGOPS: O (CPU time per byte) and S (rendezvous above S bytes) ----
+// Hand-computed from LogGOPSim.cpp: a send keeps the CPU o + (s−1)O and the NIC g + (s−1)G, its
+// message arrives at t + o + L whatever O; accepting it keeps the CPU o + max((s−1)O, (s−1)G).
+// A message of more than S bytes travels the same way, but its send completes only when the
+// receiver matches it: at the acceptance when the receive was posted, else when the receive is
+// posted; the sender's dependents start then at the earliest.
+
+// logp:5:2:3:0.5 (L 5, o 2, g 3, G 0.5), one 11-byte message: (s − 1) = 10.
+TEST(LogGOPS, OIsChargedPerByteOnBothCPUs) {
+  const Plan one = case_plan(0);
+  // O = 0.25: send 2 + 2.5 = 4.5; arrival 0 + 2 + 5 = 7; accept 2 + max(2.5, 5) = 7 → 14.
+  EXPECT_EQ(simulate(one, load_machine("logp:5:2:3:0.5:O=0.25")).per_rank_us, (std::vector<double>{4.5, 14}));
+  // O = 1: send 2 + 10 = 12; arrival still 7; accept 2 + max(10, 5) = 12 → 19.
+  EXPECT_EQ(simulate(one, load_machine("logp:5:2:3:0.5:O=1")).per_rank_us, (std::vector<double>{12, 19}));
+  // O = 0 is LogGP: 2 and 7 + 2 + 5 = 14.
+  EXPECT_EQ(simulate(one, load_machine("logp:5:2:3:0.5:O=0")).per_rank_us, (std::vector<double>{2, 14}));
+  // A zero-byte message is charged no O (postbox charges no per-byte cost for it): 2, 7 + 2 = 9.
+  EXPECT_EQ(simulate(one_message_plan(0), load_machine("logp:5:2:3:0.5:O=1")).per_rank_us, (std::vector<double>{2, 9}));
+}
+
+// The receive is posted at 0, so the 11-byte message is matched when it is accepted at 7.
+TEST(LogGOPS, EagerUpToSRendezvousAbove) {
+  const Plan one = case_plan(0);
+  for (const char* m : {"logp:5:2:3:0.5", "logp:5:2:3:0.5:S=11", "logp:5:2:3:0.5:S=12"}) {
+    SCOPED_TRACE(m);
+    const SimResult eager = simulate(one, load_machine(m));
+    EXPECT_EQ(eager.per_rank_us, (std::vector<double>{2, 14}));
+    EXPECT_EQ(eager.rendezvous, 0U);
+  }
+  for (const char* m : {"logp:5:2:3:0.5:S=10", "logp:5:2:3:0.5:S=0"}) {
+    SCOPED_TRACE(m);
+    const SimResult rdv = simulate(one, load_machine(m));
+    EXPECT_EQ(rdv.per_rank_us, (std::vector<double>{7, 14}));  // the send completes at the match, 7
+    EXPECT_EQ(rdv.rendezvous, 1U);
+    EXPECT_EQ(rdv.messages, 1U);
+    EXPECT_EQ(frontend::sim_result_json(rdv, m, "test", "hand", 2, 11)["rendezvous"], 1U);  // sim --json's field
+  }
+  // S = 0: a zero-byte message is not more than S bytes, so it is eager.
+  EXPECT_EQ(simulate(one_message_plan(0), load_machine("logp:5:2:3:0.5:S=0")).rendezvous, 0U);
+}
+
+// The receiver is busy (a copy of 11 bytes at C = 4: 44) when the message arrives at 7: it is
+// accepted at 44 (unexpected: the receive is posted after it, at 44), and the rendezvous send
+// completes when the receive is posted, 44. Eager, rank 0 is done at 2. Rank 1: 44 + 2 + 5 = 51.
+TEST(LogGOPS, RendezvousWaitsForTheReceiveToBePosted) {
+  Hand h = empty_plan(2, 11);
+  h.ranks[0].ops = {op(OpCode::send, 1, 11)};
+  Op cp = op(OpCode::copy, -1, 11);
+  cp.b = Region{Buffer::scratch, 0, 11};
+  h.ranks[1].ops = {cp, op(OpCode::recv, 0, 11, {0})};
+  const Plan plan = h.plan();
+  EXPECT_EQ(simulate(plan, load_machine("logp:5:2:3:0.5:4")).per_rank_us, (std::vector<double>{2, 51}));
+  const SimResult rdv = simulate(plan, load_machine("logp:5:2:3:0.5:4:S=10"));
+  EXPECT_EQ(rdv.per_rank_us, (std::vector<double>{44, 51}));
+  SimOptions ref;
+  ref.reference_queue = true;
+  EXPECT_EQ(simulate(plan, load_machine("logp:5:2:3:0.5:4:S=10"), ref).per_rank_ticks, rdv.per_rank_ticks);
+}
+
+// The GOAL form of the same two cases (dynamic matching): docs/emulator.md's schedule, a
+// 100-byte message to a receive posted after calc 50. Eager: rank 0 done at o = 2; rank 1
+// accepts at 50: 50 + 2 + 99·0.5 = 101.5. Rendezvous: rank 0's send completes at 50, and its
+// calc 10 (requires the send) runs 50..60. Posted first: matched at the acceptance, 7.
+TEST(LogGOPS, GoalRendezvousCompletesTheSendAtTheMatch) {
+  const std::string late =
+      "num_ranks 2\nrank 0 {\nl1: send 100b to 1\nl2: calc 10\nl2 requires l1\n}\n"
+      "rank 1 {\nl1: calc 50\nl2: recv 100b from 0\nl2 requires l1\n}\n";
+  EXPECT_EQ(run_goal_on(late, "logp:5:2:3:0.5:S=100").per_rank_us, (std::vector<double>{12, 101.5}));
+  const SimResult rdv = run_goal_on(late, "logp:5:2:3:0.5:S=99");
+  EXPECT_EQ(rdv.per_rank_us, (std::vector<double>{60, 101.5}));
+  EXPECT_EQ(rdv.rendezvous, 1U);
+  const std::string posted =
+      "num_ranks 2\nrank 0 {\nl1: send 100b to 1\nl2: calc 10\nl2 requires l1\n}\n"
+      "rank 1 {\nl1: recv 100b from -1 tag -1\n}\n";
+  // arrival 7, accept 7 + 2 + 49.5 = 58.5; the send completes at 7, calc 7..17.
+  EXPECT_EQ(run_goal_on(posted, "logp:5:2:3:0.5:S=99").per_rank_us, (std::vector<double>{17, 58.5}));
+  EXPECT_EQ(run_goal_on(posted, "logp:5:2:3:0.5").per_rank_us, (std::vector<double>{12, 58.5}));
+}
+
+// A match that completes both a receive and a rendezvous send creates the lower rank's newly
+// ready ops first (LogGOPSim visits the hosts that completed something in rank order), whichever
+// of the two sent. logp:5:0:3:0:S=10 (o = 0, G = 0): the 100-byte message arrives at 5 and is
+// matched at once; both ranks then send 1 byte to rank 2 at 5, both messages arrive at 10, and
+// rank 2 accepts first the one whose send was created first (the other after the gap, at 13).
+TEST(LogGOPS, AMatchCreatesTheLowerRanksOpsFirst) {
+  const std::string tail = "rank 2 {\nl1: recv 1b from -1 tag -1\nl2: recv 1b from -1 tag -1\n}\n";
+  const std::string sender_lower =
+      "num_ranks 3\nrank 0 {\nl1: send 100b to 1\nl2: send 1b to 2\nl2 requires l1\n}\n"
+      "rank 1 {\nl1: recv 100b from 0\nl2: send 1b to 2\nl2 requires l1\n}\n" + tail;
+  const std::string sender_higher =
+      "num_ranks 3\nrank 0 {\nl1: recv 100b from 1\nl2: send 1b to 2\nl2 requires l1\n}\n"
+      "rank 1 {\nl1: send 100b to 0\nl2: send 1b to 2\nl2 requires l1\n}\n" + tail;
+  for (const std::string& text : {sender_lower, sender_higher}) {
+    SimOptions opt;
+    opt.trace = true;
+    const SimResult r = simulate(schedule_of_goal(parse_goal(text)), load_machine("logp:5:0:3:0:S=10"), opt);
+    EXPECT_EQ(r.rendezvous, 1U);
+    std::vector<std::pair<double, int>> accepts;
+    for (const Span& sp : r.rank_spans)
+      if (sp.track == 2 && sp.what == 1) accepts.emplace_back(sp.begin_us, sp.peer);
+    EXPECT_EQ(accepts, (std::vector<std::pair<double, int>>{{10, 0}, {13, 1}}));
+  }
+}
+
+// Two ranks that each send, then receive what the other sent, run eagerly; above S each send
+// waits for a receive that waits for the send: the run says so in one line.
+TEST(LogGOPS, RendezvousDeadlockIsAnInputErrorSayingWhy) {
+  const std::string text =
+      "num_ranks 2\nrank 0 {\nl1: send 100b to 1\nl2: recv 100b from 1\nl2 requires l1\n}\n"
+      "rank 1 {\nl1: send 100b to 0\nl2: recv 100b from 0\nl2 requires l1\n}\n";
+  EXPECT_EQ(run_goal_on(text, "logp:5:2:3:0.5:S=100").rendezvous, 0U);
+  try {
+    (void)run_goal_on(text, "logp:5:2:3:0.5:S=99");
+    FAIL() << "a rendezvous deadlock ran";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("GOAL line 3: rank 0 op l1 (send) never completes: a rendezvous send (100 bytes, "
+                                         "more than the machine's S) waits for its receive to be posted"),
+              std::string::npos)
+        << e.what();
+  }
+  Hand h = empty_plan(2, 100);
+  h.ranks[0].ops = {op(OpCode::send, 1, 100), op(OpCode::recv, 1, 100, {0})};
+  h.ranks[1].ops = {op(OpCode::send, 0, 100), op(OpCode::recv, 0, 100, {0})};
+  EXPECT_EQ(simulate(h.plan(), load_machine("logp:5:2:3:0.5")).rendezvous, 0U);
+  try {
+    (void)simulate(h.plan(), load_machine("logp:5:2:3:0.5:S=99"));
+    FAIL() << "a rendezvous deadlock ran";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("plan deadlocks in the emulator: rank 0 op 0 never completes: a rendezvous send"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// ---- matching-queue statistics (SimOptions::queue_stats) ----
+// Rank 0 posts its receive from rank 3 at 0; ranks 1 and 2 send at 0, rank 3 after 100. The
+// messages of 1 and 2 are accepted at 7 and 10 (the receive gap) and find one posted receive
+// (from 3) each: unexpected. Rank 3's is accepted at 107 and finds that receive: posted samples
+// 1, 1, 1. Then the receives from 1 and 2 are posted and find 2, then 1 unexpected messages; the
+// first receive found 0: unexpected samples 0, 2, 1.
+TEST(QueueStats, SampledWhereLogGOPSimSamplesThem) {
+  const QueueStats rank0{1, 1.0, 2, 1.0};
+  SimOptions opt;
+  opt.queue_stats = true;
+  const std::string goal =
+      "num_ranks 4\nrank 0 {\nl1: recv 8b from 3\nl2: recv 8b from 1\nl3: recv 8b from 2\nl2 requires l1\n"
+      "l3 requires l1\n}\nrank 1 {\nl1: send 8b to 0\n}\nrank 2 {\nl1: send 8b to 0\n}\n"
+      "rank 3 {\nl1: calc 100\nl2: send 8b to 0\nl2 requires l1\n}\n";
+  const Schedule g = schedule_of_goal(parse_goal(goal));
+  const SimResult rg = simulate(g, load_machine("logp:5:2:3:0"), opt);
+  ASSERT_EQ(rg.queues.size(), 4U);
+  EXPECT_EQ(rg.queues[0], rank0);
+  for (int r = 1; r < 4; ++r) EXPECT_EQ(rg.queues[static_cast<std::size_t>(r)], QueueStats{}) << r;
+  EXPECT_EQ(frontend::sim_result_json(rg, "m", "goal", "x", 4, 8)["queues"]["max_unexpected"][0], 2);  // sim --json
+  // The same as a plan (matched before the run), rank 3's delay a copy of 100 bytes at C = 1.
+  Hand h = empty_plan(4, 8);
+  h.ranks[0].ops = {op(OpCode::recv, 3, 8), op(OpCode::recv, 1, 8, {0}), op(OpCode::recv, 2, 8, {0})};
+  h.ranks[1].ops = {op(OpCode::send, 0, 8)};
+  h.ranks[2].ops = {op(OpCode::send, 0, 8)};
+  Op cp = op(OpCode::copy, -1, 100);
+  cp.b = Region{Buffer::scratch, 0, 100};
+  h.meta.user_bytes[3] = 100;
+  h.meta.scratch_bytes[3] = 100;
+  h.ranks[3].ops = {cp, op(OpCode::send, 0, 8, {0})};
+  const Plan plan = h.plan();
+  const SimResult rp = simulate(plan, load_machine("logp:5:2:3:0:1"), opt);
+  EXPECT_EQ(rp.per_rank_ticks, rg.per_rank_ticks);
+  EXPECT_EQ(rp.queues, rg.queues);
+  opt.reference_queue = true;
+  EXPECT_EQ(simulate(plan, load_machine("logp:5:2:3:0:1"), opt).queues, rp.queues);
+  EXPECT_TRUE(simulate(plan, load_machine("logp:5:2:3:0:1")).queues.empty());  // only when asked
 }
 
 // ---- mesh ----
@@ -853,7 +1034,18 @@ INSTANTIATE_TEST_SUITE_P(
                                  "GOAL line 6: rank 1 op l1 (recv) receives 8 bytes but the message from 0 (tag 0) has 16"},
                       GoalBadRun{"num_ranks 1\nrank 0 {\nl1: calc 1\nl2: calc 1\nl1 requires l2\nl2 requires l1\n}\n",
                                  "never completes"},
-                      GoalBadRun{"num_ranks 2\nrank 0 {\n// postbox: round 3\n}\n", "GOAL line 3: 'round' must follow"},
+                      GoalBadRun{"num_ranks 2\nrank 0 {\n// postbox: round 3\n}\n",
+                                 "GOAL line 4: the 'round' of line 3 is not followed by an operation of its rank"},
+                      GoalBadRun{"num_ranks 1\nrank 0 {\nl0: calc 1\nl1: calc 1\n// postbox: round 3\nl1 requires l0\n}\n",
+                                 "GOAL line 6: the 'round' of line 5 is not followed by an operation of its rank"},
+                      GoalBadRun{"num_ranks 1\nrank 0 {\n// postbox: round 3\n// postbox: round 4\nl0: calc 1\n}\n",
+                                 "GOAL line 4: a second 'round' before an operation (the first is on line 3)"},
+                      GoalBadRun{"num_ranks 1\nrank 0 {\n// postbox: round 3\nl0: calc 1 // postbox: round 4\n}\n",
+                                 "GOAL line 4: 'round' given twice for one operation"},
+                      GoalBadRun{"num_ranks 1\n// postbox: round 3\nrank 0 {\nl0: calc 1\n}\n",
+                                 "GOAL line 2: 'round' must come before an operation inside a rank block"},
+                      GoalBadRun{"num_ranks 1\nrank 0 { // postbox: round 3\nl0: calc 1\n}\n",
+                                 "GOAL line 2: 'round' must follow an operation on its line, or stand on the line before one"},
                       GoalBadRun{"num_ranks 2\n// postbox: time-unit 1e-9\n", "GOAL line 2: time-unit must be"},
                       GoalBadRun{"num_ranks 2\n// postbox: warp 9\n", "unknown postbox directive"},
                       GoalBadRun{"num_ranks 2\nrank 0 {\n}\nrank 0 {\n}\n", "GOAL line 4: rank 0 is given twice"}));
@@ -875,6 +1067,38 @@ TEST(Goal, ExportedPlansRunAsThePlan) {
         const SimResult from_plan = simulate(plan, m);
         EXPECT_EQ(from_goal.per_rank_ticks, from_plan.per_rank_ticks);
       }
+    }
+  }
+}
+
+// Every built-in plan with every message by rendezvous (S = 0) and O charged: the per-rank
+// queues equal the put-back loop, the GOAL export (matched while running) equals the plan
+// (matched before), and the count is every message of a byte or more. On the cluster the
+// inter-node level has the S, so only messages between nodes go by rendezvous.
+TEST(LogGOPS, EveryBuiltInPlanRunsByRendezvous) {
+  const Machine m = load_machine("logp:5:2:3:0.5:O=0.25:S=0");
+  std::string two_levels = "name = \"c\"\n[model]\nkind = \"cluster\"\n[cluster]\nnodes = 2\ncores_per_node = 4\n"
+                           "[intra]\nkind = \"sr\"\nsend_us = 0.2\nrecv_us = 0.5\n[inter]\nkind = \"logp\"\nL_us = 5\n"
+                           "o_us = 2\ng_us = 3\nG_us_per_byte = 0.5\nS_bytes = 0\n";
+  const Machine cluster = parse_profile(two_levels, "c.toml");
+  for (const auto& a : testing_support::kAlgos) {
+    for (int p : {2, 5, 8}) {
+      const Plan plan = build_plan(plan_request(a.op, a.algo, p, 64));
+      SCOPED_TRACE(std::string(a.op) + "/" + a.algo + " p=" + std::to_string(p));
+      SimOptions ref;
+      ref.reference_queue = true;
+      const SimResult r = simulate(plan, m);
+      EXPECT_EQ(simulate(plan, m, ref).per_rank_ticks, r.per_rank_ticks);
+      EXPECT_EQ(r.rendezvous, r.messages);
+      const SimResult g = simulate(schedule_of_goal(parse_goal(plan_to_goal(plan))), m);
+      EXPECT_EQ(g.per_rank_ticks, r.per_rank_ticks);
+      EXPECT_EQ(g.rendezvous, r.rendezvous);
+      const SimResult c = simulate(plan, cluster);
+      std::uint64_t between = 0;
+      for (std::uint32_t op = 0; op < plan.op_count(); ++op)
+        if (plan.code_at(op) == OpCode::send && plan.rank_of(op) / 4 != plan.peer_at(op) / 4) ++between;
+      EXPECT_EQ(c.rendezvous, between);
+      EXPECT_EQ(simulate(plan, cluster, ref).per_rank_ticks, c.per_rank_ticks);
     }
   }
 }

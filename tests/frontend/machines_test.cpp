@@ -150,6 +150,74 @@ TEST(Profile, ModelStrings) {
   }
 }
 
+// LogGOPS's O and S follow logp's numbers (and its C) as O=X and S=N, each once, in either order;
+// strings without them keep their meaning (O = 0, no rendezvous). Every problem is one line
+// naming the string.
+TEST(Profile, LogGOPSStrings) {
+  const Machine plain = load_machine("logp:5:2:3:0.5:0.25");
+  EXPECT_EQ(plain.O, 0);
+  EXPECT_EQ(plain.S, kAlwaysEager);
+  EXPECT_EQ(plain.reduce_us_per_byte, 0.25);
+  const Machine both = load_machine("logp:5:2:3:0.5:S=65535:O=0.001");
+  EXPECT_EQ(both.O, 0.001);
+  EXPECT_EQ(both.S, 65535U);
+  EXPECT_EQ(both.reduce_us_per_byte, 0);
+  EXPECT_EQ(both.G, 0.5);
+  const Machine withc = load_machine("logp:5:2:3:0.5:0.25:O=1:S=0");
+  EXPECT_EQ(withc.reduce_us_per_byte, 0.25);
+  EXPECT_EQ(withc.O, 1);
+  EXPECT_EQ(withc.S, 0U);
+  EXPECT_EQ(load_machine("logp:5:2:3:0.5:S=1000000000").S, 1000000000U);
+  const std::pair<const char*, const char*> bad[] = {
+      {"logp:5:2:3:0.5:O=1:0.25", "the numbers come before O= and S="},
+      {"logp:5:2:3:0.5:O=1:O=2", "gives O= twice"},
+      {"logp:5:2:3:0.5:X=1", "takes O= and S=, not 'X='"},
+      {"logp:5:2:3:O=1", "takes 4 or 5 numbers"},
+      {"logp:5:2:3:0.5:O=-1", "logp O must not be negative"},
+      {"logp:5:2:3:0.5:O=", "logp O"},
+      {"logp:5:2:3:0.5:S=1.5", "logp S"},
+      {"logp:5:2:3:0.5:S=-1", "logp S must not be negative"},
+      {"logp:5:2:3:0.5:S=1000000001", "logp S must be at most 1000000000"},
+      {"postal:2:S=3", "postal"},
+  };
+  for (const auto& [spec, expect] : bad) {
+    try {
+      (void)load_machine(spec);
+      ADD_FAILURE() << spec << " accepted";
+    } catch (const InputError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(expect), std::string::npos) << spec << ": " << msg;
+      EXPECT_NE(msg.find(spec), std::string::npos) << spec << ": " << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos);
+    }
+  }
+}
+
+TEST(Profile, LogGOPSFields) {
+  const char* text = "name = \"g\"\n[model]\nkind = \"logp\"\nL_us = 5\no_us = 2\ng_us = 3\nG_us_per_byte = 0.5\n"
+                     "O_us_per_byte = 0.25\nS_bytes = 4096\n";
+  const Machine m = parse_profile(text, "g.toml");
+  EXPECT_EQ(m.O, 0.25);
+  EXPECT_EQ(m.S, 4096U);
+  const Machine plain = parse_profile("name = \"g\"\n[model]\nkind = \"logp\"\nL_us = 5\no_us = 2\ng_us = 3\n"
+                                      "G_us_per_byte = 0.5\n",
+                                      "g.toml");
+  EXPECT_EQ(plain.O, 0);
+  EXPECT_EQ(plain.S, kAlwaysEager);
+  for (const auto& [field, expect] : {std::pair{"S_bytes = 1.5", "field 'model.S_bytes' must be an integer"},
+                                      std::pair{"S_bytes = -1", "field 'model.S_bytes' must not be negative"},
+                                      std::pair{"O_us_per_byte = -1", "field 'model.O_us_per_byte' must not be negative"}}) {
+    try {
+      (void)parse_profile("name = \"g\"\n[model]\nkind = \"logp\"\nL_us = 5\no_us = 2\ng_us = 3\nG_us_per_byte = 0.5\n" +
+                              std::string(field) + "\n",
+                          "g.toml");
+      ADD_FAILURE() << field << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A profile path that names a FIFO is refused without opening it (the read would wait for a
 // writer); a hang here is the watchdog's.
 TEST(Profile, AFifoIsRefusedNotRead) {
@@ -262,6 +330,17 @@ TEST(Cluster, ParsesBothLevels) {
   EXPECT_EQ(m.reduce_us_per_byte, 0.001);
   EXPECT_EQ(m.cluster.node_of(7), 0);  // rank r on node r / cores_per_node
   EXPECT_EQ(m.cluster.node_of(8), 1);
+}
+
+// A cluster level of kind logp takes LogGOPS's fields too.
+TEST(Cluster, ALogpLevelTakesOAndS) {
+  std::string cluster = kGoodCluster;
+  cluster.replace(cluster.find("G_us_per_byte = 0.0001"), 22, "G_us_per_byte = 0.0001\nS_bytes = 64\nO_us_per_byte = 0.5");
+  const Machine c = parse_profile(cluster, "c.toml");
+  EXPECT_EQ(c.levels[1].S, 64U);
+  EXPECT_EQ(c.levels[1].O, 0.5);
+  EXPECT_TRUE(has_rendezvous(c));
+  EXPECT_FALSE(has_rendezvous(parse_profile(kGoodCluster, "c.toml")));
 }
 
 TEST(Cluster, BadFieldsNameTheField) {

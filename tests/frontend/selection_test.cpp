@@ -240,9 +240,12 @@ TEST(EmulatedRun, MachineLambdaBelowOneIsNamed) {
     (void)select_emulated_run({{"machine", "logp:1:1:10:0"}, {"algo", "lambda"}, {"p", "8"}});
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("machine 'logp:1:1:10:0' has lambda 0.3 at 8 bytes, below 1"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("--algo lambda builds its shape for a postal latency lambda >= 1"), std::string::npos)
         << e.what();
+    EXPECT_NE(std::string(e.what()).find("machine 'logp:1:1:10:0' has lambda 0.3 at 8 bytes"), std::string::npos) << e.what();
   }
+  // A shape that does not read λ builds (tests/emulator/emulated_run_test.cpp: every shape).
+  EXPECT_EQ(select_emulated_run({{"machine", "logp:1:1:10:0"}, {"algo", "binomial"}, {"p", "8"}}).request.lambda, Rational(1));
 }
 
 }  // namespace

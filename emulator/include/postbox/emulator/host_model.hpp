@@ -28,13 +28,18 @@ struct Linear {
   friend bool operator==(const Linear&, const Linear&) = default;
 };
 
+// HostCosts::eager_limit of a machine without rendezvous: every message is eager.
+inline constexpr std::uint64_t kAlwaysEager = ~std::uint64_t{0};
+
 // A message of b bytes (packets: its packets on a mesh, else 1) between two ranks, in the
 // machine's unit; "bytes charged" is b, or b − 1 when first_byte_free (LogGP's (s − 1)·G):
 //   the sender is busy            send_overhead(b) from the send's start;
 //   its next send starts          send_gap(b) after this one's start, at the earliest;
 //   the message is usable         wire after the send's start (a mesh: when its last packet arrives);
 //   the receiver is busy          recv_overhead(b) from when it accepts the message;
-//   its next accept starts        recv_gap(b) after this one's start, at the earliest.
+//   its next accept starts        recv_gap(b) after this one's start, at the earliest;
+//   a message of more than eager_limit bytes goes by rendezvous (LogGOPSim's S): its send
+//   completes only when the receiver matches it (docs/emulator.md, "Rendezvous").
 // One round of a paced plan (plan.hpp) is σ = max(send_overhead, send_gap) long and a message
 // takes wire + recv_overhead; their ratio is the model's λ (nominal_lambda).
 struct HostCosts {
@@ -44,6 +49,7 @@ struct HostCosts {
   Linear recv_overhead;
   Linear recv_gap;
   bool first_byte_free = false;
+  std::uint64_t eager_limit = kAlwaysEager;
   friend bool operator==(const HostCosts&, const HostCosts&) = default;
 };
 

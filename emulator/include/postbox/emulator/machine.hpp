@@ -1,7 +1,8 @@
 // The emulated machine: a network model plus host (per-rank) costs, as plain data.
 //
 // A Machine comes from a model string ("postal:1.8", "sr:27:88", "logp:L:o:g:G", each with an
-// optional last number C, the CPU time per byte of reduce and copy, default 0), from a
+// optional last number C, the CPU time per byte of reduce and copy, default 0; logp also takes
+// LogGOPS's O=X and S=N), from a
 // profile name looked up in the profile directories (profiles/delta.toml ...), or from a
 // profile file path. docs/emulator.md describes every field and the semantics; profiles/*.toml
 // cite the source of every number.
@@ -31,7 +32,7 @@ struct Cost {
 enum class ModelKind {
   postal,     // Bruck/Bar-Noy–Kipnis: sender busy 1 unit, message usable λ units after the send starts
   send_recv,  // Cordsen et al.: sender busy s, receiver busy r; a crossbar (no contention)
-  loggp,      // LogGOPSim's LogGP backend (L, o, g, G), eager messages
+  loggp,      // LogGOPSim's LogGOPS backend (L, o, g, G, O, S): eager messages up to S bytes
   mesh,       // mesh or torus: links, dimension-order routing, packets, contention
   cluster,    // nodes × cores: one model between ranks of a node, another between nodes
   host,       // a registered cost model (host_model.hpp): its figures normalised to HostCosts
@@ -83,8 +84,10 @@ struct Machine {
   // send_recv
   double send_us = 1;
   double recv_us = 0;
-  // loggp (µs; G per byte)
-  double L = 0, o = 0, g = 0, G = 0;
+  // loggp (µs; G and O per byte). O: the CPU's time per byte of a send and of an accept
+  // (LogGOPS); S: a message of more than S bytes goes by rendezvous (kAlwaysEager: never).
+  double L = 0, o = 0, g = 0, G = 0, O = 0;
+  std::uint64_t S = kAlwaysEager;
   // host: the registered model's name, its figures as given, and their HostCosts
   std::string host_model;
   std::vector<double> figures;
@@ -123,14 +126,19 @@ std::vector<std::int64_t> place_ranks(const MeshSpec& mesh, const Placement& pla
 // vocabulary (host_model.hpp), which is all the engine reads of them:
 //   postal λ     send_overhead 1, send_gap 1, wire λ, recv_overhead 0, recv_gap 1 (units of one send)
 //   sr s r       send_overhead s, send_gap s, wire s, recv_overhead r, recv_gap 0
-//   logp L o g G send_overhead o, send_gap g + G·b', wire o + L, recv_overhead o + G·b',
-//                recv_gap g + G·b', b' = b − 1 (first_byte_free; LogGOPSim with O = 0)
+//   logp L o g G send_overhead o + O·b', send_gap g + G·b', wire o + L,
+//   O S          recv_overhead o + max(O, G)·b', recv_gap g + G·b', b' = b − 1
+//                (first_byte_free), eager_limit S (LogGOPSim.cpp, OP_SEND and OP_MSG)
 //   mesh         send_overhead: the send mode's overhead (base, per byte, per packet), recv_overhead
 //                its own; no gaps, wire 0 (the network delivers: links, routers, packets)
 //   host         the registered model's costs of its figures
 // reduce and copy are not host costs of a message (Machine::reduce_us_per_byte, copy_us_per_byte).
 // A cluster → PB_CHECK (its levels have the host costs).
 HostCosts normalised_host_costs(const Machine& m);
+
+// Whether a message on the machine may go by rendezvous: a finite eager limit (LogGOPS's S) in
+// its host costs, or in a cluster level's.
+bool has_rendezvous(const Machine& m);
 
 // A HostCosts term for a message of `bytes` in `packets` packets (bytes charged as HostCosts says).
 double cost_at(const HostCosts& costs, const Linear& term, std::uint64_t bytes, std::uint64_t packets = 1);

@@ -50,6 +50,22 @@ struct SimOptions {
   // handled inside the event before it (same results, fewer events); kept to check the default
   // against. reference_queue implies it.
   bool per_hop_mesh = false;
+  // Per rank, the lengths of its queue of posted receives and of unexpected messages at the
+  // points LogGOPSim's --qstat samples them (SimResult::queues).
+  bool queue_stats = false;
+};
+
+// One rank's matching queues (SimOptions::queue_stats), sampled where LogGOPSim's --qstat samples
+// them: the posted-receive queue each time a message is accepted (before it is matched), the
+// unexpected-message queue each time a receive is posted (before it is matched). A queue holds
+// receives posted and not yet matched, or messages accepted and not yet received. Means are over
+// the samples (0 without any).
+struct QueueStats {
+  std::uint32_t max_posted = 0;
+  double mean_posted = 0;
+  std::uint32_t max_unexpected = 0;
+  double mean_unexpected = 0;
+  friend bool operator==(const QueueStats&, const QueueStats&) = default;
 };
 
 struct Span {
@@ -92,10 +108,13 @@ struct SimResult {
   // at the same tick, so the arbitration rule (input port order) chose who waited.
   std::uint64_t channel_ties = 0;
   std::uint64_t messages = 0;
+  // Messages sent by rendezvous: more than the machine's eager limit (LogGOPS's S) bytes.
+  std::uint64_t rendezvous = 0;
   std::uint64_t packets = 0;
   std::vector<Span> rank_spans;       // when traced
   std::vector<Span> link_spans;       // when traced, mesh models only
   std::vector<LinkPlace> links;       // when traced, mesh models: link index → its place
+  std::vector<QueueStats> queues;     // SimOptions::queue_stats: one per rank, else empty
 };
 
 // Most packets one run may send through a mesh (the sum over its messages of their packets).

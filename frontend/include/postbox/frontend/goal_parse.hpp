@@ -11,7 +11,8 @@
 // postbox's own directives ride in `//` comments, so LogGOPSim ignores them (plan_export.hpp):
 // `// postbox: time-unit 1e-K` (0 <= K <= 6: calc values are in 10^-K of the machine's unit),
 // `// postbox: pacing delay-receive|delay-send L`, `// postbox: mesh RxC` (the ranks' mesh of an
-// s2p or C³ plan), and `// postbox: round R` after an op.
+// s2p or C³ plan), and `// postbox: round R` on the line before an op, which gives that op round
+// R (an op followed by the directive on its own line, as older exports wrote it, is read too).
 #pragma once
 
 #include <cstdint>

@@ -19,8 +19,11 @@ namespace postbox::sim {
 // the program links libpostbox_frontend.so), <install prefix>/share/postbox/profiles.
 std::vector<std::string> profile_dirs();
 
-// "postal:L[:C]", "sr:S:R[:C]", "logp:L:o:g:G[:C]" (C: reduce and copy time per byte, sets
-// reduce_us_per_byte and copy_us_per_byte; default 0), a profile name, or a path to a .toml file;
+// "postal:L[:C]", "sr:S:R[:C]", "logp:L:o:g:G[:C][:O=X][:S=N]" (C: reduce and copy time per
+// byte, sets reduce_us_per_byte and copy_us_per_byte; default 0; O: LogGOPS's CPU time per byte
+// of a send and an accept, default 0; S: messages of more than N bytes go by rendezvous, an
+// integer, default none: O= and S= follow the numbers, each at most once, in either order; a
+// logp profile's O_us_per_byte and S_bytes), a profile name, or a path to a .toml file;
 // "cluster:NODESxCORES" (the built-in profile cluster-example) or "cluster:NODESxCORES:PROFILE"
 // (a cluster profile by name or path) with its nodes and cores per node replaced.
 // Every number (model strings and profile fields) is finite, non-negative and at most 1e9.

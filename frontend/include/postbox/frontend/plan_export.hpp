@@ -21,9 +21,10 @@
 // The time unit is the machine's (the unit of its L, o, g, G); when a calc is not a whole
 // number of it, the schedule is written in 10^-3 or 10^-6 of it and says so in a comment that
 // postbox reads back, `// postbox: time-unit 1e-3` (LogGOPSim then needs L, o, g, G in that
-// unit). A paced plan (plan.hpp, Pacing) carries `// postbox: pacing delay-send 2` and
-// `// postbox: round R` after each paced op: GOAL has no such construct, so LogGOPSim runs the
-// schedule without the idles.
+// unit). A paced plan (plan.hpp, Pacing) carries `// postbox: pacing delay-send 2` and a line
+// `// postbox: round R` before each paced op: GOAL has no such construct, so LogGOPSim runs the
+// schedule without the idles. Every comment is on a line of its own, the only place txt2bin
+// reads one (after an op it accepts only tag, cpu, nic or the end of the line).
 #pragma once
 
 #include <map>

@@ -78,14 +78,17 @@ inline const SelectionContext kRunSelectionDefaults{{{"bytes", "0"}}, {}};
 PlanRequest select_plan(const std::map<std::string, std::string>& given, const SelectionContext& context = {});
 
 // An emulated run (postbox sim and sweep, the explorer's emulator page): the plan selection plus
-// "machine" (postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C], a profile name or file; required) and "placement"
+// "machine" (postal:L[:C], sr:S:R[:C], logp:L:o:g:G[:C][:O=X][:S=N], a profile name or file; required) and "placement"
 // (row-major, snake, random, list:N,N,...; mesh machines only). Defaults: op bcast, algo
 // binomial, p 2, bytes 8. Two options also act on the machine: "mesh" replaces a mesh
 // machine's dims (RxC or AxBxC; for s2p and the C³ ops it is the ranks' mesh as well, and when
 // it is not given the machine takes the ranks' near-square mesh), and "seed" seeds a random
 // placement as well as --dist random. The request's λ: the selection's (--lambda, or --s and
 // --r), else the machine's at this message size (sim::nominal_lambda, on a mesh Bruck's
-// experiment 1 in the emulator), rounded to 1/1000.
+// experiment 1 in the emulator), rounded to 1/1000. A machine whose λ is below 1 (a send keeps
+// it longer than a message takes to be usable: on LogGP, g above 2o + L) builds a shape that
+// does not read λ (shape_reads_lambda) with λ = 1, and refuses one that reads it with an
+// InputError saying why.
 struct EmulatedRun {
   sim::Machine machine;
   PlanRequest request;
@@ -99,6 +102,13 @@ EmulatedRun select_emulated_run(const std::map<std::string, std::string>& given)
 // select_emulated_run() gives it the ranks' mesh of an s2p or C³ plan.
 sim::Machine select_schedule_machine(const std::map<std::string, std::string>& given, int p,
                                      const std::optional<Mesh>& ranks_mesh = std::nullopt);
+
+// Whether the plan of (op, algo) depends on the postal latency λ it is built for: the λ-tree,
+// greedy, fibo and a hier with such an inner shape; the postal allreduces; the combine and fibo
+// barriers; an op registered outside postbox's built-in ones. False for every other built-in plan
+// (flat, binary, kary, binomial, reduce, gather, recursive doubling, s2p, the C³ ops, ...), whose
+// plan is the same for every λ.
+bool shape_reads_lambda(const std::string& op, const std::string& algo);
 
 // The options of select_emulated_run(), in --help order (machine, the plan selection with the
 // emulator's wording for mesh and seed, placement).
