@@ -1,0 +1,263 @@
+// Allreduce across processes × threads (cluster/allreduce.hpp).
+//
+// Between processes both algorithms number the processes as Rabenseifner's algorithm does for a
+// P that is not a power of two: with pof2 the largest power of two ≤ P and rem = P − pof2, the
+// first 2·rem processes pair up (2i sends its vector to 2i+1, which folds it and takes part as
+// "new rank" i), the others take part as new rank process − rem. The partner of a round is
+// new rank ^ mask with mask = 1, 2, 4, ...: each round joins two neighbouring intervals of
+// processes, so folding the lower one's data first keeps global rank order without
+// commutativity. At the end 2i+1 sends the result back to 2i.
+#include "postbox/cluster/allreduce.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "mpi_poll.hpp"
+#include "postbox/barrier/barrier.hpp"
+#include "postbox/cluster/mpi_env.hpp"
+#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/topology.hpp"
+
+namespace postbox::cluster {
+
+const char* to_string(AllreduceAlgorithm algorithm) noexcept {
+  return algorithm == AllreduceAlgorithm::rabenseifner ? "rabenseifner" : "recursive-doubling";
+}
+
+struct Allreduce::State {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int processes = 1;
+  int process = 0;
+  int threads = 1;
+  AllreduceOptions options;
+  bool oversubscribed = false;   // MPI waits yield (mpi_poll.hpp)
+  std::unique_ptr<Barrier> inner;  // the process's T threads; null when T = 1
+  // Published by each thread before the first inner barrier of a call, read after it.
+  std::vector<std::span<std::byte>> buffers;
+  std::vector<const ReduceFn*> ops;
+  std::vector<std::vector<std::byte>> scratch;  // per thread: what a round receives before folding it
+
+  // pof2, rem and this process's new rank (-1: it hands its vector to the next process).
+  int pof2 = 1;
+  int rem = 0;
+  int new_rank = 0;
+  [[nodiscard]] int real_rank(int nr) const { return nr < rem ? 2 * nr + 1 : nr + rem; }
+
+  void wait_all(int n, MPI_Request* requests) const {
+    internal::MpiPoll poll(oversubscribed);
+    for (;;) {
+      int done = 0;
+      MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
+      if (done != 0) return;
+      poll.pause();
+    }
+  }
+  void send(const std::byte* data, std::size_t bytes, int to, int tag) const {
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, to, tag, comm, &r);
+    wait_all(1, &r);
+  }
+  void recv(std::byte* data, std::size_t bytes, int from, int tag) const {
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, from, tag, comm, &r);
+    wait_all(1, &r);
+  }
+  // The receive is posted first, so neither side's send waits on an unposted receive.
+  void exchange(const std::byte* out, std::size_t out_bytes, std::byte* in, std::size_t in_bytes, int peer,
+                int tag) const {
+    MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Irecv(in, static_cast<int>(in_bytes), MPI_BYTE, peer, tag, comm, &r[0]);
+    MPI_Isend(out, static_cast<int>(out_bytes), MPI_BYTE, peer, tag, comm, &r[1]);
+    wait_all(2, r);
+  }
+
+  // The non-power-of-two prologue: false when this process sits out the rounds.
+  bool fold_pairs_in(std::byte* v, std::size_t bytes, std::size_t count, const ReduceFn& op, std::byte* tmp,
+                     int tag) const {
+    if (process >= 2 * rem) return true;
+    if (process % 2 == 0) {
+      send(v, bytes, process + 1, tag);
+      return false;
+    }
+    recv(tmp, bytes, process - 1, tag);
+    op.fn(tmp, v, v, count, op.state);  // the lower process first
+    return true;
+  }
+  void hand_back(std::byte* v, std::size_t bytes, int tag) const {
+    if (process >= 2 * rem) return;
+    if (process % 2 == 0) recv(v, bytes, process + 1, tag);
+    else send(v, bytes, process - 1, tag);
+  }
+
+  // Recursive doubling over the whole vector.
+  void recursive_doubling(std::byte* v, std::size_t count, const ReduceFn& op, std::byte* tmp, int tag) const {
+    const std::size_t bytes = count * op.elem_bytes;
+    if (processes == 1 || bytes == 0) return;
+    if (fold_pairs_in(v, bytes, count, op, tmp, tag)) {
+      for (int mask = 1; mask < pof2; mask <<= 1) {
+        const int partner = new_rank ^ mask;
+        exchange(v, bytes, tmp, bytes, real_rank(partner), tag);
+        if (new_rank < partner) op.fn(v, tmp, v, count, op.state);
+        else op.fn(tmp, v, v, count, op.state);
+      }
+    }
+    hand_back(v, bytes, tag);
+  }
+
+  // Rabenseifner: reduce-scatter by recursive halving of the vector (rounds mask = 1, 2, ...),
+  // then allgather by recursive doubling in the reverse order. The vector is cut into pof2
+  // blocks (block i: elements [disp(i), disp(i+1))); each round halves the range of blocks a
+  // process is responsible for, the lower new rank keeping the lower half.
+  void rabenseifner(std::byte* v, std::size_t count, const ReduceFn& op, std::byte* tmp, int tag) const {
+    const std::size_t eb = op.elem_bytes;
+    const std::size_t bytes = count * eb;
+    if (processes == 1 || bytes == 0) return;
+    if (fold_pairs_in(v, bytes, count, op, tmp, tag)) {
+      const auto q = count / static_cast<std::size_t>(pof2), r = count % static_cast<std::size_t>(pof2);
+      const auto disp = [&](int i) {
+        const auto k = static_cast<std::size_t>(i);
+        return (k * q + std::min(k, r)) * eb;
+      };
+      int lo = 0, hi = pof2;
+      int saved[32][2];  // the range before each round, for the allgather
+      int rounds = 0;
+      for (int mask = 1; mask < pof2; mask <<= 1) {
+        const int partner = new_rank ^ mask;
+        const int mid = lo + (hi - lo) / 2;
+        const bool lower = new_rank < partner;
+        const int keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
+        const int give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
+        std::byte* keep = v + disp(keep_lo);
+        const std::size_t keep_bytes = disp(keep_hi) - disp(keep_lo);
+        exchange(v + disp(give_lo), disp(give_hi) - disp(give_lo), tmp, keep_bytes, real_rank(partner), tag);
+        if (lower) op.fn(keep, tmp, keep, keep_bytes / eb, op.state);
+        else op.fn(tmp, keep, keep, keep_bytes / eb, op.state);
+        saved[rounds][0] = lo;
+        saved[rounds][1] = hi;
+        ++rounds;
+        lo = keep_lo;
+        hi = keep_hi;
+      }
+      for (int mask = pof2 >> 1; mask > 0; mask >>= 1) {
+        --rounds;
+        const int partner = new_rank ^ mask;
+        const int plo = saved[rounds][0], phi = saved[rounds][1];
+        // The partner holds the other half of [plo, phi).
+        const int other_lo = lo == plo ? hi : plo, other_hi = lo == plo ? phi : lo;
+        exchange(v + disp(lo), disp(hi) - disp(lo), v + disp(other_lo), disp(other_hi) - disp(other_lo),
+                 real_rank(partner), tag);
+        lo = plo;
+        hi = phi;
+      }
+    }
+    hand_back(v, bytes, tag);
+  }
+};
+
+Allreduce::Allreduce(MPI_Comm comm, int threads, AllreduceOptions options) : s_(std::make_unique<State>()) {
+  int given[2] = {threads, -threads};
+  int agreed[2] = {0, 0};
+  MPI_Allreduce(given, agreed, 2, MPI_INT, MPI_MAX, comm);  // max of T and of −T: equal iff all agree
+  if (agreed[0] != -agreed[1]) throw InputError("allreduce: the processes were given different thread counts");
+  if (threads < 1) throw InputError("allreduce: threads per process must be at least 1, got " + std::to_string(threads));
+  State& s = *s_;
+  s.threads = threads;
+  s.options = options;
+  MPI_Comm_dup(comm, &s.comm);
+  MPI_Comm_size(s.comm, &s.processes);
+  MPI_Comm_rank(s.comm, &s.process);
+  const int on_node = processes_on_node(s.comm);
+  const auto cpus = static_cast<unsigned>(allowed_cpu_count());
+  s.oversubscribed = internal::node_oversubscribed(s.comm, threads, cpus);
+  while (s.pof2 * 2 <= s.processes) s.pof2 *= 2;
+  s.rem = s.processes - s.pof2;
+  s.new_rank = s.process < 2 * s.rem ? (s.process % 2 == 1 ? s.process / 2 : -1) : s.process - s.rem;
+  if (threads > 1) {
+    BarrierOptions bo;
+    // The process's share of the node's CPUs: with more threads than that, the inner barrier's
+    // waiters must leave the cores to the threads still to arrive (oversubscribed_wait).
+    if (s.oversubscribed) bo.cpus = std::max(1u, cpus / static_cast<unsigned>(std::max(on_node, 1)));
+    s.inner = std::make_unique<Barrier>(threads, std::move(bo));
+  }
+  s.buffers.resize(static_cast<std::size_t>(threads));
+  s.ops.resize(static_cast<std::size_t>(threads));
+  s.scratch.resize(static_cast<std::size_t>(threads));
+}
+
+Allreduce::~Allreduce() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (s_->comm != MPI_COMM_NULL && finalized == 0) MPI_Comm_free(&s_->comm);
+}
+
+AllreduceAlgorithm Allreduce::algorithm(std::size_t bytes) const noexcept {
+  return bytes >= s_->options.rabenseifner_min_bytes ? AllreduceAlgorithm::rabenseifner
+                                                     : AllreduceAlgorithm::recursive_doubling;
+}
+int Allreduce::processes() const noexcept { return s_->processes; }
+int Allreduce::process() const noexcept { return s_->process; }
+int Allreduce::threads() const noexcept { return s_->threads; }
+
+void Allreduce::run(int thread, std::span<std::byte> buffer, const ReduceFn& op) {
+  State& s = *s_;
+  PB_CHECK(thread >= 0 && thread < s.threads,
+           "Allreduce::run: thread " + std::to_string(thread) + " outside 0.." + std::to_string(s.threads - 1));
+  const auto t = static_cast<std::size_t>(thread);
+  s.buffers[t] = buffer;
+  s.ops[t] = &op;
+  if (s.inner) s.inner->arrive_and_wait(thread);  // every buffer is there
+  // Every thread checks every thread's arguments, so they all throw or none does.
+  const std::size_t bytes = s.buffers[0].size();
+  for (int u = 0; u < s.threads; ++u) {
+    const ReduceFn& o = *s.ops[static_cast<std::size_t>(u)];
+    if (o.fn == nullptr || o.elem_bytes == 0) throw InputError("allreduce: thread " + std::to_string(u) + " gave no operator");
+    if (s.buffers[static_cast<std::size_t>(u)].size() != bytes) {
+      throw InputError("allreduce: thread " + std::to_string(u) + " gave " +
+                       std::to_string(s.buffers[static_cast<std::size_t>(u)].size()) + " bytes, thread 0 gave " +
+                       std::to_string(bytes));
+    }
+    if (bytes % o.elem_bytes != 0) {
+      throw InputError("allreduce: " + std::to_string(bytes) + " bytes are not a whole number of " +
+                       std::to_string(o.elem_bytes) + "-byte elements");
+    }
+  }
+  if (bytes > static_cast<std::size_t>(INT_MAX)) {
+    throw InputError("allreduce: " + std::to_string(bytes) + " bytes; MPI counts stop at " + std::to_string(INT_MAX));
+  }
+  const std::size_t eb = op.elem_bytes, count = bytes / eb;
+  auto& tmp = s.scratch[t];
+  const auto fold_local = [&](std::size_t first, std::size_t n) {  // into buffers[t][first, first + n)
+    std::byte* out = s.buffers[t].data() + first * eb;
+    if (s.threads == 1 || n == 0) return;
+    op.fn(s.buffers[0].data() + first * eb, s.buffers[1].data() + first * eb, out, n, op.state);
+    for (int u = 2; u < s.threads; ++u) op.fn(out, s.buffers[static_cast<std::size_t>(u)].data() + first * eb, out, n, op.state);
+  };
+  const auto spread = [&](std::size_t first, std::size_t n) {  // buffers[t]'s range into the others'
+    for (int u = 0; u < s.threads; ++u) {
+      if (u == thread || n == 0) continue;
+      std::memcpy(s.buffers[static_cast<std::size_t>(u)].data() + first * eb, s.buffers[t].data() + first * eb, n * eb);
+    }
+  };
+  if (algorithm(bytes) == AllreduceAlgorithm::recursive_doubling) {
+    if (thread == 0) {
+      fold_local(0, count);
+      if (tmp.size() < bytes) tmp.resize(bytes);
+      s.recursive_doubling(s.buffers[0].data(), count, op, tmp.data(), 0);
+      spread(0, count);
+    }
+  } else {
+    // Thread t's slice: elements [first, first + n).
+    const std::size_t q = count / static_cast<std::size_t>(s.threads), r = count % static_cast<std::size_t>(s.threads);
+    const std::size_t first = t * q + std::min(t, r), n = q + (t < r ? 1 : 0);
+    fold_local(first, n);
+    if (tmp.size() < n * eb) tmp.resize(n * eb);
+    s.rabenseifner(s.buffers[t].data() + first * eb, n, op, tmp.data(), thread);
+    spread(first, n);
+  }
+  if (s.inner) s.inner->arrive_and_wait(thread);  // every result is in place before anyone leaves
+}
+
+}  // namespace postbox::cluster

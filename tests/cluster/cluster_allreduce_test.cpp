@@ -1,0 +1,210 @@
+// cluster::Allreduce (cluster/allreduce.hpp) under mpirun with P processes:
+//   postbox_cluster_allreduce_test T
+// Every case runs on T threads per process, each calling run() with its own buffer, and checks
+// every element of every thread's buffer against the fold computed here from every rank's input:
+//  * both algorithms, forced (rabenseifner_min_bytes 0 and SIZE_MAX) and chosen by size, at
+//    element counts 0, 1, 2, 3, 5, 7, 8, 13, 64, 100, 1023, 4097 and 100003 (fewer elements
+//    than processes × threads, counts no power of two divides), with 8-byte and 1-byte
+//    unsigned sums;
+//  * global rank order: an associative operator that is not commutative (composition of affine
+//    maps mod 2^32), whose result changes if any two neighbouring ranks swap;
+//  * 300 calls back to back alternating the two algorithms on one object (a thread that left
+//    early, or a message of one call matched by the next, gives a wrong sum);
+//  * algorithm(bytes) at the threshold;
+//  * refusals: sizes that differ between the threads of a process, a size that is not a whole
+//    number of elements: InputError in every thread, and the object still works afterwards.
+// Exit 0 when everything holds; 1 naming the first failure.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "postbox/cluster/allreduce.hpp"
+#include "postbox/cluster/mpi_env.hpp"
+#include "postbox/collectives/verify.hpp"
+#include "postbox/runtime/check.hpp"
+
+namespace pc = postbox::cluster;
+
+namespace {
+
+int g_failures = 0;
+int g_process = 0;
+std::mutex g_mu;
+
+void fail(const std::string& what) {
+  const std::lock_guard lock(g_mu);
+  ++g_failures;
+  if (g_failures <= 10) std::fprintf(stderr, "process %d: FAIL %s\n", g_process, what.c_str());
+}
+
+std::uint64_t input(int rank, std::size_t i) { return (static_cast<std::uint64_t>(rank) + 1) * 0x9E3779B97F4A7C15ULL + i * 1000003ULL; }
+
+// An affine map x -> a·x + b mod 2^32 as one 8-byte element; x ⊕ y = y ∘ x (apply x first).
+struct Affine {
+  std::uint32_t a, b;
+};
+Affine compose(Affine x, Affine y) { return {y.a * x.a, y.a * x.b + y.b}; }
+void affine_fn(const std::byte* x, const std::byte* y, std::byte* out, std::size_t count, const void*) {
+  for (std::size_t i = 0; i < count; ++i) {
+    Affine u, v;
+    std::memcpy(&u, x + i * 8, 8);
+    std::memcpy(&v, y + i * 8, 8);
+    const Affine w = compose(u, v);
+    std::memcpy(out + i * 8, &w, 8);
+  }
+}
+Affine affine_input(int rank, std::size_t i) {
+  return {static_cast<std::uint32_t>(2 * (rank * 31 + i) + 3), static_cast<std::uint32_t>(rank * 1000 + i + 1)};
+}
+
+// Runs fn(thread) on T threads of this process.
+template <class Fn>
+void on_threads(int threads, Fn fn) {
+  std::vector<std::thread> others;
+  for (int t = 1; t < threads; ++t) others.emplace_back(fn, t);
+  fn(0);
+  for (auto& th : others) th.join();
+}
+
+void fill(std::vector<std::byte>& buf, int rank, std::uint32_t elem) {
+  for (std::size_t i = 0; i < buf.size() / elem; ++i) {
+    const std::uint64_t v = input(rank, i);
+    std::memcpy(buf.data() + i * elem, &v, elem);  // little-endian low bytes
+  }
+}
+
+bool check_sum(const std::vector<std::byte>& buf, int p, std::uint32_t elem, const std::string& name, int rank) {
+  for (std::size_t i = 0; i < buf.size() / elem; ++i) {
+    std::uint64_t want = 0;
+    for (int r = 0; r < p; ++r) want += input(r, i);
+    if (elem < 8) want &= (std::uint64_t{1} << (8 * elem)) - 1;
+    std::uint64_t got = 0;
+    std::memcpy(&got, buf.data() + i * elem, elem);
+    if (got != want) {
+      fail(name + ": rank " + std::to_string(rank) + " element " + std::to_string(i) + ": expected " + std::to_string(want) +
+           ", got " + std::to_string(got));
+      return false;
+    }
+  }
+  return true;
+}
+
+// One allreduce of `count` elements of `elem` bytes on ar, checked on every thread.
+void sum_case(pc::Allreduce& ar, std::size_t count, std::uint32_t elem, const std::string& name) {
+  const int T = ar.threads(), p = ar.processes() * T;
+  const postbox::ReduceFn op = postbox::unsigned_sum(elem);
+  on_threads(T, [&](int t) {
+    const int rank = ar.process() * T + t;
+    std::vector<std::byte> buf(count * elem);
+    fill(buf, rank, elem);
+    ar.run(t, buf, op);
+    check_sum(buf, p, elem, name + " count " + std::to_string(count) + " elem " + std::to_string(elem), rank);
+  });
+}
+
+void order_case(pc::Allreduce& ar, std::size_t count, const std::string& name) {
+  const int T = ar.threads(), p = ar.processes() * T;
+  const postbox::ReduceFn op{&affine_fn, nullptr, 8, false};
+  on_threads(T, [&](int t) {
+    const int rank = ar.process() * T + t;
+    std::vector<std::byte> buf(count * 8);
+    for (std::size_t i = 0; i < count; ++i) {
+      const Affine v = affine_input(rank, i);
+      std::memcpy(buf.data() + i * 8, &v, 8);
+    }
+    ar.run(t, buf, op);
+    for (std::size_t i = 0; i < count; ++i) {
+      Affine want = affine_input(0, i);
+      for (int r = 1; r < p; ++r) want = compose(want, affine_input(r, i));
+      Affine got;
+      std::memcpy(&got, buf.data() + i * 8, 8);
+      if (got.a != want.a || got.b != want.b) {
+        fail(name + " (non-commutative) count " + std::to_string(count) + ": rank " + std::to_string(rank) +
+             " element " + std::to_string(i) + " is not the fold in rank order");
+        return;
+      }
+    }
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  pc::MpiEnvironment env(&argc, &argv);
+  g_process = env.rank();
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: postbox_cluster_allreduce_test T\n");
+    return 2;
+  }
+  const int threads = std::atoi(argv[1]);
+  const std::size_t counts[] = {0, 1, 2, 3, 5, 7, 8, 13, 64, 100, 1023, 4097, 100003};
+  struct Variant {
+    const char* name;
+    std::size_t min_bytes;
+  };
+  const Variant variants[] = {{"recursive-doubling", std::numeric_limits<std::size_t>::max()},
+                              {"rabenseifner", 0},
+                              {"by size", pc::kRabenseifnerMinBytes}};
+  for (const Variant& v : variants) {
+    pc::Allreduce ar(MPI_COMM_WORLD, threads, pc::AllreduceOptions{v.min_bytes});
+    if (ar.processes() != env.size() || ar.process() != env.rank() || ar.threads() != threads) fail("numbering");
+    for (const std::size_t count : counts) {
+      sum_case(ar, count, 8, v.name);
+      sum_case(ar, count, 1, v.name);
+      order_case(ar, count, v.name);
+    }
+  }
+
+  // The choice by size.
+  {
+    pc::Allreduce ar(MPI_COMM_WORLD, threads);
+    if (ar.algorithm(pc::kRabenseifnerMinBytes - 1) != pc::AllreduceAlgorithm::recursive_doubling ||
+        ar.algorithm(pc::kRabenseifnerMinBytes) != pc::AllreduceAlgorithm::rabenseifner)
+      fail("algorithm(bytes) does not switch at kRabenseifnerMinBytes");
+    if (std::string(pc::to_string(pc::AllreduceAlgorithm::rabenseifner)) != "rabenseifner" ||
+        std::string(pc::to_string(pc::AllreduceAlgorithm::recursive_doubling)) != "recursive-doubling")
+      fail("to_string");
+
+    // Back to back, alternating algorithms, checked after every call.
+    for (int i = 0; i < 300; ++i) sum_case(ar, i % 2 == 0 ? 3 : 3000, 8, "back to back " + std::to_string(i));
+
+    // Refusals: every thread throws, and the object goes on working.
+    const postbox::ReduceFn op = postbox::unsigned_sum(8);
+    std::vector<int> refused(static_cast<std::size_t>(threads), 0);
+    on_threads(threads, [&](int t) {
+      std::vector<std::byte> buf(threads > 1 && t == 1 ? 16 : 24);
+      try {
+        ar.run(t, buf, op);
+      } catch (const postbox::InputError& e) {
+        refused[static_cast<std::size_t>(t)] = std::string(e.what()).find("thread 1 gave 16 bytes, thread 0 gave 24") != std::string::npos;
+      }
+    });
+    if (threads > 1)
+      for (int t = 0; t < threads; ++t)
+        if (refused[static_cast<std::size_t>(t)] == 0) fail("differing sizes: thread " + std::to_string(t) + " not refused");
+    if (threads == 1 && refused[0] != 0) fail("one thread: refused although nothing differs");
+    on_threads(threads, [&](int t) {
+      std::vector<std::byte> buf(12);
+      try {
+        ar.run(t, buf, op);
+        fail("12 bytes of 8-byte elements: not refused");
+      } catch (const postbox::InputError& e) {
+        if (std::string(e.what()).find("12 bytes are not a whole number of 8-byte elements") == std::string::npos)
+          fail(std::string("12 bytes: wrong message: ") + e.what());
+      }
+    });
+    sum_case(ar, 1000, 8, "after the refusals");
+  }
+
+  int mine = g_failures, total = 0;
+  MPI_Allreduce(&mine, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (env.rank() == 0) std::printf("cluster allreduce: %d processes x %d threads: %s\n", env.size(), threads, total == 0 ? "ok" : "FAILED");
+  return total == 0 ? 0 : 1;
+}
