@@ -34,6 +34,7 @@ struct Allreduce::State {
   int threads = 1;
   AllreduceOptions options;
   bool oversubscribed = false;   // MPI waits yield (mpi_poll.hpp)
+  bool split = false;            // Rabenseifner's algorithm on every thread's slice (else on thread 0)
   std::unique_ptr<Barrier> inner;  // the process's T threads; null when T = 1
   // Published by each thread before the first inner barrier of a call, read after it.
   std::vector<std::span<std::byte>> buffers;
@@ -55,23 +56,37 @@ struct Allreduce::State {
       poll.pause();
     }
   }
+  // A message of more than fragment_bytes and at most fragment_up_to bytes goes as fragments of
+  // fragment_bytes (AllreduceOptions): the sender splits by its length, the receiver by the same
+  // length, and MPI's non-overtaking rule matches them in order.
+  [[nodiscard]] bool fragmented(std::size_t bytes) const {
+    return options.fragment_bytes > 0 && bytes > options.fragment_bytes && bytes <= options.fragment_up_to;
+  }
+  static void post(std::vector<MPI_Request>& r, bool receive, const std::byte* data, std::size_t bytes, std::size_t piece,
+                   int peer, int tag, MPI_Comm comm) {
+    for (std::size_t at = 0; at == 0 || at < bytes; at += piece) {
+      const int n = static_cast<int>(std::min(piece, bytes - at));
+      r.push_back(MPI_REQUEST_NULL);
+      if (receive) MPI_Irecv(const_cast<std::byte*>(data) + at, n, MPI_BYTE, peer, tag, comm, &r.back());
+      else MPI_Isend(data + at, n, MPI_BYTE, peer, tag, comm, &r.back());
+      if (piece >= bytes) break;
+    }
+  }
+  // Either side may be empty (bytes 0 and no pointer): a send, a receive, or both. Receives are
+  // posted first, so neither side's send waits on an unposted receive.
+  void exchange(const std::byte* out, std::size_t out_bytes, std::byte* in, std::size_t in_bytes, int peer, int tag,
+                bool send_it = true, bool receive_it = true) const {
+    thread_local std::vector<MPI_Request> r;
+    r.clear();
+    if (receive_it) post(r, true, in, in_bytes, fragmented(in_bytes) ? options.fragment_bytes : in_bytes, peer, tag, comm);
+    if (send_it) post(r, false, out, out_bytes, fragmented(out_bytes) ? options.fragment_bytes : out_bytes, peer, tag, comm);
+    wait_all(static_cast<int>(r.size()), r.data());
+  }
   void send(const std::byte* data, std::size_t bytes, int to, int tag) const {
-    MPI_Request r = MPI_REQUEST_NULL;
-    MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, to, tag, comm, &r);
-    wait_all(1, &r);
+    exchange(data, bytes, nullptr, 0, to, tag, true, false);
   }
   void recv(std::byte* data, std::size_t bytes, int from, int tag) const {
-    MPI_Request r = MPI_REQUEST_NULL;
-    MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, from, tag, comm, &r);
-    wait_all(1, &r);
-  }
-  // The receive is posted first, so neither side's send waits on an unposted receive.
-  void exchange(const std::byte* out, std::size_t out_bytes, std::byte* in, std::size_t in_bytes, int peer,
-                int tag) const {
-    MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    MPI_Irecv(in, static_cast<int>(in_bytes), MPI_BYTE, peer, tag, comm, &r[0]);
-    MPI_Isend(out, static_cast<int>(out_bytes), MPI_BYTE, peer, tag, comm, &r[1]);
-    wait_all(2, r);
+    exchange(nullptr, 0, data, bytes, from, tag, false, true);
   }
 
   // The non-power-of-two prologue: false when this process sits out the rounds.
@@ -172,6 +187,8 @@ Allreduce::Allreduce(MPI_Comm comm, int threads, AllreduceOptions options) : s_(
   const int on_node = processes_on_node(s.comm);
   const auto cpus = static_cast<unsigned>(allowed_cpu_count());
   s.oversubscribed = internal::node_oversubscribed(s.comm, threads, cpus);
+  s.split = threads > 1 && (options.node_level == AllreduceNodeLevel::split ||
+                            (options.node_level == AllreduceNodeLevel::automatic && !s.oversubscribed));
   while (s.pof2 * 2 <= s.processes) s.pof2 *= 2;
   s.rem = s.processes - s.pof2;
   s.new_rank = s.process < 2 * s.rem ? (s.process % 2 == 1 ? s.process / 2 : -1) : s.process - s.rem;
@@ -200,6 +217,7 @@ AllreduceAlgorithm Allreduce::algorithm(std::size_t bytes) const noexcept {
 int Allreduce::processes() const noexcept { return s_->processes; }
 int Allreduce::process() const noexcept { return s_->process; }
 int Allreduce::threads() const noexcept { return s_->threads; }
+bool Allreduce::splits() const noexcept { return s_->split; }
 
 void Allreduce::run(int thread, std::span<std::byte> buffer, const ReduceFn& op) {
   State& s = *s_;
@@ -241,11 +259,13 @@ void Allreduce::run(int thread, std::span<std::byte> buffer, const ReduceFn& op)
       std::memcpy(s.buffers[static_cast<std::size_t>(u)].data() + first * eb, s.buffers[t].data() + first * eb, n * eb);
     }
   };
-  if (algorithm(bytes) == AllreduceAlgorithm::recursive_doubling) {
+  const bool rabenseifner = algorithm(bytes) == AllreduceAlgorithm::rabenseifner;
+  if (!rabenseifner || !s.split) {
     if (thread == 0) {
       fold_local(0, count);
       if (tmp.size() < bytes) tmp.resize(bytes);
-      s.recursive_doubling(s.buffers[0].data(), count, op, tmp.data(), 0);
+      if (rabenseifner) s.rabenseifner(s.buffers[0].data(), count, op, tmp.data(), 0);
+      else s.recursive_doubling(s.buffers[0].data(), count, op, tmp.data(), 0);
       spread(0, count);
     }
   } else {

@@ -2,10 +2,12 @@
 //   postbox_cluster_allreduce_test T
 // Every case runs on T threads per process, each calling run() with its own buffer, and checks
 // every element of every thread's buffer against the fold computed here from every rank's input:
-//  * both algorithms, forced (rabenseifner_min_bytes 0 and SIZE_MAX) and chosen by size, at
+//  * both algorithms, forced (rabenseifner_min_bytes 0 and SIZE_MAX) and chosen by size, with the
+//    default fragments, with 24-byte fragments of every message up to 4 KiB and with none, at
 //    element counts 0, 1, 2, 3, 5, 7, 8, 13, 64, 100, 1023, 4097 and 100003 (fewer elements
 //    than processes × threads, counts no power of two divides), with 8-byte and 1-byte
 //    unsigned sums;
+//  * Rabenseifner's algorithm split across the threads and on thread 0 (splits() says which);
 //  * global rank order: an associative operator that is not commutative (composition of affine
 //    maps mod 2^32), whose result changes if any two neighbouring ranks swap;
 //  * 300 calls back to back alternating the two algorithms on one object (a thread that left
@@ -29,6 +31,7 @@
 #include "postbox/cluster/mpi_env.hpp"
 #include "postbox/collectives/verify.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/topology.hpp"
 
 namespace pc = postbox::cluster;
 
@@ -148,13 +151,29 @@ int main(int argc, char** argv) {
   struct Variant {
     const char* name;
     std::size_t min_bytes;
+    std::size_t fragment_bytes = pc::AllreduceOptions{}.fragment_bytes;
+    std::size_t fragment_up_to = pc::AllreduceOptions{}.fragment_up_to;
+    pc::AllreduceNodeLevel node_level = pc::AllreduceNodeLevel::automatic;
   };
-  const Variant variants[] = {{"recursive-doubling", std::numeric_limits<std::size_t>::max()},
+  constexpr std::size_t kNever = std::numeric_limits<std::size_t>::max();
+  const Variant variants[] = {{"recursive-doubling", kNever},
                               {"rabenseifner", 0},
-                              {"by size", pc::kRabenseifnerMinBytes}};
+                              {"by size", pc::kRabenseifnerMinBytes},
+                              {"recursive-doubling, 24-byte fragments", kNever, 24, 4096},
+                              {"rabenseifner, 24-byte fragments", 0, 24, 4096},
+                              {"rabenseifner, whole messages", 0, 0, 0},
+                              {"rabenseifner, split across threads", 0, 4000, 32768, pc::AllreduceNodeLevel::split},
+                              {"rabenseifner, on thread 0", 0, 4000, 32768, pc::AllreduceNodeLevel::leader}};
   for (const Variant& v : variants) {
-    pc::Allreduce ar(MPI_COMM_WORLD, threads, pc::AllreduceOptions{v.min_bytes});
+    pc::Allreduce ar(MPI_COMM_WORLD, threads, pc::AllreduceOptions{v.min_bytes, v.fragment_bytes, v.fragment_up_to, v.node_level});
     if (ar.processes() != env.size() || ar.process() != env.rank() || ar.threads() != threads) fail("numbering");
+    if (v.node_level != pc::AllreduceNodeLevel::automatic &&
+        ar.splits() != (threads > 1 && v.node_level == pc::AllreduceNodeLevel::split))
+      fail(std::string(v.name) + ": splits() is " + (ar.splits() ? "true" : "false"));
+    // automatic: split exactly where the node's threads fit its CPUs.
+    const bool fits = static_cast<long long>(pc::processes_on_node(MPI_COMM_WORLD)) * threads <= postbox::allowed_cpu_count();
+    if (v.node_level == pc::AllreduceNodeLevel::automatic && ar.splits() != (threads > 1 && fits))
+      fail(std::string(v.name) + ": automatic splits() is " + (ar.splits() ? "true" : "false"));
     for (const std::size_t count : counts) {
       sum_case(ar, count, 8, v.name);
       sum_case(ar, count, 1, v.name);

@@ -12,13 +12,19 @@
 //    vector with the other processes' thread 0 in ⌈log2 P⌉ rounds (a non-power-of-two P first
 //    folds pairs of processes, as Rabenseifner's algorithm does), and writes the result into
 //    every buffer of its process: few messages, each one latency;
-//  * from that size up, Rabenseifner's algorithm with the vector split across the threads:
-//    thread t owns the t-th of T slices, folds that slice over its process's T buffers, then runs
-//    reduce-scatter by recursive halving and allgather by recursive doubling over that slice with
-//    thread t of every other process, and writes the slice's result into every buffer of its
-//    process. Every byte of the vector crosses between processes about twice in all (where
-//    recursive doubling sends the whole vector log2 P times), each process reduces 1/P of it per
-//    round, and the T threads of a process share the work and the messages.
+//  * from that size up, Rabenseifner's algorithm: reduce-scatter by recursive halving, then
+//    allgather by recursive doubling, between processes. Every byte of the vector crosses
+//    between processes about twice in all (where recursive doubling sends the whole vector
+//    log2 P times), and each process reduces 1/P of it. The node level (splits()): where the
+//    threads of the node's processes fit its CPUs, the vector is split across the threads:
+//    thread t owns the t-th of T slices, folds that slice over its process's T buffers, runs
+//    Rabenseifner's algorithm over it with thread t of every other process, and writes the
+//    slice's result into every buffer of its process, so the T threads share the arithmetic,
+//    the copies and the messages; on an oversubscribed node (more threads than CPUs) thread 0
+//    does it all for the whole vector, as in the small path, because T threads that take turns
+//    on too few cores only add hand-offs (measured in docs/cluster.md).
+// Messages between processes of a few KiB are cut into fragments that each fit the MPI
+// library's eager protocol (AllreduceOptions::fragment_bytes).
 // Inside a process the threads meet twice per call (a barrier after every buffer is there and
 // one before anyone leaves); nothing is copied between threads other than the results.
 //
@@ -59,10 +65,22 @@ const char* to_string(AllreduceAlgorithm algorithm) noexcept;
 // 2 processes × 1 and × 2 threads (docs/cluster.md, "Allreduce by size").
 inline constexpr std::size_t kRabenseifnerMinBytes = 8192;
 
+// Who runs Rabenseifner's algorithm between processes (above): every thread on its slice
+// (split), thread 0 on the whole vector (leader), or split unless the node is oversubscribed.
+enum class AllreduceNodeLevel { automatic, split, leader };
+
 struct AllreduceOptions {
   // Buffers of at least this many bytes run Rabenseifner's algorithm, smaller ones recursive
   // doubling (0: always Rabenseifner's).
   std::size_t rabenseifner_min_bytes = kRabenseifnerMinBytes;
+  // A message between processes of more than fragment_bytes and at most fragment_up_to bytes is
+  // sent as fragments of fragment_bytes (the last one shorter), so that each fits the MPI
+  // library's eager protocol where the whole message would wait for the rendezvous handshake
+  // (Open MPI's shared-memory transport: 4096 bytes with its header; measured in docs/cluster.md).
+  // fragment_bytes 0: never.
+  std::size_t fragment_bytes = 4000;
+  std::size_t fragment_up_to = 32768;
+  AllreduceNodeLevel node_level = AllreduceNodeLevel::automatic;
 };
 
 class Allreduce {
@@ -81,6 +99,9 @@ class Allreduce {
   [[nodiscard]] int processes() const noexcept;
   [[nodiscard]] int process() const noexcept;
   [[nodiscard]] int threads() const noexcept;
+  // Whether Rabenseifner's algorithm runs on every thread's slice (true) or on thread 0 (false;
+  // always with T = 1).
+  [[nodiscard]] bool splits() const noexcept;
 
  private:
   struct State;
