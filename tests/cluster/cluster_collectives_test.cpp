@@ -1,4 +1,4 @@
-// cluster::Allreduce (cluster/allreduce.hpp) under mpirun with P processes:
+// cluster::Collectives (cluster/allreduce.hpp) under mpirun with P processes:
 //   postbox_cluster_allreduce_test T
 // Every case runs on T threads per process, each calling run() with its own buffer, and checks
 // every element of every thread's buffer against the fold computed here from every rank's input:
@@ -15,6 +15,10 @@
 //  * algorithm(bytes) at the threshold;
 //  * refusals: sizes that differ between the threads of a process, a size that is not a whole
 //    number of elements: InputError in every thread, and the object still works afterwards.
+//  * bcast, reduce (sum and the non-commutative fold) and gather from every root, at 0, 1, 13,
+//    4097 and 100003 bytes (reduce: elements), with 4000-byte and 24-byte fragments;
+//  * refusals of the rooted operations: a root outside the job, roots that differ between the
+//    threads, a gather root's buffer too small (refused at the root's process).
 // Exit 0 when everything holds; 1 naming the first failure.
 #include <cstdint>
 #include <cstdio>
@@ -27,7 +31,7 @@
 #include <thread>
 #include <vector>
 
-#include "postbox/cluster/allreduce.hpp"
+#include "postbox/cluster/collectives.hpp"
 #include "postbox/cluster/mpi_env.hpp"
 #include "postbox/collectives/verify.hpp"
 #include "postbox/runtime/check.hpp"
@@ -100,19 +104,19 @@ bool check_sum(const std::vector<std::byte>& buf, int p, std::uint32_t elem, con
 }
 
 // One allreduce of `count` elements of `elem` bytes on ar, checked on every thread.
-void sum_case(pc::Allreduce& ar, std::size_t count, std::uint32_t elem, const std::string& name) {
+void sum_case(pc::Collectives& ar, std::size_t count, std::uint32_t elem, const std::string& name) {
   const int T = ar.threads(), p = ar.processes() * T;
   const postbox::ReduceFn op = postbox::unsigned_sum(elem);
   on_threads(T, [&](int t) {
     const int rank = ar.process() * T + t;
     std::vector<std::byte> buf(count * elem);
     fill(buf, rank, elem);
-    ar.run(t, buf, op);
+    ar.allreduce(t, buf, op);
     check_sum(buf, p, elem, name + " count " + std::to_string(count) + " elem " + std::to_string(elem), rank);
   });
 }
 
-void order_case(pc::Allreduce& ar, std::size_t count, const std::string& name) {
+void order_case(pc::Collectives& ar, std::size_t count, const std::string& name) {
   const int T = ar.threads(), p = ar.processes() * T;
   const postbox::ReduceFn op{&affine_fn, nullptr, 8, false};
   on_threads(T, [&](int t) {
@@ -122,7 +126,7 @@ void order_case(pc::Allreduce& ar, std::size_t count, const std::string& name) {
       const Affine v = affine_input(rank, i);
       std::memcpy(buf.data() + i * 8, &v, 8);
     }
-    ar.run(t, buf, op);
+    ar.allreduce(t, buf, op);
     for (std::size_t i = 0; i < count; ++i) {
       Affine want = affine_input(0, i);
       for (int r = 1; r < p; ++r) want = compose(want, affine_input(r, i));
@@ -135,6 +139,88 @@ void order_case(pc::Allreduce& ar, std::size_t count, const std::string& name) {
       }
     }
   });
+}
+
+std::byte pattern(int rank, std::size_t i) { return static_cast<std::byte>((rank * 37 + i * 11 + 5) & 0xff); }
+
+// bcast from every root: every thread's buffer holds the root's bytes.
+void bcast_case(pc::Collectives& c, std::size_t bytes) {
+  const int T = c.threads(), p = c.processes() * T;
+  for (int root = 0; root < p; ++root) {
+    on_threads(T, [&](int t) {
+      const int rank = c.process() * T + t;
+      std::vector<std::byte> buf(bytes, std::byte{0xee});
+      if (rank == root)
+        for (std::size_t i = 0; i < bytes; ++i) buf[i] = pattern(root, i);
+      c.bcast(t, buf, root);
+      for (std::size_t i = 0; i < bytes; ++i) {
+        if (buf[i] != pattern(root, i)) {
+          fail("bcast " + std::to_string(bytes) + " B root " + std::to_string(root) + ": rank " + std::to_string(rank) +
+               " byte " + std::to_string(i));
+          return;
+        }
+      }
+    });
+  }
+}
+
+// reduce to every root, with the 8-byte sum and the non-commutative affine fold.
+void reduce_case(pc::Collectives& c, std::size_t count) {
+  const int T = c.threads(), p = c.processes() * T;
+  const postbox::ReduceFn sum = postbox::unsigned_sum(8);
+  const postbox::ReduceFn affine{&affine_fn, nullptr, 8, false};
+  for (int root = 0; root < p; ++root) {
+    on_threads(T, [&](int t) {
+      const int rank = c.process() * T + t;
+      std::vector<std::byte> buf(count * 8);
+      fill(buf, rank, 8);
+      c.reduce(t, buf, root, sum);
+      if (rank == root) check_sum(buf, p, 8, "reduce root " + std::to_string(root) + " count " + std::to_string(count), rank);
+      for (std::size_t i = 0; i < count; ++i) {
+        const Affine v = affine_input(rank, i);
+        std::memcpy(buf.data() + i * 8, &v, 8);
+      }
+      c.reduce(t, buf, root, affine);
+      if (rank != root) return;
+      for (std::size_t i = 0; i < count; ++i) {
+        Affine want = affine_input(0, i);
+        for (int r = 1; r < p; ++r) want = compose(want, affine_input(r, i));
+        Affine got;
+        std::memcpy(&got, buf.data() + i * 8, 8);
+        if (got.a != want.a || got.b != want.b) {
+          fail("reduce (non-commutative) root " + std::to_string(root) + " count " + std::to_string(count) +
+               ": not the fold in rank order");
+          return;
+        }
+      }
+    });
+  }
+}
+
+// gather to every root: rank r's block at offset r·bytes of the root's buffer.
+void gather_case(pc::Collectives& c, std::size_t bytes) {
+  const int T = c.threads(), p = c.processes() * T;
+  for (int root = 0; root < p; ++root) {
+    on_threads(T, [&](int t) {
+      const int rank = c.process() * T + t;
+      std::vector<std::byte> block(bytes);
+      for (std::size_t i = 0; i < bytes; ++i) block[i] = pattern(rank, i);
+      std::vector<std::byte> out(rank == root ? bytes * static_cast<std::size_t>(p) : 0, std::byte{0xee});
+      c.gather(t, block, out, root);
+      for (std::size_t i = 0; i < bytes; ++i)
+        if (block[i] != pattern(rank, i)) return fail("gather changed rank " + std::to_string(rank) + "'s block");
+      if (rank != root) return;
+      for (int r = 0; r < p; ++r) {
+        for (std::size_t i = 0; i < bytes; ++i) {
+          if (out[static_cast<std::size_t>(r) * bytes + i] != pattern(r, i)) {
+            fail("gather " + std::to_string(bytes) + " B root " + std::to_string(root) + ": block of rank " +
+                 std::to_string(r) + " byte " + std::to_string(i));
+            return;
+          }
+        }
+      }
+    });
+  }
 }
 
 }  // namespace
@@ -151,8 +237,8 @@ int main(int argc, char** argv) {
   struct Variant {
     const char* name;
     std::size_t min_bytes;
-    std::size_t fragment_bytes = pc::AllreduceOptions{}.fragment_bytes;
-    std::size_t fragment_up_to = pc::AllreduceOptions{}.fragment_up_to;
+    std::size_t fragment_bytes = pc::CollectivesOptions{}.fragment_bytes;
+    std::size_t fragment_up_to = pc::CollectivesOptions{}.fragment_up_to;
     pc::AllreduceNodeLevel node_level = pc::AllreduceNodeLevel::automatic;
   };
   constexpr std::size_t kNever = std::numeric_limits<std::size_t>::max();
@@ -165,7 +251,7 @@ int main(int argc, char** argv) {
                               {"rabenseifner, split across threads", 0, 4000, 32768, pc::AllreduceNodeLevel::split},
                               {"rabenseifner, on thread 0", 0, 4000, 32768, pc::AllreduceNodeLevel::leader}};
   for (const Variant& v : variants) {
-    pc::Allreduce ar(MPI_COMM_WORLD, threads, pc::AllreduceOptions{v.min_bytes, v.fragment_bytes, v.fragment_up_to, v.node_level});
+    pc::Collectives ar(MPI_COMM_WORLD, threads, pc::CollectivesOptions{v.min_bytes, v.fragment_bytes, v.fragment_up_to, v.node_level});
     if (ar.processes() != env.size() || ar.process() != env.rank() || ar.threads() != threads) fail("numbering");
     if (v.node_level != pc::AllreduceNodeLevel::automatic &&
         ar.splits() != (threads > 1 && v.node_level == pc::AllreduceNodeLevel::split))
@@ -183,7 +269,7 @@ int main(int argc, char** argv) {
 
   // The choice by size.
   {
-    pc::Allreduce ar(MPI_COMM_WORLD, threads);
+    pc::Collectives ar(MPI_COMM_WORLD, threads);
     if (ar.algorithm(pc::kRabenseifnerMinBytes - 1) != pc::AllreduceAlgorithm::recursive_doubling ||
         ar.algorithm(pc::kRabenseifnerMinBytes) != pc::AllreduceAlgorithm::rabenseifner)
       fail("algorithm(bytes) does not switch at kRabenseifnerMinBytes");
@@ -200,7 +286,7 @@ int main(int argc, char** argv) {
     on_threads(threads, [&](int t) {
       std::vector<std::byte> buf(threads > 1 && t == 1 ? 16 : 24);
       try {
-        ar.run(t, buf, op);
+        ar.allreduce(t, buf, op);
       } catch (const postbox::InputError& e) {
         refused[static_cast<std::size_t>(t)] = std::string(e.what()).find("thread 1 gave 16 bytes, thread 0 gave 24") != std::string::npos;
       }
@@ -212,7 +298,7 @@ int main(int argc, char** argv) {
     on_threads(threads, [&](int t) {
       std::vector<std::byte> buf(12);
       try {
-        ar.run(t, buf, op);
+        ar.allreduce(t, buf, op);
         fail("12 bytes of 8-byte elements: not refused");
       } catch (const postbox::InputError& e) {
         if (std::string(e.what()).find("12 bytes are not a whole number of 8-byte elements") == std::string::npos)
@@ -220,6 +306,62 @@ int main(int argc, char** argv) {
       }
     });
     sum_case(ar, 1000, 8, "after the refusals");
+  }
+
+  // bcast, reduce and gather from every root, with and without fragments.
+  for (const std::size_t fragment : {std::size_t{4000}, std::size_t{24}}) {
+    pc::Collectives c(MPI_COMM_WORLD, threads, pc::CollectivesOptions{pc::kRabenseifnerMinBytes, fragment, 4096});
+    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{13}, std::size_t{4097}, std::size_t{100003}}) {
+      bcast_case(c, n);
+      gather_case(c, n);
+      if (n < 100003) reduce_case(c, n);
+    }
+  }
+  // Refusals of the rooted operations, in every thread, and the object goes on working.
+  {
+    pc::Collectives c(MPI_COMM_WORLD, threads);
+    const int p = env.size() * threads;
+    const auto refused = [&](const std::string& name, const std::string& message, auto call) {
+      std::vector<int> ok(static_cast<std::size_t>(threads), 0);
+      on_threads(threads, [&](int t) {
+        try {
+          call(t);
+        } catch (const postbox::InputError& e) {
+          ok[static_cast<std::size_t>(t)] = std::string(e.what()).find(message) != std::string::npos;
+          if (ok[static_cast<std::size_t>(t)] == 0) fail(name + ": wrong message: " + e.what());
+          return;
+        }
+        fail(name + ": not refused");
+      });
+    };
+    std::vector<std::vector<std::byte>> bufs(static_cast<std::size_t>(threads), std::vector<std::byte>(16));
+    refused("root outside", "bcast: root " + std::to_string(p) + " is outside 0.." + std::to_string(p - 1),
+            [&](int t) { c.bcast(t, bufs[static_cast<std::size_t>(t)], p); });
+    if (threads > 1) {
+      refused("roots differ", "reduce: thread 1 gave root 1, thread 0 gave root 0",
+              [&](int t) { c.reduce(t, bufs[static_cast<std::size_t>(t)], t == 1 ? 1 : 0, postbox::unsigned_sum(8)); });
+    }
+    bcast_case(c, 100);
+  }
+  // A gather root's buffer too small: refused by the root's process (process 0) alone; the object
+  // is not used again.
+  {
+    pc::Collectives c(MPI_COMM_WORLD, threads);
+    const int p = env.size() * threads;
+    std::vector<int> ok(static_cast<std::size_t>(threads), 0);
+    on_threads(threads, [&](int t) {
+      std::vector<std::byte> block(16), out(16 * static_cast<std::size_t>(p) - 1);
+      try {
+        c.gather(t, block, out, 0);
+        ok[static_cast<std::size_t>(t)] = env.rank() != 0;
+      } catch (const postbox::InputError& e) {
+        ok[static_cast<std::size_t>(t)] =
+            env.rank() == 0 && std::string(e.what()).find("gather: the root's buffer has " + std::to_string(16 * p - 1) +
+                                                          " bytes, the blocks need " + std::to_string(16 * p)) != std::string::npos;
+      }
+    });
+    for (int t = 0; t < threads; ++t)
+      if (ok[static_cast<std::size_t>(t)] == 0) fail("gather with a short root buffer: thread " + std::to_string(t));
   }
 
   int mine = g_failures, total = 0;

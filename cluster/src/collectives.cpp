@@ -1,13 +1,13 @@
-// Allreduce across processes × threads (cluster/allreduce.hpp).
+// Collectives called by the threads of P processes (cluster/collectives.hpp).
 //
-// Between processes both algorithms number the processes as Rabenseifner's algorithm does for a
+// Between processes both allreduce algorithms number the processes as Rabenseifner's algorithm does for a
 // P that is not a power of two: with pof2 the largest power of two ≤ P and rem = P − pof2, the
 // first 2·rem processes pair up (2i sends its vector to 2i+1, which folds it and takes part as
 // "new rank" i), the others take part as new rank process − rem. The partner of a round is
 // new rank ^ mask with mask = 1, 2, 4, ...: each round joins two neighbouring intervals of
 // processes, so folding the lower one's data first keeps global rank order without
 // commutativity. At the end 2i+1 sends the result back to 2i.
-#include "postbox/cluster/allreduce.hpp"
+#include "postbox/cluster/collectives.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -27,18 +27,20 @@ const char* to_string(AllreduceAlgorithm algorithm) noexcept {
   return algorithm == AllreduceAlgorithm::rabenseifner ? "rabenseifner" : "recursive-doubling";
 }
 
-struct Allreduce::State {
+struct Collectives::State {
   MPI_Comm comm = MPI_COMM_NULL;
   int processes = 1;
   int process = 0;
   int threads = 1;
-  AllreduceOptions options;
+  CollectivesOptions options;
   bool oversubscribed = false;   // MPI waits yield (mpi_poll.hpp)
   bool split = false;            // Rabenseifner's algorithm on every thread's slice (else on thread 0)
   std::unique_ptr<Barrier> inner;  // the process's T threads; null when T = 1
   // Published by each thread before the first inner barrier of a call, read after it.
   std::vector<std::span<std::byte>> buffers;
+  std::vector<std::span<const std::byte>> blocks;  // gather
   std::vector<const ReduceFn*> ops;
+  std::vector<int> roots;
   std::vector<std::vector<std::byte>> scratch;  // per thread: what a round receives before folding it
 
   // pof2, rem and this process's new rank (-1: it hands its vector to the next process).
@@ -57,7 +59,7 @@ struct Allreduce::State {
     }
   }
   // A message of more than fragment_bytes and at most fragment_up_to bytes goes as fragments of
-  // fragment_bytes (AllreduceOptions): the sender splits by its length, the receiver by the same
+  // fragment_bytes (CollectivesOptions): the sender splits by its length, the receiver by the same
   // length, and MPI's non-overtaking rule matches them in order.
   [[nodiscard]] bool fragmented(std::size_t bytes) const {
     return options.fragment_bytes > 0 && bytes > options.fragment_bytes && bytes <= options.fragment_up_to;
@@ -170,9 +172,86 @@ struct Allreduce::State {
     }
     hand_back(v, bytes, tag);
   }
+  // The rooted operations' messages between leaders, on a tag of their own (allreduce's are
+  // 0..T-1).
+  [[nodiscard]] int rooted_tag() const { return threads; }
+  void arrive(int thread) const {
+    if (inner) inner->arrive_and_wait(thread);
+  }
+  // The checks every thread makes once all have arrived (the same data: all throw or none).
+  void check_same_size(const char* what, std::size_t bytes, std::size_t (*size_of)(const State&, int)) const {
+    for (int u = 1; u < threads; ++u) {
+      if (size_of(*this, u) != bytes) {
+        throw InputError(std::string(what) + ": thread " + std::to_string(u) + " gave " + std::to_string(size_of(*this, u)) +
+                         " bytes, thread 0 gave " + std::to_string(bytes));
+      }
+    }
+    if (bytes > static_cast<std::size_t>(INT_MAX))
+      throw InputError(std::string(what) + ": " + std::to_string(bytes) + " bytes; MPI counts stop at " + std::to_string(INT_MAX));
+  }
+  void check_root(const char* what) const {
+    const int root = roots[0];
+    for (int u = 1; u < threads; ++u) {
+      if (roots[static_cast<std::size_t>(u)] != root) {
+        throw InputError(std::string(what) + ": thread " + std::to_string(u) + " gave root " +
+                         std::to_string(roots[static_cast<std::size_t>(u)]) + ", thread 0 gave root " + std::to_string(root));
+      }
+    }
+    if (root < 0 || root >= processes * threads) {
+      throw InputError(std::string(what) + ": root " + std::to_string(root) + " is outside 0.." +
+                       std::to_string(processes * threads - 1));
+    }
+  }
+  void check_op(const char* what, std::size_t bytes) const {
+    for (int u = 0; u < threads; ++u) {
+      const ReduceFn& o = *ops[static_cast<std::size_t>(u)];
+      if (o.fn == nullptr || o.elem_bytes == 0)
+        throw InputError(std::string(what) + ": thread " + std::to_string(u) + " gave no operator");
+      if (bytes % o.elem_bytes != 0) {
+        throw InputError(std::string(what) + ": " + std::to_string(bytes) + " bytes are not a whole number of " +
+                         std::to_string(o.elem_bytes) + "-byte elements");
+      }
+    }
+  }
+  // Thread `leader` folds the process's T buffers in thread order into its own.
+  void fold_into(int leader, std::size_t count, const ReduceFn& op) const {
+    if (threads == 1 || count == 0) return;
+    std::byte* out = buffers[static_cast<std::size_t>(leader)].data();
+    op.fn(buffers[0].data(), buffers[1].data(), out, count, op.state);
+    for (int u = 2; u < threads; ++u) op.fn(out, buffers[static_cast<std::size_t>(u)].data(), out, count, op.state);
+  }
+
+  // Binomial bcast among the processes, relative to root_process.
+  void tree_bcast(std::byte* v, std::size_t bytes, int root_process) const {
+    const int vr = (process - root_process + processes) % processes;
+    const auto real = [&](int r) { return (r + root_process) % processes; };
+    int mask = 1;
+    for (; mask < processes; mask <<= 1) {
+      if ((vr & mask) != 0) {
+        recv(v, bytes, real(vr - mask), rooted_tag());
+        break;
+      }
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+      if (vr + mask < processes) send(v, bytes, real(vr + mask), rooted_tag());
+  }
+  // Binomial reduce to process 0, the lower interval folded first.
+  void tree_reduce(std::byte* v, std::size_t count, const ReduceFn& op, std::byte* tmp) const {
+    const std::size_t bytes = count * op.elem_bytes;
+    for (int mask = 1; mask < processes; mask <<= 1) {
+      if ((process & mask) != 0) {
+        send(v, bytes, process - mask, rooted_tag());
+        return;
+      }
+      if (process + mask < processes) {
+        recv(tmp, bytes, process + mask, rooted_tag());
+        op.fn(v, tmp, v, count, op.state);
+      }
+    }
+  }
 };
 
-Allreduce::Allreduce(MPI_Comm comm, int threads, AllreduceOptions options) : s_(std::make_unique<State>()) {
+Collectives::Collectives(MPI_Comm comm, int threads, CollectivesOptions options) : s_(std::make_unique<State>()) {
   int given[2] = {threads, -threads};
   int agreed[2] = {0, 0};
   MPI_Allreduce(given, agreed, 2, MPI_INT, MPI_MAX, comm);  // max of T and of −T: equal iff all agree
@@ -200,29 +279,31 @@ Allreduce::Allreduce(MPI_Comm comm, int threads, AllreduceOptions options) : s_(
     s.inner = std::make_unique<Barrier>(threads, std::move(bo));
   }
   s.buffers.resize(static_cast<std::size_t>(threads));
+  s.blocks.resize(static_cast<std::size_t>(threads));
   s.ops.resize(static_cast<std::size_t>(threads));
+  s.roots.resize(static_cast<std::size_t>(threads));
   s.scratch.resize(static_cast<std::size_t>(threads));
 }
 
-Allreduce::~Allreduce() {
+Collectives::~Collectives() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (s_->comm != MPI_COMM_NULL && finalized == 0) MPI_Comm_free(&s_->comm);
 }
 
-AllreduceAlgorithm Allreduce::algorithm(std::size_t bytes) const noexcept {
+AllreduceAlgorithm Collectives::algorithm(std::size_t bytes) const noexcept {
   return bytes >= s_->options.rabenseifner_min_bytes ? AllreduceAlgorithm::rabenseifner
                                                      : AllreduceAlgorithm::recursive_doubling;
 }
-int Allreduce::processes() const noexcept { return s_->processes; }
-int Allreduce::process() const noexcept { return s_->process; }
-int Allreduce::threads() const noexcept { return s_->threads; }
-bool Allreduce::splits() const noexcept { return s_->split; }
+int Collectives::processes() const noexcept { return s_->processes; }
+int Collectives::process() const noexcept { return s_->process; }
+int Collectives::threads() const noexcept { return s_->threads; }
+bool Collectives::splits() const noexcept { return s_->split; }
 
-void Allreduce::run(int thread, std::span<std::byte> buffer, const ReduceFn& op) {
+void Collectives::allreduce(int thread, std::span<std::byte> buffer, const ReduceFn& op) {
   State& s = *s_;
   PB_CHECK(thread >= 0 && thread < s.threads,
-           "Allreduce::run: thread " + std::to_string(thread) + " outside 0.." + std::to_string(s.threads - 1));
+           "Collectives::run: thread " + std::to_string(thread) + " outside 0.." + std::to_string(s.threads - 1));
   const auto t = static_cast<std::size_t>(thread);
   s.buffers[t] = buffer;
   s.ops[t] = &op;
@@ -278,6 +359,111 @@ void Allreduce::run(int thread, std::span<std::byte> buffer, const ReduceFn& op)
     spread(first, n);
   }
   if (s.inner) s.inner->arrive_and_wait(thread);  // every result is in place before anyone leaves
+}
+
+void Collectives::bcast(int thread, std::span<std::byte> buffer, int root) {
+  State& s = *s_;
+  PB_CHECK(thread >= 0 && thread < s.threads, "Collectives::bcast: thread " + std::to_string(thread) + " outside the process");
+  const auto t = static_cast<std::size_t>(thread);
+  s.buffers[t] = buffer;
+  s.roots[t] = root;
+  s.arrive(thread);
+  const std::size_t bytes = s.buffers[0].size();
+  s.check_same_size("bcast", bytes, [](const State& st, int u) { return st.buffers[static_cast<std::size_t>(u)].size(); });
+  s.check_root("bcast");
+  const int root_process = root / s.threads, leader = s.process == root_process ? root % s.threads : 0;
+  if (thread == leader) {
+    if (s.processes > 1 && bytes > 0) s.tree_bcast(buffer.data(), bytes, root_process);
+    for (int u = 0; u < s.threads; ++u)
+      if (u != leader && bytes > 0) std::memcpy(s.buffers[static_cast<std::size_t>(u)].data(), buffer.data(), bytes);
+  }
+  s.arrive(thread);
+}
+
+void Collectives::reduce(int thread, std::span<std::byte> buffer, int root, const ReduceFn& op) {
+  State& s = *s_;
+  PB_CHECK(thread >= 0 && thread < s.threads, "Collectives::reduce: thread " + std::to_string(thread) + " outside the process");
+  const auto t = static_cast<std::size_t>(thread);
+  s.buffers[t] = buffer;
+  s.ops[t] = &op;
+  s.roots[t] = root;
+  s.arrive(thread);
+  const std::size_t bytes = s.buffers[0].size();
+  s.check_same_size("reduce", bytes, [](const State& st, int u) { return st.buffers[static_cast<std::size_t>(u)].size(); });
+  s.check_root("reduce");
+  s.check_op("reduce", bytes);
+  const int root_process = root / s.threads, leader = s.process == root_process ? root % s.threads : 0;
+  if (thread == leader) {
+    const std::size_t count = bytes / op.elem_bytes;
+    s.fold_into(leader, count, op);
+    if (s.processes > 1 && bytes > 0) {
+      auto& tmp = s.scratch[t];
+      if (tmp.size() < bytes) tmp.resize(bytes);
+      s.tree_reduce(buffer.data(), count, op, tmp.data());
+      if (root_process != 0 && s.process == 0) s.send(buffer.data(), bytes, root_process, s.rooted_tag());
+      if (root_process != 0 && s.process == root_process) s.recv(buffer.data(), bytes, 0, s.rooted_tag());
+    }
+  }
+  s.arrive(thread);
+}
+
+void Collectives::gather(int thread, std::span<const std::byte> block, std::span<std::byte> out, int root) {
+  State& s = *s_;
+  PB_CHECK(thread >= 0 && thread < s.threads, "Collectives::gather: thread " + std::to_string(thread) + " outside the process");
+  const auto t = static_cast<std::size_t>(thread);
+  s.blocks[t] = block;
+  s.buffers[t] = out;
+  s.roots[t] = root;
+  s.arrive(thread);
+  const std::size_t bytes = s.blocks[0].size();
+  s.check_same_size("gather", bytes, [](const State& st, int u) { return st.blocks[static_cast<std::size_t>(u)].size(); });
+  s.check_root("gather");
+  const std::size_t tb = bytes * static_cast<std::size_t>(s.threads);  // one process's blocks
+  const std::size_t all = tb * static_cast<std::size_t>(s.processes);
+  if (all > static_cast<std::size_t>(INT_MAX))
+    throw InputError("gather: " + std::to_string(all) + " bytes in all; MPI counts stop at " + std::to_string(INT_MAX));
+  const int root_process = root / s.threads, leader = s.process == root_process ? root % s.threads : 0;
+  if (s.process == root_process && s.buffers[static_cast<std::size_t>(leader)].size() < all) {
+    throw InputError("gather: the root's buffer has " + std::to_string(s.buffers[static_cast<std::size_t>(leader)].size()) +
+                     " bytes, the blocks need " + std::to_string(all));
+  }
+  if (thread == leader && bytes > 0) {
+    const int P = s.processes;
+    const int vr = (s.process - root_process + P) % P;
+    const auto real = [&](int r) { return (r + root_process) % P; };
+    // This process's subtree: processes vr .. vr + span − 1 (relative), gathered in that order.
+    int span = P - vr;
+    for (int mask = 1; mask < P; mask <<= 1) {
+      if ((vr & mask) != 0) {
+        span = std::min(mask, P - vr);
+        break;
+      }
+    }
+    std::byte* root_out = s.buffers[static_cast<std::size_t>(leader)].data();
+    std::byte* staging = root_out;  // at the root's process, when it is process 0, the blocks land in place
+    if (!(vr == 0 && root_process == 0)) {
+      auto& tmp = s.scratch[t];
+      if (tmp.size() < tb * static_cast<std::size_t>(span)) tmp.resize(tb * static_cast<std::size_t>(span));
+      staging = tmp.data();
+    }
+    for (int u = 0; u < s.threads; ++u)
+      std::memmove(staging + static_cast<std::size_t>(u) * bytes, s.blocks[static_cast<std::size_t>(u)].data(), bytes);
+    for (int mask = 1; mask < P; mask <<= 1) {
+      if ((vr & mask) != 0) {
+        s.send(staging, tb * static_cast<std::size_t>(span), real(vr - mask), s.rooted_tag());
+        break;
+      }
+      if (vr + mask < P) {
+        const int n = std::min(mask, P - vr - mask);
+        s.recv(staging + tb * static_cast<std::size_t>(mask), tb * static_cast<std::size_t>(n), real(vr + mask), s.rooted_tag());
+      }
+    }
+    if (vr == 0 && root_process != 0) {
+      for (int q = 0; q < P; ++q)
+        std::memcpy(root_out + tb * static_cast<std::size_t>(real(q)), staging + tb * static_cast<std::size_t>(q), tb);
+    }
+  }
+  s.arrive(thread);
 }
 
 }  // namespace postbox::cluster
