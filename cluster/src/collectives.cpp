@@ -440,27 +440,51 @@ void Collectives::gather(int thread, std::span<const std::byte> block, std::span
       }
     }
     std::byte* root_out = s.buffers[static_cast<std::size_t>(leader)].data();
-    std::byte* staging = root_out;  // at the root's process, when it is process 0, the blocks land in place
-    if (!(vr == 0 && root_process == 0)) {
-      auto& tmp = s.scratch[t];
-      if (tmp.size() < tb * static_cast<std::size_t>(span)) tmp.resize(tb * static_cast<std::size_t>(span));
-      staging = tmp.data();
-    }
-    for (int u = 0; u < s.threads; ++u)
-      std::memmove(staging + static_cast<std::size_t>(u) * bytes, s.blocks[static_cast<std::size_t>(u)].data(), bytes);
-    for (int mask = 1; mask < P; mask <<= 1) {
-      if ((vr & mask) != 0) {
-        s.send(staging, tb * static_cast<std::size_t>(span), real(vr - mask), s.rooted_tag());
-        break;
+    // A process without children (span 1) sends its T blocks straight from the threads' buffers,
+    // one message each: no copy into staging. Its parent receives them as T messages.
+    if (span == 1 && vr != 0) {
+      thread_local std::vector<MPI_Request> r;
+      r.clear();
+      for (int u = 0; u < s.threads; ++u) {
+        const int mask = vr & -vr;  // the parent is vr − lowest bit
+        State::post(r, false, s.blocks[static_cast<std::size_t>(u)].data(), bytes,
+                    s.fragmented(bytes) ? s.options.fragment_bytes : bytes, real(vr - mask), s.rooted_tag(), s.comm);
       }
-      if (vr + mask < P) {
-        const int n = std::min(mask, P - vr - mask);
-        s.recv(staging + tb * static_cast<std::size_t>(mask), tb * static_cast<std::size_t>(n), real(vr + mask), s.rooted_tag());
+      s.wait_all(static_cast<int>(r.size()), r.data());
+    } else {
+      std::byte* staging = root_out;  // at the root's process, when it is process 0, the blocks land in place
+      if (!(vr == 0 && root_process == 0)) {
+        auto& tmp = s.scratch[t];
+        if (tmp.size() < tb * static_cast<std::size_t>(span)) tmp.resize(tb * static_cast<std::size_t>(span));
+        staging = tmp.data();
       }
-    }
-    if (vr == 0 && root_process != 0) {
-      for (int q = 0; q < P; ++q)
-        std::memcpy(root_out + tb * static_cast<std::size_t>(real(q)), staging + tb * static_cast<std::size_t>(q), tb);
+      for (int u = 0; u < s.threads; ++u)
+        std::memmove(staging + static_cast<std::size_t>(u) * bytes, s.blocks[static_cast<std::size_t>(u)].data(), bytes);
+      thread_local std::vector<MPI_Request> r;
+      for (int mask = 1; mask < P; mask <<= 1) {
+        if ((vr & mask) != 0) {
+          s.send(staging, tb * static_cast<std::size_t>(span), real(vr - mask), s.rooted_tag());
+          break;
+        }
+        if (vr + mask < P) {
+          const int n = std::min(mask, P - vr - mask);
+          std::byte* into = staging + tb * static_cast<std::size_t>(mask);
+          if (n == 1) {  // a child without children: its T blocks, one message each
+            r.clear();
+            for (int u = 0; u < s.threads; ++u) {
+              State::post(r, true, into + static_cast<std::size_t>(u) * bytes, bytes,
+                          s.fragmented(bytes) ? s.options.fragment_bytes : bytes, real(vr + mask), s.rooted_tag(), s.comm);
+            }
+            s.wait_all(static_cast<int>(r.size()), r.data());
+          } else {
+            s.recv(into, tb * static_cast<std::size_t>(n), real(vr + mask), s.rooted_tag());
+          }
+        }
+      }
+      if (vr == 0 && root_process != 0) {
+        for (int q = 0; q < P; ++q)
+          std::memcpy(root_out + tb * static_cast<std::size_t>(real(q)), staging + tb * static_cast<std::size_t>(q), tb);
+      }
     }
   }
   s.arrive(thread);

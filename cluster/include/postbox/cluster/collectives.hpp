@@ -34,8 +34,9 @@
 //    on too few cores only add hand-offs (measured in docs/cluster.md).
 // bcast, reduce and gather between processes: binomial trees over the leaders (bcast and gather
 // relative to the root's process; reduce to process 0 in process order, so the fold stays in
-// rank order, then to the root's process when that is another one). A gather's leader sends its
-// process's T blocks, and what it gathered below it, as one message.
+// rank order, then to the root's process when that is another one). In a gather a process
+// without children in the tree sends its T blocks straight from the threads' buffers, one
+// message each; one with children sends its blocks and what it gathered as one message.
 // Messages between processes of a few KiB are cut into fragments that each fit the MPI
 // library's eager protocol (CollectivesOptions::fragment_bytes).
 // Inside a process the threads meet twice per call (a barrier once every buffer is there, one
@@ -97,7 +98,7 @@ struct CollectivesOptions {
   // (Open MPI's shared-memory transport: 4096 bytes with its header; measured in docs/cluster.md).
   // fragment_bytes 0: never.
   std::size_t fragment_bytes = 4000;
-  std::size_t fragment_up_to = 16384;
+  std::size_t fragment_up_to = 8192;
   AllreduceNodeLevel node_level = AllreduceNodeLevel::automatic;
 };
 
