@@ -494,9 +494,8 @@ void register_bench(CLI::App& app) {
       "With --sizes, an OSU-style sweep instead: per size bcast, reduce, allreduce and gather, and the\n"
       "barrier once, postbox against Open MPI's own call over all P*T processes (root 0), a table per\n"
       "operation: size, postbox us, Open MPI us, ratio = postbox / Open MPI, and postbox's algorithm\n"
-      "(barrier: ClusterBarrier; the others: cluster::Collectives called by the T threads of each process,\n"
-      "binomial trees among the processes, allreduce recursive doubling below 8 KiB and Rabenseifner's\n"
-      "from there).");
+      "(cluster::Collectives called by the T threads of each process: barrier by dissemination, binomial\n"
+      "trees among the processes, allreduce recursive doubling below 8 KiB and Rabenseifner's from there).");
   csub->add_option("--sizes", cargs->sizes,
                    "Sweep these message sizes (default: no sweep, the fixed rows above): a range LO:HI, stepping\n"
                    "LO, 2*LO, 4*LO, ... up to HI as OSU's benchmarks do, or a comma list of sizes and ranges; each\n"

@@ -320,7 +320,8 @@ ClusterBatch collectives_batch(std::shared_ptr<SharedCollectives> shared, std::s
     const ReduceFn sum = sweep_sum(bytes);
     return threaded(threads, iters, [&](int t) {
       std::span<std::byte> buf = bufs[static_cast<std::size_t>(t)];
-      if (op == "allreduce") c.allreduce(t, buf, sum);
+      if (op == "barrier") c.barrier(t);
+      else if (op == "allreduce") c.allreduce(t, buf, sum);
       else if (op == "bcast") c.bcast(t, buf, 0);
       else if (op == "reduce") c.reduce(t, buf, 0, sum);
       else c.gather(t, buf, t == 0 ? std::span<std::byte>(out) : std::span<std::byte>(), 0);
@@ -388,14 +389,9 @@ std::string size_label(std::int64_t bytes) {
 const char* sweep_element(std::int64_t bytes) { return bytes % 8 == 0 ? "double" : "uint8"; }
 
 void add_sweep_rows(ClusterBench& bench, const std::vector<std::int64_t>& sizes) {
-  bench.add("barrier", "postbox", true,
-            [](MPI_Comm comm, int threads, int iters) {
-              cluster::ClusterBarrier b(comm, threads);
-              return threaded(threads, iters, [&](int t) { b.arrive_and_wait(t); });
-            },
-            "ClusterBarrier", 0);
-  bench.add("barrier", "Open MPI", false, flat([](MPI_Comm c) { MPI_Barrier(c); }), "", 0);
   auto shared = std::make_shared<SharedCollectives>();
+  bench.add("barrier", "postbox", true, collectives_batch(shared, "barrier", 0), "dissemination among processes", 0);
+  bench.add("barrier", "Open MPI", false, flat([](MPI_Comm c) { MPI_Barrier(c); }), "", 0);
   cluster::CollectivesOptions defaults;
   struct InOut {
     std::vector<std::byte> in, out;

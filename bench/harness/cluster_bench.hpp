@@ -132,8 +132,8 @@ std::int64_t parse_byte_size(std::string_view text, std::string_view what);
 std::vector<std::int64_t> parse_sizes(std::string_view text);
 
 // Rows of a sweep, for every size: bcast, reduce, allreduce, gather, and
-// one barrier: "postbox" (barrier: cluster::ClusterBarrier; the others: cluster::Collectives,
-// called by the hybrid's T threads per process, root 0) and
+// one barrier: "postbox" (cluster::Collectives, called by the hybrid's T threads per process,
+// root 0) and
 // "Open MPI" (MPI_Barrier, MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Gather over all P·T
 // processes, root 0). The element of reduce and allreduce: a double (MPI_DOUBLE, MPI_SUM) when
 // the size is a multiple of 8, else an unsigned byte (MPI_UINT8_T, MPI_SUM), the same type and

@@ -361,6 +361,24 @@ void Collectives::allreduce(int thread, std::span<std::byte> buffer, const Reduc
   if (s.inner) s.inner->arrive_and_wait(thread);  // every result is in place before anyone leaves
 }
 
+void Collectives::barrier(int thread) {
+  State& s = *s_;
+  PB_CHECK(thread >= 0 && thread < s.threads, "Collectives::barrier: thread " + std::to_string(thread) + " outside the process");
+  s.arrive(thread);
+  if (thread == 0 && s.processes > 1) {
+    // Dissemination: in round k an empty message to the process 2^k after, one from the process
+    // 2^k before. A round's source differs from every other round's, so rounds never cross.
+    const int P = s.processes, tag = s.threads + 1;
+    for (int dist = 1; dist < P; dist <<= 1) {
+      MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+      MPI_Irecv(nullptr, 0, MPI_BYTE, (s.process - dist + P) % P, tag, s.comm, &r[0]);
+      MPI_Isend(nullptr, 0, MPI_BYTE, (s.process + dist) % P, tag, s.comm, &r[1]);
+      s.wait_all(2, r);
+    }
+  }
+  s.arrive(thread);
+}
+
 void Collectives::bcast(int thread, std::span<std::byte> buffer, int root) {
   State& s = *s_;
   PB_CHECK(thread >= 0 && thread < s.threads, "Collectives::bcast: thread " + std::to_string(thread) + " outside the process");

@@ -18,8 +18,12 @@
 //  * bcast, reduce (sum and the non-commutative fold) and gather from every root, at 0, 1, 13,
 //    4097 and 100003 bytes (reduce: elements), with 4000-byte and 24-byte fragments;
 //  * refusals of the rooted operations: a root outside the job, roots that differ between the
-//    threads, a gather root's buffer too small (refused at the root's process).
+//    threads, a gather root's buffer too small (refused at the root's process);
+//  * barrier: a rotating rank arrives 20 ms late and no thread leaves before it arrived; 200
+//    barriers back to back.
 // Exit 0 when everything holds; 1 naming the first failure.
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -342,6 +346,34 @@ int main(int argc, char** argv) {
               [&](int t) { c.reduce(t, bufs[static_cast<std::size_t>(t)], t == 1 ? 1 : 0, postbox::unsigned_sum(8)); });
     }
     bcast_case(c, 100);
+  }
+  // barrier: in round i rank i mod p arrives 20 ms late; nobody leaves before it arrived (the
+  // monotonic clock is the machine's, the same in every process here).
+  {
+    pc::Collectives c(MPI_COMM_WORLD, threads);
+    const int p = env.size() * threads;
+    const auto now_ns = [] {
+      return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch()).count());
+    };
+    for (int round = 0; round < std::min(p, 4); ++round) {
+      std::vector<double> arrived(static_cast<std::size_t>(threads)), left(static_cast<std::size_t>(threads));
+      on_threads(threads, [&](int t) {
+        if (env.rank() * threads + t == round) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        arrived[static_cast<std::size_t>(t)] = now_ns();
+        c.barrier(t);
+        left[static_cast<std::size_t>(t)] = now_ns();
+      });
+      double last_arrival = 0, first_leave = 0;
+      const double my_last = *std::max_element(arrived.begin(), arrived.end());
+      const double my_first = *std::min_element(left.begin(), left.end());
+      MPI_Allreduce(&my_last, &last_arrival, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      MPI_Allreduce(&my_first, &first_leave, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+      if (first_leave < last_arrival) fail("barrier round " + std::to_string(round) + ": a thread left before rank " +
+                                           std::to_string(round) + " arrived");
+    }
+    for (int i = 0; i < 200; ++i) on_threads(threads, [&](int t) { c.barrier(t); });  // back to back, no hang
+    bcast_case(c, 8);  // the barrier's messages do not match the others'
   }
   // A gather root's buffer too small: refused by the root's process (process 0) alone; the object
   // is not used again.

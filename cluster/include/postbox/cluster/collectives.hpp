@@ -14,6 +14,8 @@
 //    the other buffers are left with partial results (a leader's holds its process's fold).
 //  * gather(t, block, out, root): the root's `out` (P·T·block bytes; ignored elsewhere) holds
 //    every rank's block, rank r's at offset r·block bytes; the blocks are only read.
+//  * barrier(t): returns once every thread of every process has called it (a plain barrier:
+//    cluster::ClusterBarrier has split phases, drops, reductions and a completion function).
 //
 // Allreduce's algorithms, by the buffer's size (algorithm(bytes)):
 //  * below CollectivesOptions::rabenseifner_min_bytes, recursive doubling on one thread per
@@ -32,7 +34,8 @@
 //    the copies and the messages; on an oversubscribed node (more threads than CPUs) thread 0
 //    does it all for the whole vector, as in the small path, because T threads that take turns
 //    on too few cores only add hand-offs (measured in docs/cluster.md).
-// bcast, reduce and gather between processes: binomial trees over the leaders (bcast and gather
+// barrier between processes: dissemination with empty messages (⌈log2 P⌉ rounds, each one
+// message latency; at P = 2 one exchange). bcast, reduce and gather between processes: binomial trees over the leaders (bcast and gather
 // relative to the root's process; reduce to process 0 in process order, so the fold stays in
 // rank order, then to the root's process when that is another one). In a gather a process
 // without children in the tree sends its T blocks straight from the threads' buffers, one
@@ -115,6 +118,7 @@ class Collectives {
   void bcast(int thread, std::span<std::byte> buffer, int root);
   void reduce(int thread, std::span<std::byte> buffer, int root, const ReduceFn& op);
   void gather(int thread, std::span<const std::byte> block, std::span<std::byte> out, int root);
+  void barrier(int thread);
 
   // The algorithm allreduce takes for a buffer of `bytes`.
   [[nodiscard]] AllreduceAlgorithm algorithm(std::size_t bytes) const noexcept;
