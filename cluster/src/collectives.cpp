@@ -37,11 +37,27 @@ struct Collectives::State {
   bool split = false;            // Rabenseifner's algorithm on every thread's slice (else on thread 0)
   std::unique_ptr<Barrier> inner;  // the process's T threads; null when T = 1
   // Published by each thread before the first inner barrier of a call, read after it.
-  std::vector<std::span<std::byte>> buffers;
-  std::vector<std::span<const std::byte>> blocks;  // gather
-  std::vector<const ReduceFn*> ops;
-  std::vector<int> roots;
+  // Each thread's arguments, published before a call's first meeting and read after it, in
+  // pub[call % 2]: with one meeting per call a thread may start call k + 1 while another still
+  // reads call k's; call k + 2 writes what call k published, once everyone has arrived at call
+  // k + 1's meeting, after their last read of call k's.
+  struct Published {
+    std::vector<std::span<std::byte>> buffers;
+    std::vector<std::span<const std::byte>> blocks;  // gather
+    std::vector<const ReduceFn*> ops;
+    std::vector<int> roots;
+  };
+  Published pub[2];
   std::vector<std::vector<std::byte>> scratch;  // per thread: what a round receives before folding it
+  // Small rooted calls (at most options.staged_up_to bytes, T > 1) meet once: the data passes
+  // through stage[call % 2], one slot of staged_up_to bytes per thread. Call k writes the
+  // parity call k − 2 read, and every reader of call k − 2 finished before it arrived at call
+  // k − 1's meeting, which the writer of call k has passed.
+  std::vector<std::uint64_t> calls;  // per thread: its rooted calls so far
+  std::vector<std::byte> stage[2];
+  [[nodiscard]] std::byte* slot(std::uint64_t call, int thread) const {
+    return const_cast<std::byte*>(stage[call % 2].data()) + static_cast<std::size_t>(thread) * options.staged_up_to;
+  }
 
   // pof2, rem and this process's new rank (-1: it hands its vector to the next process).
   int pof2 = 1;
@@ -179,22 +195,23 @@ struct Collectives::State {
     if (inner) inner->arrive_and_wait(thread);
   }
   // The checks every thread makes once all have arrived (the same data: all throw or none).
-  void check_same_size(const char* what, std::size_t bytes, std::size_t (*size_of)(const State&, int)) const {
+  void check_same_size(const char* what, std::size_t bytes, const Published& m,
+                       std::size_t (*size_of)(const Published&, int)) const {
     for (int u = 1; u < threads; ++u) {
-      if (size_of(*this, u) != bytes) {
-        throw InputError(std::string(what) + ": thread " + std::to_string(u) + " gave " + std::to_string(size_of(*this, u)) +
+      if (size_of(m, u) != bytes) {
+        throw InputError(std::string(what) + ": thread " + std::to_string(u) + " gave " + std::to_string(size_of(m, u)) +
                          " bytes, thread 0 gave " + std::to_string(bytes));
       }
     }
     if (bytes > static_cast<std::size_t>(INT_MAX))
       throw InputError(std::string(what) + ": " + std::to_string(bytes) + " bytes; MPI counts stop at " + std::to_string(INT_MAX));
   }
-  void check_root(const char* what) const {
-    const int root = roots[0];
+  void check_root(const char* what, const Published& m) const {
+    const int root = m.roots[0];
     for (int u = 1; u < threads; ++u) {
-      if (roots[static_cast<std::size_t>(u)] != root) {
+      if (m.roots[static_cast<std::size_t>(u)] != root) {
         throw InputError(std::string(what) + ": thread " + std::to_string(u) + " gave root " +
-                         std::to_string(roots[static_cast<std::size_t>(u)]) + ", thread 0 gave root " + std::to_string(root));
+                         std::to_string(m.roots[static_cast<std::size_t>(u)]) + ", thread 0 gave root " + std::to_string(root));
       }
     }
     if (root < 0 || root >= processes * threads) {
@@ -202,9 +219,9 @@ struct Collectives::State {
                        std::to_string(processes * threads - 1));
     }
   }
-  void check_op(const char* what, std::size_t bytes) const {
+  void check_op(const char* what, std::size_t bytes, const Published& m) const {
     for (int u = 0; u < threads; ++u) {
-      const ReduceFn& o = *ops[static_cast<std::size_t>(u)];
+      const ReduceFn& o = *m.ops[static_cast<std::size_t>(u)];
       if (o.fn == nullptr || o.elem_bytes == 0)
         throw InputError(std::string(what) + ": thread " + std::to_string(u) + " gave no operator");
       if (bytes % o.elem_bytes != 0) {
@@ -214,11 +231,11 @@ struct Collectives::State {
     }
   }
   // Thread `leader` folds the process's T buffers in thread order into its own.
-  void fold_into(int leader, std::size_t count, const ReduceFn& op) const {
+  void fold_into(int leader, std::size_t count, const ReduceFn& op, const Published& m) const {
     if (threads == 1 || count == 0) return;
-    std::byte* out = buffers[static_cast<std::size_t>(leader)].data();
-    op.fn(buffers[0].data(), buffers[1].data(), out, count, op.state);
-    for (int u = 2; u < threads; ++u) op.fn(out, buffers[static_cast<std::size_t>(u)].data(), out, count, op.state);
+    std::byte* out = m.buffers[static_cast<std::size_t>(leader)].data();
+    op.fn(m.buffers[0].data(), m.buffers[1].data(), out, count, op.state);
+    for (int u = 2; u < threads; ++u) op.fn(out, m.buffers[static_cast<std::size_t>(u)].data(), out, count, op.state);
   }
 
   // Binomial bcast among the processes, relative to root_process.
@@ -278,11 +295,17 @@ Collectives::Collectives(MPI_Comm comm, int threads, CollectivesOptions options)
     if (s.oversubscribed) bo.cpus = std::max(1u, cpus / static_cast<unsigned>(std::max(on_node, 1)));
     s.inner = std::make_unique<Barrier>(threads, std::move(bo));
   }
-  s.buffers.resize(static_cast<std::size_t>(threads));
-  s.blocks.resize(static_cast<std::size_t>(threads));
-  s.ops.resize(static_cast<std::size_t>(threads));
-  s.roots.resize(static_cast<std::size_t>(threads));
+  for (auto& m : s.pub) {
+    m.buffers.resize(static_cast<std::size_t>(threads));
+    m.blocks.resize(static_cast<std::size_t>(threads));
+    m.ops.resize(static_cast<std::size_t>(threads));
+    m.roots.resize(static_cast<std::size_t>(threads));
+  }
   s.scratch.resize(static_cast<std::size_t>(threads));
+  s.calls.assign(static_cast<std::size_t>(threads), 0);
+  if (threads > 1) {
+    for (auto& st : s.stage) st.resize(static_cast<std::size_t>(threads) * options.staged_up_to);
+  }
 }
 
 Collectives::~Collectives() {
@@ -305,17 +328,18 @@ void Collectives::allreduce(int thread, std::span<std::byte> buffer, const Reduc
   PB_CHECK(thread >= 0 && thread < s.threads,
            "Collectives::run: thread " + std::to_string(thread) + " outside 0.." + std::to_string(s.threads - 1));
   const auto t = static_cast<std::size_t>(thread);
-  s.buffers[t] = buffer;
-  s.ops[t] = &op;
+  State::Published& m = s.pub[s.calls[t]++ % 2];
+  m.buffers[t] = buffer;
+  m.ops[t] = &op;
   if (s.inner) s.inner->arrive_and_wait(thread);  // every buffer is there
   // Every thread checks every thread's arguments, so they all throw or none does.
-  const std::size_t bytes = s.buffers[0].size();
+  const std::size_t bytes = m.buffers[0].size();
   for (int u = 0; u < s.threads; ++u) {
-    const ReduceFn& o = *s.ops[static_cast<std::size_t>(u)];
+    const ReduceFn& o = *m.ops[static_cast<std::size_t>(u)];
     if (o.fn == nullptr || o.elem_bytes == 0) throw InputError("allreduce: thread " + std::to_string(u) + " gave no operator");
-    if (s.buffers[static_cast<std::size_t>(u)].size() != bytes) {
+    if (m.buffers[static_cast<std::size_t>(u)].size() != bytes) {
       throw InputError("allreduce: thread " + std::to_string(u) + " gave " +
-                       std::to_string(s.buffers[static_cast<std::size_t>(u)].size()) + " bytes, thread 0 gave " +
+                       std::to_string(m.buffers[static_cast<std::size_t>(u)].size()) + " bytes, thread 0 gave " +
                        std::to_string(bytes));
     }
     if (bytes % o.elem_bytes != 0) {
@@ -329,15 +353,15 @@ void Collectives::allreduce(int thread, std::span<std::byte> buffer, const Reduc
   const std::size_t eb = op.elem_bytes, count = bytes / eb;
   auto& tmp = s.scratch[t];
   const auto fold_local = [&](std::size_t first, std::size_t n) {  // into buffers[t][first, first + n)
-    std::byte* out = s.buffers[t].data() + first * eb;
+    std::byte* out = m.buffers[t].data() + first * eb;
     if (s.threads == 1 || n == 0) return;
-    op.fn(s.buffers[0].data() + first * eb, s.buffers[1].data() + first * eb, out, n, op.state);
-    for (int u = 2; u < s.threads; ++u) op.fn(out, s.buffers[static_cast<std::size_t>(u)].data() + first * eb, out, n, op.state);
+    op.fn(m.buffers[0].data() + first * eb, m.buffers[1].data() + first * eb, out, n, op.state);
+    for (int u = 2; u < s.threads; ++u) op.fn(out, m.buffers[static_cast<std::size_t>(u)].data() + first * eb, out, n, op.state);
   };
   const auto spread = [&](std::size_t first, std::size_t n) {  // buffers[t]'s range into the others'
     for (int u = 0; u < s.threads; ++u) {
       if (u == thread || n == 0) continue;
-      std::memcpy(s.buffers[static_cast<std::size_t>(u)].data() + first * eb, s.buffers[t].data() + first * eb, n * eb);
+      std::memcpy(m.buffers[static_cast<std::size_t>(u)].data() + first * eb, m.buffers[t].data() + first * eb, n * eb);
     }
   };
   const bool rabenseifner = algorithm(bytes) == AllreduceAlgorithm::rabenseifner;
@@ -345,8 +369,8 @@ void Collectives::allreduce(int thread, std::span<std::byte> buffer, const Reduc
     if (thread == 0) {
       fold_local(0, count);
       if (tmp.size() < bytes) tmp.resize(bytes);
-      if (rabenseifner) s.rabenseifner(s.buffers[0].data(), count, op, tmp.data(), 0);
-      else s.recursive_doubling(s.buffers[0].data(), count, op, tmp.data(), 0);
+      if (rabenseifner) s.rabenseifner(m.buffers[0].data(), count, op, tmp.data(), 0);
+      else s.recursive_doubling(m.buffers[0].data(), count, op, tmp.data(), 0);
       spread(0, count);
     }
   } else {
@@ -355,7 +379,7 @@ void Collectives::allreduce(int thread, std::span<std::byte> buffer, const Reduc
     const std::size_t first = t * q + std::min(t, r), n = q + (t < r ? 1 : 0);
     fold_local(first, n);
     if (tmp.size() < n * eb) tmp.resize(n * eb);
-    s.rabenseifner(s.buffers[t].data() + first * eb, n, op, tmp.data(), thread);
+    s.rabenseifner(m.buffers[t].data() + first * eb, n, op, tmp.data(), thread);
     spread(first, n);
   }
   if (s.inner) s.inner->arrive_and_wait(thread);  // every result is in place before anyone leaves
@@ -364,6 +388,7 @@ void Collectives::allreduce(int thread, std::span<std::byte> buffer, const Reduc
 void Collectives::barrier(int thread) {
   State& s = *s_;
   PB_CHECK(thread >= 0 && thread < s.threads, "Collectives::barrier: thread " + std::to_string(thread) + " outside the process");
+  ++s.calls[static_cast<std::size_t>(thread)];
   s.arrive(thread);
   if (thread == 0 && s.processes > 1) {
     // Dissemination: in round k an empty message to the process 2^k after, one from the process
@@ -383,17 +408,32 @@ void Collectives::bcast(int thread, std::span<std::byte> buffer, int root) {
   State& s = *s_;
   PB_CHECK(thread >= 0 && thread < s.threads, "Collectives::bcast: thread " + std::to_string(thread) + " outside the process");
   const auto t = static_cast<std::size_t>(thread);
-  s.buffers[t] = buffer;
-  s.roots[t] = root;
-  s.arrive(thread);
-  const std::size_t bytes = s.buffers[0].size();
-  s.check_same_size("bcast", bytes, [](const State& st, int u) { return st.buffers[static_cast<std::size_t>(u)].size(); });
-  s.check_root("bcast");
+  const std::uint64_t call = s.calls[t]++;
+  State::Published& m = s.pub[call % 2];
+  m.buffers[t] = buffer;
+  m.roots[t] = root;
   const int root_process = root / s.threads, leader = s.process == root_process ? root % s.threads : 0;
+  if (s.threads > 1 && buffer.size() <= s.options.staged_up_to) {
+    // Staged: the leader takes its messages and fills the stage before the threads meet (by its
+    // own root, when that is inside the job), the others copy from the stage after it.
+    if (thread == leader && root >= 0 && root < s.processes * s.threads) {
+      if (s.processes > 1 && !buffer.empty()) s.tree_bcast(buffer.data(), buffer.size(), root_process);
+      if (!buffer.empty()) std::memcpy(s.slot(call, 0), buffer.data(), buffer.size());
+    }
+    s.arrive(thread);
+    s.check_same_size("bcast", m.buffers[0].size(), m, [](const State::Published& st, int u) { return st.buffers[static_cast<std::size_t>(u)].size(); });
+    s.check_root("bcast", m);
+    if (thread != leader && !buffer.empty()) std::memcpy(buffer.data(), s.slot(call, 0), buffer.size());
+    return;
+  }
+  s.arrive(thread);
+  const std::size_t bytes = m.buffers[0].size();
+  s.check_same_size("bcast", bytes, m, [](const State::Published& st, int u) { return st.buffers[static_cast<std::size_t>(u)].size(); });
+  s.check_root("bcast", m);
   if (thread == leader) {
     if (s.processes > 1 && bytes > 0) s.tree_bcast(buffer.data(), bytes, root_process);
     for (int u = 0; u < s.threads; ++u)
-      if (u != leader && bytes > 0) std::memcpy(s.buffers[static_cast<std::size_t>(u)].data(), buffer.data(), bytes);
+      if (u != leader && bytes > 0) std::memcpy(m.buffers[static_cast<std::size_t>(u)].data(), buffer.data(), bytes);
   }
   s.arrive(thread);
 }
@@ -402,18 +442,29 @@ void Collectives::reduce(int thread, std::span<std::byte> buffer, int root, cons
   State& s = *s_;
   PB_CHECK(thread >= 0 && thread < s.threads, "Collectives::reduce: thread " + std::to_string(thread) + " outside the process");
   const auto t = static_cast<std::size_t>(thread);
-  s.buffers[t] = buffer;
-  s.ops[t] = &op;
-  s.roots[t] = root;
+  const std::uint64_t call = s.calls[t]++;
+  State::Published& m = s.pub[call % 2];
+  m.buffers[t] = buffer;
+  m.ops[t] = &op;
+  m.roots[t] = root;
+  // Staged (small, T > 1): every thread copies its input into its slot and leaves after the
+  // one meeting; the leader folds the slots.
+  const bool staged = s.threads > 1 && buffer.size() <= s.options.staged_up_to;
+  if (staged && !buffer.empty()) std::memcpy(s.slot(call, thread), buffer.data(), buffer.size());
   s.arrive(thread);
-  const std::size_t bytes = s.buffers[0].size();
-  s.check_same_size("reduce", bytes, [](const State& st, int u) { return st.buffers[static_cast<std::size_t>(u)].size(); });
-  s.check_root("reduce");
-  s.check_op("reduce", bytes);
+  const std::size_t bytes = m.buffers[0].size();
+  s.check_same_size("reduce", bytes, m, [](const State::Published& st, int u) { return st.buffers[static_cast<std::size_t>(u)].size(); });
+  s.check_root("reduce", m);
+  s.check_op("reduce", bytes, m);
   const int root_process = root / s.threads, leader = s.process == root_process ? root % s.threads : 0;
   if (thread == leader) {
     const std::size_t count = bytes / op.elem_bytes;
-    s.fold_into(leader, count, op);
+    if (staged && count > 0) {
+      op.fn(s.slot(call, 0), s.slot(call, 1), buffer.data(), count, op.state);
+      for (int u = 2; u < s.threads; ++u) op.fn(buffer.data(), s.slot(call, u), buffer.data(), count, op.state);
+    } else if (!staged) {
+      s.fold_into(leader, count, op, m);
+    }
     if (s.processes > 1 && bytes > 0) {
       auto& tmp = s.scratch[t];
       if (tmp.size() < bytes) tmp.resize(bytes);
@@ -422,27 +473,36 @@ void Collectives::reduce(int thread, std::span<std::byte> buffer, int root, cons
       if (root_process != 0 && s.process == root_process) s.recv(buffer.data(), bytes, 0, s.rooted_tag());
     }
   }
-  s.arrive(thread);
+  if (!staged) s.arrive(thread);
 }
 
 void Collectives::gather(int thread, std::span<const std::byte> block, std::span<std::byte> out, int root) {
   State& s = *s_;
   PB_CHECK(thread >= 0 && thread < s.threads, "Collectives::gather: thread " + std::to_string(thread) + " outside the process");
   const auto t = static_cast<std::size_t>(thread);
-  s.blocks[t] = block;
-  s.buffers[t] = out;
-  s.roots[t] = root;
+  const std::uint64_t call = s.calls[t]++;
+  State::Published& m = s.pub[call % 2];
+  m.blocks[t] = block;
+  m.buffers[t] = out;
+  m.roots[t] = root;
+  // Staged (small, T > 1): every thread copies its block into its slot and leaves after the
+  // one meeting; the leader sends from the slots.
+  const bool staged = s.threads > 1 && block.size() <= s.options.staged_up_to;
+  if (staged && !block.empty()) std::memcpy(s.slot(call, thread), block.data(), block.size());
+  const auto src = [&](int u) -> const std::byte* {
+    return staged ? s.slot(call, u) : m.blocks[static_cast<std::size_t>(u)].data();
+  };
   s.arrive(thread);
-  const std::size_t bytes = s.blocks[0].size();
-  s.check_same_size("gather", bytes, [](const State& st, int u) { return st.blocks[static_cast<std::size_t>(u)].size(); });
-  s.check_root("gather");
+  const std::size_t bytes = m.blocks[0].size();
+  s.check_same_size("gather", bytes, m, [](const State::Published& st, int u) { return st.blocks[static_cast<std::size_t>(u)].size(); });
+  s.check_root("gather", m);
   const std::size_t tb = bytes * static_cast<std::size_t>(s.threads);  // one process's blocks
   const std::size_t all = tb * static_cast<std::size_t>(s.processes);
   if (all > static_cast<std::size_t>(INT_MAX))
     throw InputError("gather: " + std::to_string(all) + " bytes in all; MPI counts stop at " + std::to_string(INT_MAX));
   const int root_process = root / s.threads, leader = s.process == root_process ? root % s.threads : 0;
-  if (s.process == root_process && s.buffers[static_cast<std::size_t>(leader)].size() < all) {
-    throw InputError("gather: the root's buffer has " + std::to_string(s.buffers[static_cast<std::size_t>(leader)].size()) +
+  if (s.process == root_process && m.buffers[static_cast<std::size_t>(leader)].size() < all) {
+    throw InputError("gather: the root's buffer has " + std::to_string(m.buffers[static_cast<std::size_t>(leader)].size()) +
                      " bytes, the blocks need " + std::to_string(all));
   }
   if (thread == leader && bytes > 0) {
@@ -457,7 +517,7 @@ void Collectives::gather(int thread, std::span<const std::byte> block, std::span
         break;
       }
     }
-    std::byte* root_out = s.buffers[static_cast<std::size_t>(leader)].data();
+    std::byte* root_out = m.buffers[static_cast<std::size_t>(leader)].data();
     // A process without children (span 1) sends its T blocks straight from the threads' buffers,
     // one message each: no copy into staging. Its parent receives them as T messages.
     if (span == 1 && vr != 0) {
@@ -465,7 +525,7 @@ void Collectives::gather(int thread, std::span<const std::byte> block, std::span
       r.clear();
       for (int u = 0; u < s.threads; ++u) {
         const int mask = vr & -vr;  // the parent is vr − lowest bit
-        State::post(r, false, s.blocks[static_cast<std::size_t>(u)].data(), bytes,
+        State::post(r, false, src(u), bytes,
                     s.fragmented(bytes) ? s.options.fragment_bytes : bytes, real(vr - mask), s.rooted_tag(), s.comm);
       }
       s.wait_all(static_cast<int>(r.size()), r.data());
@@ -477,7 +537,7 @@ void Collectives::gather(int thread, std::span<const std::byte> block, std::span
         staging = tmp.data();
       }
       for (int u = 0; u < s.threads; ++u)
-        std::memmove(staging + static_cast<std::size_t>(u) * bytes, s.blocks[static_cast<std::size_t>(u)].data(), bytes);
+        std::memmove(staging + static_cast<std::size_t>(u) * bytes, src(u), bytes);
       thread_local std::vector<MPI_Request> r;
       for (int mask = 1; mask < P; mask <<= 1) {
         if ((vr & mask) != 0) {
@@ -505,7 +565,7 @@ void Collectives::gather(int thread, std::span<const std::byte> block, std::span
       }
     }
   }
-  s.arrive(thread);
+  if (!staged) s.arrive(thread);
 }
 
 }  // namespace postbox::cluster

@@ -19,6 +19,8 @@
 //    4097 and 100003 bytes (reduce: elements), with 4000-byte and 24-byte fragments;
 //  * refusals of the rooted operations: a root outside the job, roots that differ between the
 //    threads, a gather root's buffer too small (refused at the root's process);
+//  * 400 calls of bcast, reduce, gather and allreduce back to back on the same threads (no join
+//    between calls), the root rotating, sizes alternating between the staged path and the other;
 //  * barrier: a rotating rank arrives 20 ms late and no thread leaves before it arrived; 200
 //    barriers back to back.
 // Exit 0 when everything holds; 1 naming the first failure.
@@ -346,6 +348,53 @@ int main(int argc, char** argv) {
               [&](int t) { c.reduce(t, bufs[static_cast<std::size_t>(t)], t == 1 ? 1 : 0, postbox::unsigned_sum(8)); });
     }
     bcast_case(c, 100);
+  }
+  // 400 calls back to back on the same threads (no join between calls, so a thread may be a call
+  // ahead of another): bcast, reduce, gather and allreduce in turn, the root rotating, sizes
+  // alternating between the staged path (at most staged_up_to) and the other; each result checked.
+  {
+    pc::Collectives c(MPI_COMM_WORLD, threads);
+    const int p = env.size() * threads;
+    const postbox::ReduceFn sum = postbox::unsigned_sum(8);
+    on_threads(threads, [&](int t) {
+      const int rank = env.rank() * threads + t;
+      for (int i = 0; i < 400; ++i) {
+        const int root = (i / 4) % p;
+        const std::size_t count = (i / 4) % 2 == 0 ? 3 : 700;  // 24 B staged, 5600 B not
+        std::vector<std::byte> buf(count * 8);
+        const std::string name = "back to back call " + std::to_string(i);
+        switch (i % 4) {
+          case 0: {
+            for (std::size_t k = 0; k < buf.size(); ++k) buf[k] = rank == root ? pattern(root + i, k) : std::byte{0xee};
+            c.bcast(t, buf, root);
+            for (std::size_t k = 0; k < buf.size(); ++k)
+              if (buf[k] != pattern(root + i, k)) return fail(name + " (bcast): rank " + std::to_string(rank));
+            break;
+          }
+          case 1:
+            fill(buf, rank, 8);
+            c.reduce(t, buf, root, sum);
+            if (rank == root) check_sum(buf, p, 8, name + " (reduce)", rank);
+            break;
+          case 2: {
+            for (std::size_t k = 0; k < buf.size(); ++k) buf[k] = pattern(rank + i, k);
+            std::vector<std::byte> out(rank == root ? buf.size() * static_cast<std::size_t>(p) : 0);
+            c.gather(t, buf, out, root);
+            if (rank == root) {
+              for (int r = 0; r < p; ++r)
+                for (std::size_t k = 0; k < buf.size(); ++k)
+                  if (out[static_cast<std::size_t>(r) * buf.size() + k] != pattern(r + i, k))
+                    return fail(name + " (gather): block of rank " + std::to_string(r));
+            }
+            break;
+          }
+          default:
+            fill(buf, rank, 8);
+            c.allreduce(t, buf, sum);
+            check_sum(buf, p, 8, name + " (allreduce)", rank);
+        }
+      }
+    });
   }
   // barrier: in round i rank i mod p arrives 20 ms late; nobody leaves before it arrived (the
   // monotonic clock is the machine's, the same in every process here).

@@ -43,7 +43,10 @@
 // Messages between processes of a few KiB are cut into fragments that each fit the MPI
 // library's eager protocol (CollectivesOptions::fragment_bytes).
 // Inside a process the threads meet twice per call (a barrier once every buffer is there, one
-// before anyone leaves); with T = 1 there is no barrier.
+// before anyone leaves); with T = 1 there is no barrier. bcast, reduce and gather of at most
+// CollectivesOptions::staged_up_to bytes meet once: the threads that give data copy it into
+// the object's double-buffered staging before the meeting and leave after it (reduce, gather),
+// or the leader fills the staging before the meeting and the others copy from it after (bcast).
 //
 // Requirements: the constructor, every operation and the destructor are collective over the
 // communicator (every process constructs with the same T; every thread of every process makes
@@ -58,7 +61,8 @@
 // count that differs from thread 0's in the same process, a root outside 0..P·T−1 or differing
 // from thread 0's, allreduce and reduce: a count that is not a whole number of op.elem_bytes
 // elements or no op.fn → InputError, thrown by every thread of that process, before any
-// message. gather: the root's `out` smaller than P·T·block bytes → InputError in every thread of
+// message; except in a staged bcast, whose leader takes its messages before the threads meet,
+// so there a size or root that differs between the threads is refused after them. gather: the root's `out` smaller than P·T·block bytes → InputError in every thread of
 // the root's process alone (the others cannot see it and send their blocks, which nobody
 // receives: do not use the object again, as after an MPI error).
 //
@@ -103,6 +107,10 @@ struct CollectivesOptions {
   std::size_t fragment_bytes = 4000;
   std::size_t fragment_up_to = 8192;
   AllreduceNodeLevel node_level = AllreduceNodeLevel::automatic;
+  // bcast, reduce and gather of at most this many bytes (per rank) with T > 1: the data passes
+  // between the threads of a process through the object's own staging, so they meet once per
+  // call instead of twice (above).
+  std::size_t staged_up_to = 2048;
 };
 
 class Collectives {
