@@ -218,6 +218,7 @@ void bench_barrier(const BenchBarrierArgs& a) {
 }
 
 struct BenchClusterArgs {
+  std::string sizes;  // empty: the fixed rows (add_cluster_rows)
   std::string threads = "1";
   std::string rounds = "5";
   std::string target_ms = "20";
@@ -298,6 +299,72 @@ void print_cluster_json(const bench::ClusterBenchResult& res) {
   }
   std::printf("]}\n");
 }
+void print_sweep(const bench::ClusterBenchResult& res, const std::vector<bench::SweepTable>& tables, int target_ms) {
+  const int P = res.hybrid_processes, T = res.threads, N = res.processes;
+  std::printf("postbox bench cluster --sizes: postbox on %d process%s x %d thread%s against Open MPI on %d processes\n"
+              "(flat, root 0), in one mpirun. %d processes on this node of %d CPUs, %d allowed CPU%s per process%s.\n",
+              P, P == 1 ? "" : "es", T, T == 1 ? "" : "s", N, res.on_node, res.node_cpus, res.cpus, res.cpus == 1 ? "" : "s",
+              res.on_node > res.node_cpus ? "; more processes than CPUs: oversubscribed" : "");
+  print_load("before", res.load_before);
+  print_load("after", res.load_after);
+  std::printf("Interleaved: a warm-up round sizes each batch to about %d ms, then %d rounds measure every competitor\n"
+              "once in turn; per batch the slowest process's time per operation; median over the rounds.\n"
+              "ratio = postbox / Open MPI. reduce and allreduce sum doubles where the size is a multiple of 8, else\n"
+              "unsigned bytes (MPI_DOUBLE or MPI_UINT8_T with MPI_SUM on both sides).\n",
+              target_ms, res.rounds);
+  int over = 0, lines = 0;
+  const bench::SweepLine* worst = nullptr;
+  std::string worst_op;
+  for (const auto& t : tables) {
+    std::printf("\n%s (postbox against %s)\n%10s %-7s %12s %12s %8s  %s\n", t.op.c_str(), t.mpi_call.c_str(), "size",
+                "element", "postbox us", "Open MPI us", "ratio", "postbox algorithm");
+    for (const auto& l : t.lines) {
+      const std::string size = t.op == "barrier" ? "-" : bench::size_label(l.bytes);
+      std::printf("%10s %-7s %12.2f %12.2f %7.2fx  %s\n", size.c_str(), l.element.c_str(), l.postbox_ns / 1e3,
+                  l.mpi_ns / 1e3, l.ratio, l.algorithm.c_str());
+      ++lines;
+      if (l.ratio > 1.2) ++over;
+      if (worst == nullptr || l.ratio > worst->ratio) worst = &l, worst_op = t.op;
+    }
+  }
+  if (worst != nullptr) {
+    const std::string where = worst_op == "barrier" ? worst_op : worst_op + " " + bench::size_label(worst->bytes);
+    std::printf("\n%d of %d sizes above 1.2x; the largest ratio: %s, %.2fx\n", over, lines, where.c_str(), worst->ratio);
+  }
+}
+
+void print_sweep_json(const bench::ClusterBenchResult& res, const std::vector<bench::SweepTable>& tables,
+                      const std::vector<std::int64_t>& sizes, int target_ms) {
+  nlohmann::json out_tables = nlohmann::json::array();
+  for (const auto& t : tables) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& l : t.lines) {
+      rows.push_back({{"bytes", l.bytes},
+                      {"element", l.element},
+                      {"postbox_ns", l.postbox_ns},
+                      {"mpi_ns", l.mpi_ns},
+                      {"ratio", l.ratio},
+                      {"postbox_algorithm", l.algorithm},
+                      {"postbox_ops", l.postbox_ops},
+                      {"mpi_ops", l.mpi_ops},
+                      {"postbox_round_ns", l.postbox_round_ns},
+                      {"mpi_round_ns", l.mpi_round_ns}});
+    }
+    out_tables.push_back({{"op", t.op}, {"mpi", t.mpi_call}, {"rows", rows}});
+  }
+  print_json(nlohmann::json{{"processes", res.processes},
+                            {"hybrid_processes", res.hybrid_processes},
+                            {"threads", res.threads},
+                            {"on_node", res.on_node},
+                            {"allowed_cpus", res.cpus},
+                            {"rounds", res.rounds},
+                            {"target_ms", target_ms},
+                            {"sizes", sizes},
+                            {"load_before", load_json(res.load_before)},
+                            {"load_after", load_json(res.load_after)},
+                            {"tables", out_tables}});
+}
+
 #endif
 
 void bench_cluster(const BenchClusterArgs& a) {
@@ -305,16 +372,25 @@ void bench_cluster(const BenchClusterArgs& a) {
   const int rounds = static_cast<int>(parse_int(a.rounds, "--rounds", 1, 1000));
   const int target_ms = static_cast<int>(parse_int(a.target_ms, "--target-ms", 1, 10000));
 #ifdef POSTBOX_HAVE_MPI
+  const std::vector<std::int64_t> sizes = a.sizes.empty() ? std::vector<std::int64_t>{} : bench::parse_sizes(a.sizes);
   if (!cluster::launched_by_mpi())
     throw InputError("bench cluster: run under mpirun (mpirun -np P*T postbox bench cluster --threads T)");
   if (dry_run()) return;
   cluster::MpiEnvironment env;
   bench::ClusterBench b(MPI_COMM_WORLD, bench::ClusterBenchOptions{threads, rounds, static_cast<double>(target_ms)});
-  bench::add_cluster_rows(b);
+  if (sizes.empty()) bench::add_cluster_rows(b);
+  else bench::add_sweep_rows(b, sizes);
   const bench::ClusterBenchResult res = b.run();
   if (env.rank() != 0) return;
-  if (a.json) print_cluster_json(res);
-  else print_cluster(res);
+  if (!sizes.empty()) {
+    const auto tables = bench::sweep_tables(res);
+    if (a.json) print_sweep_json(res, tables, sizes, target_ms);
+    else print_sweep(res, tables, target_ms);
+  } else if (a.json) {
+    print_cluster_json(res);
+  } else {
+    print_cluster(res);
+  }
 #else
   (void)threads, (void)rounds, (void)target_ms;
   throw InputError("bench cluster: this postbox was built without MPI (install libopenmpi-dev and rebuild)");
@@ -414,14 +490,30 @@ void register_bench(CLI::App& app) {
       "MPI_Allreduce flat and as MPI+OpenMP.\n"
       "While a hybrid row runs on P processes (world ranks 0, T, 2T, ...), the others sleep.\n"
       "Interleaved rounds; prints each row's median time per operation and its ratio to the postbox hybrid\n"
-      "row of its group (else the flat MPI row), the load, and whether the ranks oversubscribe the CPUs.");
+      "row of its group (else the flat MPI row), the load, and whether the ranks oversubscribe the CPUs.\n"
+      "With --sizes, an OSU-style sweep instead: per size bcast, reduce, allreduce and gather, and the\n"
+      "barrier once, postbox against Open MPI's own call over all P*T processes (root 0), a table per\n"
+      "operation: size, postbox us, Open MPI us, ratio = postbox / Open MPI, and postbox's algorithm\n"
+      "(cluster::Collectives called by the T threads of each process: barrier by dissemination, binomial\n"
+      "trees among the processes, allreduce recursive doubling below 8 KiB and Rabenseifner's from there).");
+  csub->add_option("--sizes", cargs->sizes,
+                   "Sweep these message sizes (default: no sweep, the fixed rows above): a range LO:HI, stepping\n"
+                   "LO, 2*LO, 4*LO, ... up to HI as OSU's benchmarks do, or a comma list of sizes and ranges; each\n"
+                   "size 1 B to 64 MiB, digits then an optional unit B, K/KiB, M/MiB, G/GiB (powers of 1024), e.g.\n"
+                   "1:4MiB or 8,1KiB,64KiB. reduce and allreduce sum doubles where the size is a multiple of 8,\n"
+                   "else unsigned bytes, with the same type and operator in MPI")
+      ->type_name("SIZES");
   csub->add_option("--threads", cargs->threads, "T: threads per hybrid process, 1 to 1024; mpirun's -np must be a multiple")
       ->capture_default_str();
   csub->add_option("--rounds", cargs->rounds, "Measured rounds, 1 to 1000")->capture_default_str();
   csub->add_option("--target-ms", cargs->target_ms, "Time per batch in ms, 1 to 10000")->capture_default_str();
   csub->add_flag("--json", cargs->json,
                  "Print {\"processes\", \"hybrid_processes\", \"threads\", \"rows\": [{\"group\", \"impl\", \"hybrid\",\n"
-                 "\"median_ns\", \"ops\", \"reason\", \"round_ns\"}, ...]} (process 0)");
+                 "\"median_ns\", \"ops\", \"reason\", \"round_ns\"}, ...]} (process 0); with --sizes {\"processes\",\n"
+                 "\"hybrid_processes\", \"threads\", \"on_node\", \"allowed_cpus\", \"rounds\", \"target_ms\", \"sizes\",\n"
+                 "\"load_before\", \"load_after\", \"tables\": [{\"op\", \"mpi\", \"rows\": [{\"bytes\", \"element\",\n"
+                 "\"postbox_ns\", \"mpi_ns\", \"ratio\", \"postbox_algorithm\", \"postbox_ops\", \"mpi_ops\",\n"
+                 "\"postbox_round_ns\", \"mpi_round_ns\"}, ...]}, ...]} (docs/cluster.md)");
   csub->callback([cargs] { bench_cluster(*cargs); });
 }
 

@@ -1,7 +1,11 @@
 #include "cluster_bench.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstring>
+#include <limits>
+#include <map>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -11,12 +15,14 @@
 #include <vector>
 
 #include "postbox/barrier/barrier.hpp"
+#include "postbox/cluster/collectives.hpp"
 #include "postbox/cluster/barrier.hpp"
 #include "postbox/cluster/job.hpp"
 #include "postbox/cluster/mpi_env.hpp"
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/verify.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/parse.hpp"
 #include "postbox/runtime/topology.hpp"
 
 namespace postbox::bench {
@@ -139,8 +145,10 @@ ClusterBench::~ClusterBench() {
   if (hybrid_ != MPI_COMM_NULL) MPI_Comm_free(&hybrid_);
 }
 
-void ClusterBench::add(std::string group, std::string impl, bool hybrid, ClusterBatch batch, std::string reason) {
+void ClusterBench::add(std::string group, std::string impl, bool hybrid, ClusterBatch batch, std::string reason,
+                       std::int64_t bytes) {
   Competitor c;
+  c.row.bytes = bytes;
   c.row.group = std::move(group);
   c.row.impl = std::move(impl);
   c.row.hybrid = hybrid;
@@ -270,6 +278,189 @@ void add_cluster_rows(ClusterBench& bench) {
     if (have_openmp()) bench.add("allreduce " + size, "MPI+OpenMP", true, omp(allreduce));
     bench.add("allreduce " + size, "MPI_Allreduce", false, flat(allreduce));
   }
+}
+
+// ---- The size sweep ----------------------------------------------------------------------------
+
+namespace {
+
+void sum_doubles(const std::byte* x, const std::byte* y, std::byte* out, std::size_t count, const void*) {
+  for (std::size_t i = 0; i < count; ++i) {
+    double a, b;
+    std::memcpy(&a, x + i * sizeof(double), sizeof(double));
+    std::memcpy(&b, y + i * sizeof(double), sizeof(double));
+    a += b;
+    std::memcpy(out + i * sizeof(double), &a, sizeof(double));
+  }
+}
+
+// The sweep's operator for a reduce of `bytes`: what MPI_SUM does on MPI_DOUBLE or MPI_UINT8_T.
+ReduceFn sweep_sum(std::int64_t bytes) {
+  if (bytes % 8 == 0) return ReduceFn{&sum_doubles, nullptr, sizeof(double), true};
+  return unsigned_sum(1);
+}
+MPI_Datatype sweep_type(std::int64_t bytes) { return bytes % 8 == 0 ? MPI_DOUBLE : MPI_UINT8_T; }
+int sweep_count(std::int64_t bytes) { return static_cast<int>(bytes % 8 == 0 ? bytes / 8 : bytes); }
+
+struct SharedCollectives {
+  std::unique_ptr<cluster::Collectives> collectives;
+};
+
+// cluster::Collectives on the hybrid's T threads per process, each thread on its own buffers
+// (allreduce and reduce: zeros, so a sum stays zero and never grows into the slow paths of the
+// arithmetic), root 0.
+ClusterBatch collectives_batch(std::shared_ptr<SharedCollectives> shared, std::string op, std::int64_t bytes) {
+  return [shared = std::move(shared), op = std::move(op), bytes](MPI_Comm comm, int threads, int iters) {
+    if (!shared->collectives) shared->collectives = std::make_unique<cluster::Collectives>(comm, threads);
+    cluster::Collectives& c = *shared->collectives;
+    const auto n = static_cast<std::size_t>(bytes);
+    const std::size_t p = static_cast<std::size_t>(c.processes()) * static_cast<std::size_t>(threads);
+    std::vector<std::vector<std::byte>> bufs(static_cast<std::size_t>(threads), std::vector<std::byte>(n));
+    std::vector<std::byte> out(c.process() == 0 && op == "gather" ? n * p : 0);
+    const ReduceFn sum = sweep_sum(bytes);
+    return threaded(threads, iters, [&](int t) {
+      std::span<std::byte> buf = bufs[static_cast<std::size_t>(t)];
+      if (op == "barrier") c.barrier(t);
+      else if (op == "allreduce") c.allreduce(t, buf, sum);
+      else if (op == "bcast") c.bcast(t, buf, 0);
+      else if (op == "reduce") c.reduce(t, buf, 0, sum);
+      else c.gather(t, buf, t == 0 ? std::span<std::byte>(out) : std::span<std::byte>(), 0);
+    });
+  };
+}
+
+const char* const kSweepOps[] = {"barrier", "bcast", "reduce", "allreduce", "gather"};
+const char* const kSweepCalls[] = {"MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather"};
+
+}  // namespace
+
+std::int64_t parse_byte_size(std::string_view text, std::string_view what) {
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  std::string unit(text.substr(digits));
+  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  int shift = -1;
+  if (unit.empty() || unit == "b") shift = 0;
+  else if (unit == "k" || unit == "kib") shift = 10;
+  else if (unit == "m" || unit == "mib") shift = 20;
+  else if (unit == "g" || unit == "gib") shift = 30;
+  if (digits == 0 || shift < 0) {
+    throw InputError(std::string(what) + ": '" + std::string(text) +
+                     "' is not a byte size (digits, then B, K, KiB, M, MiB, G or GiB)");
+  }
+  const std::int64_t n = parse_int(text.substr(0, digits), what, 0);
+  if (n > (std::numeric_limits<std::int64_t>::max() >> shift))
+    throw InputError(std::string(what) + ": '" + std::string(text) + "' is too large");
+  return n << shift;
+}
+
+std::vector<std::int64_t> parse_sizes(std::string_view text) {
+  constexpr std::string_view what = "--sizes";
+  const auto checked = [&](std::string_view item) {
+    const std::int64_t v = parse_byte_size(item, what);
+    if (v < 1 || v > kMaxSweepBytes)
+      throw InputError("--sizes must be 1 B to 64 MiB each, got '" + std::string(item) + "'");
+    return v;
+  };
+  std::vector<std::int64_t> sizes;
+  for (std::string_view item : split_list(text, ',', what)) {
+    const auto colon = item.find(':');
+    if (colon == std::string_view::npos) {
+      sizes.push_back(checked(item));
+      continue;
+    }
+    if (item.find(':', colon + 1) != std::string_view::npos)
+      throw InputError("--sizes: '" + std::string(item) + "' is not a range LO:HI");
+    const std::int64_t lo = checked(item.substr(0, colon)), hi = checked(item.substr(colon + 1));
+    if (lo > hi) throw InputError("--sizes: the range '" + std::string(item) + "' has LO above HI");
+    for (std::int64_t v = lo; v <= hi; v *= 2) sizes.push_back(v);
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+std::string size_label(std::int64_t bytes) {
+  if (bytes >= (1 << 20) && bytes % (1 << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " B";
+}
+
+const char* sweep_element(std::int64_t bytes) { return bytes % 8 == 0 ? "double" : "uint8"; }
+
+void add_sweep_rows(ClusterBench& bench, const std::vector<std::int64_t>& sizes) {
+  auto shared = std::make_shared<SharedCollectives>();
+  bench.add("barrier", "postbox", true, collectives_batch(shared, "barrier", 0), "dissemination among processes", 0);
+  bench.add("barrier", "Open MPI", false, flat([](MPI_Comm c) { MPI_Barrier(c); }), "", 0);
+  cluster::CollectivesOptions defaults;
+  struct InOut {
+    std::vector<std::byte> in, out;
+  };
+  for (const std::int64_t bytes : sizes) {
+    const auto n = static_cast<std::size_t>(bytes);
+    bench.add("bcast", "postbox", true, collectives_batch(shared, "bcast", bytes), "binomial among processes", bytes);
+    bench.add("bcast", "Open MPI", false, flat([n, buf = std::make_shared<std::vector<std::byte>>()](MPI_Comm c) {
+                buf->resize(n);
+                MPI_Bcast(buf->data(), static_cast<int>(n), MPI_BYTE, 0, c);
+              }), "", bytes);
+    // reduce and allreduce: the same element and operator on both sides.
+    bench.add("reduce", "postbox", true, collectives_batch(shared, "reduce", bytes), "binomial among processes", bytes);
+    bench.add("reduce", "Open MPI", false, flat([bytes, n, b = std::make_shared<InOut>()](MPI_Comm c) {
+                b->in.resize(n);
+                b->out.resize(n);
+                MPI_Reduce(b->in.data(), b->out.data(), sweep_count(bytes), sweep_type(bytes), MPI_SUM, 0, c);
+              }), "", bytes);
+    bench.add("allreduce", "postbox", true, collectives_batch(shared, "allreduce", bytes),
+              cluster::to_string(bytes >= static_cast<std::int64_t>(defaults.rabenseifner_min_bytes)
+                                     ? cluster::AllreduceAlgorithm::rabenseifner
+                                     : cluster::AllreduceAlgorithm::recursive_doubling),
+              bytes);
+    bench.add("allreduce", "Open MPI", false, flat([bytes, n, b = std::make_shared<InOut>()](MPI_Comm c) {
+                b->in.resize(n);
+                b->out.resize(n);
+                MPI_Allreduce(b->in.data(), b->out.data(), sweep_count(bytes), sweep_type(bytes), MPI_SUM, c);
+              }), "", bytes);
+    // gather: `bytes` from every rank, P·T of them at the root.
+    bench.add("gather", "postbox", true, collectives_batch(shared, "gather", bytes), "binomial among processes", bytes);
+    bench.add("gather", "Open MPI", false, flat([n, b = std::make_shared<InOut>()](MPI_Comm c) {
+                int size = 1, rank = 0;
+                MPI_Comm_size(c, &size);
+                MPI_Comm_rank(c, &rank);
+                b->in.resize(n);
+                b->out.resize(rank == 0 ? n * static_cast<std::size_t>(size) : 0);
+                MPI_Gather(b->in.data(), static_cast<int>(n), MPI_BYTE, b->out.data(), static_cast<int>(n), MPI_BYTE, 0, c);
+              }), "", bytes);
+  }
+}
+
+std::vector<SweepTable> sweep_tables(const ClusterBenchResult& result) {
+  std::vector<SweepTable> tables;
+  for (std::size_t k = 0; k < std::size(kSweepOps); ++k) {
+    SweepTable table{kSweepOps[k], kSweepCalls[k], {}};
+    std::map<std::int64_t, std::pair<const ClusterRow*, const ClusterRow*>> by_size;
+    for (const ClusterRow& r : result.rows) {
+      if (r.bytes < 0 || r.group != table.op) continue;
+      auto& pair = by_size[r.bytes];
+      (r.impl == "postbox" ? pair.first : pair.second) = &r;
+    }
+    for (const auto& [bytes, pair] : by_size) {
+      if (pair.first == nullptr || pair.second == nullptr) continue;
+      SweepLine line;
+      line.bytes = bytes;
+      line.element = table.op == "barrier" ? "" : table.op == "reduce" || table.op == "allreduce" ? sweep_element(bytes) : "byte";
+      line.algorithm = pair.first->reason;
+      line.postbox_ns = pair.first->median_ns;
+      line.mpi_ns = pair.second->median_ns;
+      line.ratio = line.postbox_ns / line.mpi_ns;
+      line.postbox_ops = pair.first->iters;
+      line.mpi_ops = pair.second->iters;
+      line.postbox_round_ns = pair.first->round_ns;
+      line.mpi_round_ns = pair.second->round_ns;
+      table.lines.push_back(std::move(line));
+    }
+    if (!table.lines.empty()) tables.push_back(std::move(table));
+  }
+  return tables;
 }
 
 }  // namespace postbox::bench

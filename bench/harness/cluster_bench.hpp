@@ -14,8 +14,10 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "barrier_bench.hpp"  // LoadSample
@@ -29,10 +31,13 @@ struct ClusterBenchOptions {
 };
 
 struct ClusterRow {
-  std::string group;  // "barrier", "bcast 8 B", "bcast 64 KiB", "allreduce 8 B", "allreduce 64 KiB"
+  // "barrier", "bcast 8 B", "bcast 64 KiB", "allreduce 8 B", "allreduce 64 KiB"; in a size sweep
+  // (add_sweep_rows) the operation alone: "barrier", "bcast", "reduce", "allreduce", "gather".
+  std::string group;
   std::string impl;   // "postbox hybrid", "MPI_Barrier", ...
   bool hybrid = false;
   std::string reason;  // why this row runs what it runs (the postbox hybrid plans' algorithm); may be empty
+  std::int64_t bytes = -1;  // a size sweep's message size (0 for the barrier); -1 outside a sweep
   int iters = 0;  // operations per batch
   double median_ns = 0;
   std::vector<double> round_ns;
@@ -63,8 +68,9 @@ class ClusterBench {
   ClusterBench& operator=(const ClusterBench&) = delete;
 
   // Adds a competitor (the same calls, in the same order, on every process), with the reason
-  // line the output prints for it (empty: none).
-  void add(std::string group, std::string impl, bool hybrid, ClusterBatch batch, std::string reason = {});
+  // line the output prints for it (empty: none), and in a size sweep its size (ClusterRow::bytes).
+  void add(std::string group, std::string impl, bool hybrid, ClusterBatch batch, std::string reason = {},
+           std::int64_t bytes = -1);
   // Collective: runs every competitor; every process returns the same rows.
   ClusterBenchResult run();
   [[nodiscard]] int threads() const noexcept { return options_.threads; }
@@ -108,5 +114,55 @@ constexpr const char* hybrid_allreduce_algo(int threads) { return threads == 1 ?
 // elapsed ns over iters operations after 10 untimed ones; NaN when built without OpenMP.
 double omp_hybrid_batch(MPI_Comm comm, int threads, int iters, const std::function<void(MPI_Comm)>& op);
 bool have_openmp();
+
+// ---- The size sweep: `postbox bench cluster --sizes` (OSU-style) ------------------------------
+
+// The largest size a sweep takes: 64 MiB (a gather's root holds P·T of them).
+inline constexpr std::int64_t kMaxSweepBytes = std::int64_t{64} << 20;
+
+// A byte size: decimal digits (parse.hpp's integer grammar) and an optional unit, B, K or KiB,
+// M or MiB, G or GiB (powers of 1024; letters in either case): "64KiB", "4M", "1". InputError
+// naming `what` and quoting the text: "--sizes: '4X' is not a byte size (digits, then B, K, KiB,
+// M, MiB, G or GiB)".
+std::int64_t parse_byte_size(std::string_view text, std::string_view what);
+
+// The sizes of --sizes, ascending and each once: a comma list of sizes and ranges, a range
+// LO:HI being LO, 2·LO, 4·LO, ... up to HI (OSU's steps). Every size 1 to kMaxSweepBytes,
+// LO <= HI; else InputError naming --sizes.
+std::vector<std::int64_t> parse_sizes(std::string_view text);
+
+// Rows of a sweep, for every size: bcast, reduce, allreduce, gather, and
+// one barrier: "postbox" (cluster::Collectives, called by the hybrid's T threads per process,
+// root 0) and
+// "Open MPI" (MPI_Barrier, MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Gather over all P·T
+// processes, root 0). The element of reduce and allreduce: a double (MPI_DOUBLE, MPI_SUM) when
+// the size is a multiple of 8, else an unsigned byte (MPI_UINT8_T, MPI_SUM), the same type and
+// operator on both sides; bcast and gather move bytes (MPI_BYTE).
+void add_sweep_rows(ClusterBench& bench, const std::vector<std::int64_t>& sizes);
+
+// "8 B", "64 KiB", "4 MiB": whole KiB or MiB where the size is one, else bytes.
+std::string size_label(std::int64_t bytes);
+
+// "double" or "uint8": the element of a reduce or allreduce of `bytes` in a sweep.
+const char* sweep_element(std::int64_t bytes);
+
+// One line of a sweep's table: the postbox row and the Open MPI row of one (op, size).
+struct SweepLine {
+  std::int64_t bytes = 0;
+  std::string element;    // "double", "uint8" (reduce, allreduce); "byte" (bcast, gather); "" (barrier)
+  std::string algorithm;  // what the postbox row ran at this size
+  double postbox_ns = 0, mpi_ns = 0;
+  double ratio = 0;  // postbox_ns / mpi_ns
+  int postbox_ops = 0, mpi_ops = 0;
+  std::vector<double> postbox_round_ns, mpi_round_ns;
+};
+struct SweepTable {
+  std::string op;         // "barrier", "bcast", "reduce", "allreduce", "gather"
+  std::string mpi_call;   // "MPI_Barrier", ...
+  std::vector<SweepLine> lines;  // ascending size
+};
+// The sweep's tables, in the order barrier, bcast, reduce, allreduce, gather, from the rows of a
+// run of add_sweep_rows (other rows are ignored).
+std::vector<SweepTable> sweep_tables(const ClusterBenchResult& result);
 
 }  // namespace postbox::bench
