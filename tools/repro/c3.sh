@@ -126,8 +126,17 @@ echo
 csv_md "$tmp/c3-o2o.csv"
 echo
 echo "Over the $o2o_rows cases the largest difference between the paper's formula and our units is"
-echo "$o2o_diff units $(verdict_claim C3.s3 "C³ §3" "one-to-one units on mesh, hypercube and tree machine equal the paper's formulas" "§3 formulas" claim "d=$o2o_diff" "d <= 0.005" "largest difference $o2o_diff units over $o2o_rows cases" "not explained"). Which congestion term dominates follows the paper: C_l and C_p almost balanced"
-echo "on the mesh (C_l = 3/2·C_p), C_p on the hypercube, C_l on the tree."
+# §3: which congestion term dominates, per machine: rows where C_p > C_l (hypercube), C_l > C_p
+# (tree), and C_l / C_p on the mesh.
+read -r hc_k hc_n tr_k tr_n mr_lo mr_hi < <(awk -F, 'NR > 1 {if ($1 == "hypercube") {hn++; if ($7 > $6) hk++}
+  if ($1 == "tree") {tn++; if ($6 > $7) tk++}
+  if ($1 == "mesh") {r = $6 / $7; if (lo == "" || r < lo) lo = r; if (r > hi) hi = r}}
+  END {printf "%d %d %d %d %.2f %.2f\n", hk, hn, tk, tn, lo, hi}' "$tmp/c3-o2o.csv")
+echo "$o2o_diff units $(verdict_claim C3.s3 "C³ §3" "one-to-one units on mesh, hypercube and tree machine equal the paper's formulas" "§3 formulas" claim "d=$o2o_diff" "d <= 0.005" "largest difference $o2o_diff units over $o2o_rows cases" "not explained")."
+echo "Which congestion term dominates: processor congestion C_p on the hypercube in $hc_k of $hc_n cases"
+echo "$(verdict_claim C3.s3.cube "C³ §3" "processor congestion dominates on the hypercube (C_p > C_l)" "§3" claim "k=$hc_k;n=$hc_n" "k == n" "C_p > C_l in $hc_k of $hc_n cases" "published: the paper's own §3 charges give C_l = C_p at p = 16 (⌈(p − 1)/b⌉ = 2 = ½ log p), a tie (C³ paper, §3)"),"
+echo "link congestion C_l on the tree machine in $tr_k of $tr_n $(verdict_claim C3.s3.tree "C³ §3" "link congestion dominates on the tree machine (C_l > C_p)" "§3" claim "k=$tr_k;n=$tr_n" "k == n" "C_l > C_p in $tr_k of $tr_n cases" "not explained"); on the mesh, where the paper"
+echo "names no winner, C_l / C_p is $mr_lo to $mr_hi."
 echo
 
 echo "## Hambrusch & Khokhar (C³) Figs. 3-7: one-to-all and all-to-all on a 256-node Delta"
@@ -206,19 +215,24 @@ cross_ours=$(awk '$1 == "1-lev-dir" {s1 = $2; l1 = $3} $1 == "3-lev-sq" {s3 = $2
 # Emulated: at how many L 2-lev-rec and 3-lev-sq both beat 1-lev-dir and the two broadcasts; at
 # how many L the two broadcasts are the two slowest; 1-lev-dir over the best at the smallest and
 # the largest L.
-read -r mid_ok mid_n brw_ok brw_n < <(awk -F, 'NR > 1 {t[$1, $2] = $5 + 0; if (!($2 in s)) {s[$2] = 1; o[++n] = $2}; a[$1] = 1}
+# o2a_counts CSV: "mid_ok n brw_ok n" — at how many L 2-lev-rec and 3-lev-sq both beat 1-lev-dir
+# and the broadcasts, and at how many L the two broadcasts are the two slowest.
+o2a_counts() {
+  awk -F, 'NR > 1 {t[$1, $2] = $5 + 0; if (!($2 in s)) {s[$2] = 1; o[++n] = $2}; a[$1] = 1}
   END {for (i = 1; i <= n; i++) {L = o[i]; w = t["1-lev-dir", L]; if (t["1-lev-our-br", L] < w) w = t["1-lev-our-br", L]; if (t["1-lev-sys-br", L] < w) w = t["1-lev-sys-br", L]
          if (t["2-lev-rec", L] < w && t["3-lev-sq", L] < w) m++
          b = t["1-lev-our-br", L]; if (t["1-lev-sys-br", L] < b) b = t["1-lev-sys-br", L]; ok = 1
          for (x in a) if (x !~ /-br$/ && t[x, L] >= b) ok = 0; k += ok}
-       print m + 0, n, k + 0, n}' "$tmp/c3-o2a.csv")
+       print m + 0, n, k + 0, n}' "$1"
+}
+read -r mid_ok mid_n brw_ok brw_n < <(o2a_counts "$tmp/c3-o2a.csv")
 read -r dir_lo dir_hi < <(ratio_csv "$tmp/c3-o2a.csv" L algo time_us | awk -F, '$2 == "1-lev-dir" {r[$1 + 0] = $3; if (lo == "" || $1 + 0 < lo) lo = $1 + 0; if ($1 + 0 > hi) hi = $1 + 0} END {printf "%.2f %.2f\n", r[lo], r[hi]}')
 echo "Among the five algorithms of Fig. 3, our units pick the paper's formulas' winner at $win_eq of $win_n sampled L"
 echo "$(verdict_claim C3.F4.units "C³ Fig. 4" "our units pick the winner of the paper's Fig. 3 formulas at each sampled L" "Fig. 3 formulas" order "same=$win_eq;all=$win_n" "same == all" "$win_eq of $win_n L" "not explained")."
 echo "The text reads the units as \"3-lev-sq best up to 6 Kbytes, 1-lev-dir above\"; our unit formulas"
 echo "for the two cross at $cross_ours B $(verdict_value C3.F4.cross "C³ §4.1" "message size above which 1-lev-dir has fewer units than 3-lev-sq (bytes)" "6 Kbytes (§4.1)" 6144 "$cross_ours" "published: the paper's own Fig. 3 formulas cross at $cross_kb KB (C³ paper, Fig. 3), so its 6 Kbytes is a round figure, not what its formulas give"),"
-echo "the paper's Fig. 3 formulas at $cross_kb KB. The emulated times reproduce the paper's *measured* ranking"
-echo "rather than its prediction: logp-lev-rec(0.75) is at worst $rec_gap% above the best emulated time"
+echo "the paper's Fig. 3 formulas at $cross_kb KB. The emulated times against the paper's measurements"
+echo "(Fig. 5, its text): logp-lev-rec(0.75) is at worst $rec_gap% above the best emulated time"
 echo "$(verdict_claim C3.F5.rec "C³ Fig. 5" "logp-lev-rec(0.75) optimal or near optimal (within 10% of the best) at every L, p = 256" "§4.1" claim "gap=$rec_gap" "gap <= 10" "at worst $rec_gap% above the best" "not explained");"
 echo "2-lev-rec and 3-lev-sq both beat 1-lev-dir and the two broadcasts at $mid_ok of $mid_n L"
 echo "$(verdict_claim C3.F5.mid "C³ Fig. 5" "2-lev-rec and 3-lev-sq consistently better than 1-lev-dir and the broadcasts" "§4.1" order "ok=$mid_ok;all=$mid_n" "ok == all" "$mid_ok of $mid_n L" "not explained; suspected: above one packet every algorithm waits for the root's injection channel, which carries all 255·L bytes, so the times converge and small pipelining effects order them")"
@@ -332,4 +346,24 @@ echo "logp-lev-rec(0.75) is at worst $rec_worst% above the best one-to-all time 
 echo "$(verdict_claim C3.F5.rec-p "C³ §4.1" "logp-lev-rec(0.75) within 10% of the best one-to-all at every p in 16, 64, 256 and every L" "§4.1" claim "gap=$rec_worst" "gap <= 10" "at worst $rec_worst% above the best" "not explained")."
 echo "(The units of §4.2 are \"almost identical\" to one-to-all's; ours: \`postbox c3 --table --op all-to-one\`,"
 echo "docs/c3.md.)"
+echo
+# Sensitivity of the one-to-all and all-to-one offs (p = 256) to two parameters of
+# profiles/delta.toml: the link rate (the C³ paper's 12.5 MB/s) and the receive set-up (the value
+# fitted to Bruck's Fig. 3).
+sed -e 's/^link_mb_per_s = 25/link_mb_per_s = 12.5/' -e 's/^name = "delta"/name = "delta-c3-12"/' "$here/profiles/delta.toml" > "$tmp/delta-c3-12.toml"
+grep -q '^link_mb_per_s = 12.5' "$tmp/delta-c3-12.toml" || { echo "repro.sh: profiles/delta.toml has no 'link_mb_per_s = 25' line" >&2; exit 2; }
+echo "Sensitivity (p = 256): the counts behind [C3.F5.mid], [C3.F5.br] and [C3.a2o] with one parameter of"
+echo "profiles/delta.toml changed:"
+echo
+echo "| profile | one-to-all winners (emulated) | 2-lev-rec and 3-lev-sq beat 1-lev-dir and the broadcasts | broadcasts the two slowest | one-to-all and all-to-one winners differ |"
+echo "|---|---|---|---|---|"
+for v in "profiles/delta.toml|delta" "links at 12.5 MB/s (C³ §4)|$tmp/delta-c3-12.toml" "receive set-up $r_fit µs (fitted to Bruck Fig. 3)|$tmp/delta-recv-fit.toml"; do
+  label=${v%%|*}; prof=${v#*|}
+  "$rp" c3 --op one-to-all --algos "$o2a_algos" --L "$o2a_L" --p 256 --mesh 16x16 --machine "$prof" --sends nb > "$tmp/c3-sens-o2a.csv"
+  "$rp" c3 --op all-to-one --algos "$c3_common" --L "$o2a_L" --p 256 --mesh 16x16 --machine "$prof" --sends nb > "$tmp/c3-sens-a2o.csv"
+  read -r a n b _ < <(o2a_counts "$tmp/c3-sens-o2a.csv")
+  awk -F, 'NR == 1 || $1 ~ /^(1-lev-dir|2-lev-rec|3-lev-sq|logp-lev-sq)$/' "$tmp/c3-sens-o2a.csv" > "$tmp/c3-sens-o2a4.csv"
+  d=$(paste -d' ' <(best4 "$tmp/c3-sens-o2a4.csv") <(best4 "$tmp/c3-sens-a2o.csv") | awk '$2 != $4 {k++} END {print k + 0}')
+  echo "| $label | $(winners "$tmp/c3-sens-o2a.csv" L algo time_us) | $a of $n L | $b of $n L | $d of $n L |"
+done
 echo
