@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates docs/reproduction.md and docs/img/repro-*.svg: the papers' figures re-run on the
+# Regenerates docs/reproduction.md, docs/reproduction-verdicts.csv (its verdicts, checked by
+# tools/repro/check_verdicts.py) and docs/img/repro-*.svg: the papers' figures re-run on the
 # emulated machines (docs/emulator.md); and the emulator table of docs/barrier.md.
 #   tools/repro.sh [path/to/postbox]          rewrite those files
 #   tools/repro.sh --check [path/to/postbox]  regenerate into a temporary directory and exit 1
@@ -165,7 +166,7 @@ if ((check)); then
     echo "repro.sh: run ./run.sh repro (or tools/repro.sh $pb) and commit the result" >&2
     exit 1
   fi
-  echo "docs/reproduction.md and docs/img/repro-*.svg match a fresh regeneration"
+  echo "docs/reproduction.md, docs/reproduction-verdicts.csv and docs/img/repro-*.svg match a fresh regeneration"
   # docs/barrier.md's emulator block has its own check (ctest docs.barrier_emulator).
   exit 0
 fi
