@@ -57,15 +57,22 @@ for lam in $combine_lambdas; do
 done
 echo
 for lam in $combine_lambdas; do
-  echo "λ = $lam: the emulated delay-receive time equals T'_λ(n) for $(agree "$lam" delay-recv) n, the delay-send"
-  echo "time equals T''_λ(n) for $(agree "$lam" delay-send); $(wins "$lam")."
+  read -r k1 _ K1 < <(agree "$lam" delay-recv; echo); read -r k2 _ K2 < <(agree "$lam" delay-send; echo)
+  echo "λ = $lam: the emulated delay-receive time equals T'_λ(n) for $k1 of $K1 n"
+  echo "$(verdict_claim "B15.recv-$lam" "Bruck Fig. 15" "delay-receive combine time equals T'_λ(n), λ = $lam, n = 2 … $combine_nmax" "§3.2 recursion" claim "equal=$k1;all=$K1" "equal == all" "$k1 of $K1 n" "not explained"),"
+  echo "the delay-send time equals T''_λ(n) for $k2 of $K2 $(verdict_claim "B16.send-$lam" "Bruck Fig. 16" "delay-send combine time equals T''_λ(n), λ = $lam, n = 2 … $combine_nmax" "§3.3" claim "equal=$k2;all=$K2" "equal == all" "$k2 of $K2 n" "not explained");"
+  echo "$(wins "$lam")."
 done
 for lam in $combine_lambdas; do
   # Table 2's break-even for ⌊λ⌋ ($tmp/breakeven.rows from bruck_tables.sh: floor,gamma,break_even).
   be=$(awk -F, -v f="${lam%%.*}" '$1 == f {printf "%.3f", $3}' "$tmp/breakeven.rows")
   side=$(awk -v l="$lam" -v b="$be" 'BEGIN {print (l < b) ? "below" : "above"}')
   want=$([[ $side == below ]] && echo delay-send || echo delay-receive)
-  echo "λ = $lam is $side Table 2's break-even $be for ⌊λ⌋ = ${lam%%.*}, so $want should win asymptotically."
+  # The emulated times of the two approaches at the largest n.
+  tr_=$(at "$lam" $combine_nmax "emulated delay-recv"); ts_=$(at "$lam" $combine_nmax "emulated delay-send")
+  if [[ $want == delay-send ]]; then t_want=$ts_; t_other=$tr_; else t_want=$tr_; t_other=$ts_; fi
+  echo "λ = $lam is $side Table 2's break-even $be for ⌊λ⌋ = ${lam%%.*}, so $want should win asymptotically;"
+  echo "at n = $combine_nmax it takes $t_want against $t_other $(verdict_claim "B17.win-$lam" "Bruck Table 2" "λ = $lam: $want is faster at the largest n" "§3.3 break-even" order "want=$t_want;other=$t_other" "want < other" "$want $t_want, the other $t_other (n = $combine_nmax)" "not explained")."
 done
 echo "(At small n the whole steps of T_⌊λ⌋ and T' decide, so the loser can tie or win at some n.)"
 echo

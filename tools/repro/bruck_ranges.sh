@@ -58,15 +58,16 @@ echo "subset S' of Bruck §2.5, α = n'/n, and the look-up table of α values th
 echo "require; docs/explorer.md shows the same API). The look-up table's size answers the figures'"
 echo "question, whether one α serves every n:"
 echo
-echo "| figure | λ | n | look-up table | paper |"
-echo "|---|---|---|---|---|"
-echo "| 6 | 2 | 2 … 250 | $(table "$tmp/ranges-2.txt") | a fixed α can be used for n up to 250 |"
-echo "| 7 | 1.95 | 2 … 250 | $(table "$tmp/ranges-195.txt") | no fixed α for all n shown |"
+e6=$(entries "$tmp/ranges-2.txt"); e7=$(entries "$tmp/ranges-195.txt")
+echo "| figure | λ | n | look-up table | paper (§2.5) | verdict |"
+echo "|---|---|---|---|---|---|"
+echo "| 6 | 2 | 2 … 250 | $(table "$tmp/ranges-2.txt") | a fixed α can be used for n up to 250 | $(verdict_claim B6 "Bruck Fig. 6" "λ = 2: one α serves every n up to 250" "§2.5" claim "entries=$e6" "entries == 1" "$e6 look-up table entries" "not explained") |"
+echo "| 7 | 1.95 | 2 … 250 | $(table "$tmp/ranges-195.txt") | no fixed α for all n shown | $(verdict_claim B7 "Bruck Fig. 7" "λ = 1.95: no single α serves every n up to 250" "§2.5" claim "entries=$e7" "entries > 1" "$e7 look-up table entries" "not explained") |"
 echo
 echo "![Fig. 6](img/repro-bruck-fig6.svg) ![Fig. 7](img/repro-bruck-fig7.svg)"
 echo
 echo "Fig. 8: α = n'/n at each triangle top for λ = 1.95, n up to 100 000 ($f8_tops tops, a point each,"
-echo "as in the paper; the look-up table for these n has $(entries "$tmp/ranges-195-big.txt") entries). α at the tops spans"
+echo "the paper's way of drawing it; the look-up table for these n has $(entries "$tmp/ranges-195-big.txt") entries). α at the tops spans"
 echo "$(f8_range 2) over all n, $(f8_range 1000) from n = 1000 and $(f8_range 10000) from n = 10 000."
 echo
 echo "Fig. 9: entries of the α look-up table for λ = 1.293 (only the triangle tops constrain α), as a"

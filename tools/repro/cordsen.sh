@@ -62,10 +62,13 @@ done
 echo
 echo "![r = 4](img/repro-cordsen-fig4-r4.svg) ![r = 100](img/repro-cordsen-fig4-r100.svg)"
 echo
-echo "Paper: with r = 4 µs the binomial tree is best and the eight-ary tree worst; as r grows the"
-echo "eight-ary tree gets better against the binary and binomial trees. Emulated: eight-ary over"
-echo "binomial at p = $cordsen_pmax is $(awk -v a="$(c4 4 $cordsen_pmax kary:8)" -v b="$(c4 4 $cordsen_pmax binomial)" 'BEGIN {printf "%.2f", a / b}') for r = 4,"
-echo "$(awk -v a="$(c4 30 $cordsen_pmax kary:8)" -v b="$(c4 30 $cordsen_pmax binomial)" 'BEGIN {printf "%.2f", a / b}') for r = 30, $(awk -v a="$(c4 60 $cordsen_pmax kary:8)" -v b="$(c4 60 $cordsen_pmax binomial)" 'BEGIN {printf "%.2f", a / b}') for r = 60 and $(awk -v a="$(c4 100 $cordsen_pmax kary:8)" -v b="$(c4 100 $cordsen_pmax binomial)" 'BEGIN {printf "%.2f", a / b}') for r = 100."
+k4() { awk -v a="$(c4 "$1" $cordsen_pmax kary:8)" -v b="$(c4 "$1" $cordsen_pmax binomial)" 'BEGIN {printf "%.2f", a / b}'; }
+read -r b4 w4 < <(best_worst 4 $cordsen_pmax)
+echo "Paper (§2.2.2): with r = 4 µs the binomial tree is best and the eight-ary tree worst; as r grows the"
+echo "eight-ary tree gets better against the binary and binomial trees. Emulated at p = $cordsen_pmax, r = 4: best"
+echo "$b4, worst $w4 $(verdict_claim M4.r4 "Cordsen Fig. 4" "r = 4 µs: binomial best, eight-ary worst (p = $cordsen_pmax)" "§2.2.2" order "bin=$(c4 4 $cordsen_pmax binomial);bry=$(c4 4 $cordsen_pmax binary);k8=$(c4 4 $cordsen_pmax kary:8)" "bin < bry && bin < k8 && k8 > bry" "binomial $(c4 4 $cordsen_pmax binomial), binary $(c4 4 $cordsen_pmax binary), eight-ary $(c4 4 $cordsen_pmax kary:8) µs" "not explained")."
+echo "Eight-ary over binomial at p = $cordsen_pmax is $(k4 4) for r = 4, $(k4 30) for r = 30, $(k4 60) for r = 60 and"
+echo "$(k4 100) for r = 100 $(verdict_claim M4.trend "Cordsen Fig. 4" "the eight-ary tree gains on the binomial tree as r grows" "§2.2.2" order "k4=$(k4 4);k30=$(k4 30);k60=$(k4 60);k100=$(k4 100)" "k30 < k4 && k60 < k30 && k100 < k60" "eight-ary / binomial: $(k4 4), $(k4 30), $(k4 60), $(k4 100)" "not explained")."
 echo
 echo "## Cordsen et al. Fig. 10 beyond p = 19: Fibo-trees on MANNA"
 echo
@@ -82,8 +85,15 @@ done
 echo
 echo "![Fig. 10](img/repro-cordsen-fig10.svg)"
 echo
-echo "Paper: (1, 3) gives the best results and (1, 1) approximates them on the small machine; the"
-echo "binomial tree is far from optimal, and for fewer than ten processes the sequential approach"
-echo "beats it. Emulated: the sequential distribution beats the binomial tree up to p = $seq_wins_to;"
-echo "the (1, 1) tree against the (1, 3) tree over p = 2 … $cordsen_p10: $f11_vs_13."
+# (1, 1) against (1, 3) at p ≤ 19 (the paper's machine): the worst ratio and where.
+read -r r1113 p1113 < <(awk -F, '$2 == "fibo s=1 r=1" {a[$1] = $3} $2 == "fibo s=1 r=3" {b[$1] = $3}
+  END {for (p in a) if (p + 0 <= 19 && a[p] / b[p] > m) {m = a[p] / b[p]; q = p}; printf "%.3f %d\n", m, q}' "$tmp/cordsen-fig10.csv")
+bin19=$(c10 19 "fibo s=1 r=0"); f13_19=$(c10 19 "fibo s=1 r=3")
+echo "Paper (§5): (1, 3) gives the best results and (1, 1) approximates them reasonably on the small"
+echo "machine; the binomial tree is far from optimal; for fewer than ten processes the sequential"
+echo "approach beats it. Emulated: the sequential distribution beats the binomial tree up to"
+echo "p = $seq_wins_to $(verdict_value M10.seq "Cordsen Fig. 10" "largest p at which the sequential distribution beats the binomial tree" "fewer than ten processes, i.e. up to p = 9 (§5)" 9 "$seq_wins_to" "not explained")."
+echo "The (1, 1) tree against the (1, 3) tree over p = 2 … $cordsen_p10: $f11_vs_13; up to p = 19 it is at"
+echo "worst $r1113× the (1, 3) tree's time (p = $p1113) $(verdict_claim M10.11 "Cordsen Fig. 10" "(1, 1) approximates (1, 3) up to p = 19 (within 10%)" "§5" claim "worst=$r1113" "worst <= 1.10" "worst ratio $r1113 at p = $p1113" "not explained")."
+echo "At p = 19 the binomial tree takes $bin19 µs against $f13_19 µs $(verdict_claim M10.bin "Cordsen Fig. 10" "the binomial tree is far from optimal (more than 10% above the (1, 3) tree at p = 19)" "§5" claim "bin=$bin19;best=$f13_19" "bin > 1.10 * best" "$bin19 µs against $f13_19 µs" "not explained")."
 echo

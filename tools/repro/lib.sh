@@ -83,3 +83,60 @@ pct_csv() {
 
 # csv_body FILE: the rows without the header (to concatenate CSVs with the same header).
 csv_body() { tail -n +2 "$1"; }
+
+# ---------------- The verdict ledger ----------------
+# Every comparison with a paper goes through verdict_value or verdict_claim. Each computes its
+# verdict from the numbers it is given, appends a row to $ledger (CSV, written next to the page as
+# docs/reproduction-verdicts.csv) and prints the tag "[ID: verdict]" that the page's sentence
+# carries. tools/repro/check_verdicts.py recomputes every verdict from the CSV's numbers (an
+# independent implementation, in Python) and checks the page's tags and its verdict table against
+# it (ctest docs.reproduction_verdicts).
+#   within 10%        a value: |emulated / paper − 1| ≤ 0.10
+#   ordering matches  an ordering the paper states holds on the emulated numbers
+#   holds             a claim the paper states (not an ordering) holds on the emulated numbers
+#   off               otherwise; the row then carries its cause: "published: <source>" or
+#                     "not explained" (optionally followed by "; suspected: ..." — a hypothesis,
+#                     not an explanation)
+if [[ -n ${tmp:-} ]]; then
+  ledger=${ledger:-$tmp/verdicts.csv}
+  [[ -f $ledger ]] || echo "id,figure,claim,paper,paper_value,emulated,ratio,kind,data,test,verdict,cause" > "$ledger"
+fi
+
+# csvq FIELD...: the fields as one CSV line (every field quoted, quotes doubled).
+csvq() {
+  local out="" f
+  for f in "$@"; do f=${f//\"/\"\"}; out+="${out:+,}\"$f\""; done
+  printf '%s\n' "$out"
+}
+
+# verdict_value ID FIGURE CLAIM PAPER_QUOTE PAPER_NUM EMULATED_NUM CAUSE_IF_OFF
+# The ratio is EMULATED_NUM / PAPER_NUM from the numbers exactly as given (so the checker, which
+# reads the same strings, gets the same verdict).
+verdict_value() {
+  local id=$1 fig=$2 claim=$3 quote=$4 pv=$5 ev=$6 cause=$7 ratio verdict
+  read -r ratio verdict < <(awk -v p="$pv" -v e="$ev" 'BEGIN {
+    r = e / p; d = r - 1; if (d < 0) d = -d
+    printf "%.3f %s\n", r, (d <= 0.10) ? "within" : "off" }')
+  [[ $verdict == within ]] && verdict="within 10%" || verdict=off
+  [[ $verdict == off ]] || cause=""
+  csvq "$id" "$fig" "$claim" "$quote" "$pv" "$ev" "$ratio" value "paper=$pv;emulated=$ev" "|emulated/paper-1|<=0.10" "$verdict" "$cause" >> "$ledger"
+  printf '[%s: %s]' "$id" "$verdict"
+}
+
+# verdict_claim ID FIGURE CLAIM PAPER_QUOTE KIND DATA TEST EMULATED_TEXT CAUSE_IF_OFF [RATIO]
+# KIND is "order" or "claim"; DATA is "name=number;name=number..."; TEST a boolean expression
+# over those names with < <= > >= == != && || ! ( ) + - * / and numbers (no chained
+# comparisons). EMULATED_TEXT says in words what the numbers are; RATIO (optional) is shown.
+verdict_claim() {
+  local id=$1 fig=$2 claim=$3 quote=$4 kind=$5 data=$6 test=$7 emu=$8 cause=$9 ratio=${10:-} ok verdict
+  ok=$(awk "BEGIN { ${data//;/; }; print (($test) ? 1 : 0) }")
+  if [[ $ok == 1 ]]; then [[ $kind == order ]] && verdict="ordering matches" || verdict=holds; else verdict=off; fi
+  [[ $verdict == off ]] || cause=""
+  csvq "$id" "$fig" "$claim" "$quote" "" "$emu" "$ratio" "$kind" "$data" "$test" "$verdict" "$cause" >> "$ledger"
+  printf '[%s: %s]' "$id" "$verdict"
+}
+
+# verdict_table: the ledger as the page's markdown table, then the counts sentence.
+verdict_table() {
+  python3 "$here/tools/repro/check_verdicts.py" --render "$ledger"
+}

@@ -61,6 +61,23 @@ f5_win=$(winners "$tmp/s2p-fig5.csv" dist algo time_us)
 f6_win=$(winners "$tmp/s2p-fig6.csv" s algo time_us)
 ms() { awk -v v="$1" 'BEGIN {printf "%.2f", v / 1000}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+# beaten_by_all CSV XCOL "A B" "C D E": "k n" — at how many x every algorithm of the first list is
+# slower than the best of the second.
+beaten_by_all() {
+  awk -F, -v xc="$2" -v sl="$3" -v fa="$4" 'NR == 1 {for (i = 1; i <= NF; i++) col[$i] = i; ns = split(sl, S, " "); nf = split(fa, F, " "); next}
+    {x = $(col[xc]); t[x, $(col["algo"])] = $(col["time_us"]) + 0; if (!(x in seen)) {seen[x] = 1; o[++n] = x}}
+    END {for (i = 1; i <= n; i++) {x = o[i]; b = ""; for (j = 1; j <= nf; j++) if (b == "" || t[x, F[j]] < b) b = t[x, F[j]]
+           ok = 1; for (j = 1; j <= ns; j++) if (!(t[x, S[j]] > b)) ok = 0; k += ok}; print k + 0, n}' "$1"
+}
+# r2 CSV ALGO LO HI: the least-squares line's R² of ALGO's time against s for LO ≤ s ≤ HI.
+r2() {
+  awk -F, -v al="$2" -v lo="$3" -v hi="$4" 'NR == 1 {for (i = 1; i <= NF; i++) col[$i] = i; next}
+    $(col["algo"]) == al && $(col["s"]) + 0 >= lo && $(col["s"]) + 0 <= hi {x = $(col["s"]) + 0; y = $(col["time_us"]) / 1000; n++; sx += x; sy += y; sxx += x * x; sxy += x * y; syy += y * y}
+    END {b = (n * sxy - sx * sy) / (n * sxx - sx * sx); ss = syy - sy * sy / n
+         printf "%.3f", b * (sxy - sx * sy / n) / ss}' "$1"
+}
+# pays CSV DIST [XCOL MAXX]: "k n", as pct_range counts them.
+pays() { pct_range "$@" | sed 's/.*pays in \([0-9]*\) of \([0-9]*\)/\1 \2/'; echo; }
 
 echo "## s-to-p broadcasting (Hambrusch et al.) Figs. 2-9 on the Paragon profile"
 echo
@@ -74,6 +91,12 @@ echo "what SUNMOS would have given. The paper's plots did not survive the text e
 echo "digits at most) and several of their parameters were lost too; where a parameter was lost we"
 echo "chose one and say so."
 echo
+echo "**The Cray T3D runs are not attempted.** The paper reports T3D results (its abstract: \"for the"
+echo "Cray T3D we also demonstrate dependencies between distributions and machine sizes\"), but no T3D"
+echo "figure, number or machine size survives in the text we have, so there is nothing to compare an"
+echo "emulated T3D with; and profiles/t3d.toml's message-passing overheads are not grounded in a"
+echo "published measurement (none was found; the file says so), so its times would judge nothing."
+echo
 echo "### Fig. 2: time against the number of sources (10×10, equal distribution)"
 echo
 echo "Lost in the extraction: L (we use 4 KB). Paper: 2-Step and Xor are not efficient; for more than"
@@ -85,17 +108,21 @@ echo
 echo "![Fig. 2](img/repro-s2p-fig2.svg)"
 echo
 read -r pk_s pk_t < <(peak "$tmp/s2p-fig2.csv" s 2-step)
-echo "Winner by s: $f2_win. 2-Step is the slowest from s = $(slowest_from "$tmp/s2p-fig2.csv" s 2-step) on,"
-echo "and Xor pays its p − 1 sends even for one source ($(ms "$(value "$tmp/s2p-fig2.csv" time_us algo=xor s=1)") ms at s = 1 against"
-echo "$(ms "$(value "$tmp/s2p-fig2.csv" time_us algo=br-xy-source s=1)") ms for Br_xy_source), as in the paper. From s = 10 to 100 Br_xy_source grows by"
-echo "$(ratio "$(value "$tmp/s2p-fig2.csv" time_us algo=br-xy-source s=100)" "$(value "$tmp/s2p-fig2.csv" time_us algo=br-xy-source s=10)")× and Br_Lin by $(ratio "$(value "$tmp/s2p-fig2.csv" time_us algo=br-lin s=100)" "$(value "$tmp/s2p-fig2.csv" time_us algo=br-lin s=10)")× (s grows 10×): roughly linear. (Br_xy_source and Br_xy_dim coincide on"
-echo "the equal distribution here: both pick the same dimension first.)"
-if [[ $pk_s == 100 ]]; then
-  echo "2-Step's time is largest at s = 100 ($pk_t ms)."
-else
-  echo "Unlike the paper, 2-Step does not keep growing: its largest time is $pk_t ms at s = $pk_s; we have"
-  echo "not traced why (its one-to-all phase carries s·L bytes from one node, so we expected steady growth)."
-fi
+read -r f2_ok f2_n < <(beaten_by_all "$tmp/s2p-fig2.csv" s "xor 2-step" "br-lin br-xy-source br-xy-dim")
+t2_10=$(value "$tmp/s2p-fig2.csv" time_us algo=2-step s=10); t2_100=$(value "$tmp/s2p-fig2.csv" time_us algo=2-step s=100)
+g2=$(ratio "$t2_100" "$t2_10")
+r2min=$(for a in br-lin br-xy-source br-xy-dim; do r2 "$tmp/s2p-fig2.csv" "$a" 10 100; echo; done | sort -g | head -1)
+slight=$(awk -F, 'NR > 1 && $2 ~ /^br-/ {k = $4; if (!(k in lo) || $6 + 0 < lo[k]) lo[k] = $6 + 0; if ($6 + 0 > hi[k]) hi[k] = $6 + 0}
+  END {for (k in lo) if (hi[k] / lo[k] > m) m = hi[k] / lo[k]; printf "%.2f", m}' "$tmp/s2p-fig2.csv")
+echo "Winner by s: $f2_win. 2-Step and Xor are both slower than the best of the three broadcasts at"
+echo "$f2_ok of $f2_n s $(verdict_claim S2.poor "s-to-p Fig. 2" "2-Step and Xor are not efficient (slower than the best of Br_Lin, Br_xy_source, Br_xy_dim at every s)" "§5.1, Fig. 2" order "ok=$f2_ok;all=$f2_n" "ok == all" "$f2_ok of $f2_n s" "not explained")"
+echo "(Xor pays its p − 1 sends even for one source: $(ms "$(value "$tmp/s2p-fig2.csv" time_us algo=xor s=1)") ms at s = 1 against"
+echo "$(ms "$(value "$tmp/s2p-fig2.csv" time_us algo=br-xy-source s=1)") ms for Br_xy_source). From s = 10 to 100 (s grows 10×) 2-Step grows $g2×"
+echo "$(verdict_claim S2.2step "s-to-p Fig. 2" "2-Step grows faster than s (from s = 10 to 100 by more than 10×)" "§5.1, Fig. 2" claim "g=$g2" "g > 10" "$g2× from s = 10 to 100; largest time at s = $pk_s" "not explained") (its largest time is $pk_t ms, at s = $pk_s). The three broadcasts"
+echo "grow linearly: the least R² of a straight line through each one's times for s = 10 … 100 is $r2min"
+echo "$(verdict_claim S2.lin "s-to-p Fig. 2" "Br_Lin, Br_xy_source and Br_xy_dim grow linearly in s (R² ≥ 0.95 for s = 10 … 100)" "§5.1, Fig. 2" claim "r=$r2min" "r >= 0.95" "least R² $r2min" "not explained");"
+echo "they differ by at most $slight× at any s $(verdict_claim S2.slight "s-to-p Fig. 2" "the three broadcasts differ only slightly (at most 10% at every s)" "§5.1, Fig. 2" claim "m=$slight" "m <= 1.10" "slowest over fastest at worst $slight" "not explained")"
+echo "(Br_xy_source and Br_xy_dim coincide on the equal distribution here: both pick the same dimension first)."
 echo
 echo "### Fig. 3: time against message length (10×10, s = 30, right diagonal)"
 echo
@@ -107,10 +134,15 @@ pivot_md "$tmp/s2p-fig3.csv" bytes algo time_us 0.001 2
 echo
 echo "![Fig. 3](img/repro-s2p-fig3.svg)"
 echo
-echo "Winner by L: $f3_win. Xor stays within 10% of its 32-byte time up to"
-echo "$(flat_to "$tmp/s2p-fig3.csv" xor 1.1) B (paper: almost flat up to 1 KB; its time is the sources' p − 1 sends of"
-echo "set-up cost each), Br_xy_source within 10% up to $(flat_to "$tmp/s2p-fig3.csv" br-xy-source 1.1) B, and from 4 KB to 16 KB it grows"
-echo "$(ratio "$(value "$tmp/s2p-fig3.csv" time_us algo=br-xy-source bytes=16384)" "$(value "$tmp/s2p-fig3.csv" time_us algo=br-xy-source bytes=4096)")× (L grows 4×): linear."
+xf=$(flat_to "$tmp/s2p-fig3.csv" xor 1.1)
+read -r f3_ok f3_n < <(beaten_by_all "$tmp/s2p-fig3.csv" bytes "xor 2-step" "br-lin br-xy-source br-xy-dim")
+g3=$(ratio "$(value "$tmp/s2p-fig3.csv" time_us algo=br-xy-source bytes=16384)" "$(value "$tmp/s2p-fig3.csv" time_us algo=br-xy-source bytes=4096)")
+echo "Winner by L: $f3_win. 2-Step and Xor are slower than the best broadcast at $f3_ok of $f3_n L"
+echo "$(verdict_claim S3.poor "s-to-p Fig. 3" "2-Step and Xor poor at every L" "§5.1, Fig. 3" order "ok=$f3_ok;all=$f3_n" "ok == all" "$f3_ok of $f3_n L" "not explained")."
+echo "Xor stays within 10% of its 32-byte time up to $xf B $(verdict_claim S3.xor "s-to-p Fig. 3" "Xor almost flat (within 10%) up to 1 KB" "§5.1, Fig. 3" claim "upto=$xf" "upto >= 1024" "within 10% up to $xf B" "not explained")"
+echo "(its time is the sources' p − 1 sends of set-up cost each); Br_xy_source within 10% up to"
+echo "$(flat_to "$tmp/s2p-fig3.csv" br-xy-source 1.1) B, and from 4 KB to 16 KB it grows $g3× (L grows 4×)"
+echo "$(verdict_claim S3.lin "s-to-p Fig. 3" "Br_xy_source grows linearly at large L (4 KB → 16 KB within 10% of 4×)" "§5.1, Fig. 3" claim "g=$g3" "g >= 3.6 && g <= 4.4" "$g3× from 4 KB to 16 KB" "not explained")."
 echo
 echo "### Fig. 4: time against machine size (right diagonal)"
 echo
@@ -121,9 +153,12 @@ pivot_md "$tmp/s2p-fig4.csv" p algo time_us 0.001 2
 echo
 echo "![Fig. 4](img/repro-s2p-fig4.svg)"
 echo
-echo "Winner by p: $f4_win. Xor against the best: $(ratio "$(value "$tmp/s2p-fig4.csv" time_us algo=xor p=4)" "$(awk -F, 'NR > 1 && $7 == 4 && (m == "" || $6 < m) {m = $6} END {print m}' "$tmp/s2p-fig4.csv")")× at p = 4,"
-echo "$(ratio "$(value "$tmp/s2p-fig4.csv" time_us algo=xor p=16)" "$(awk -F, 'NR > 1 && $7 == 16 && (m == "" || $6 < m) {m = $6} END {print m}' "$tmp/s2p-fig4.csv")")× at p = 16 and $(ratio "$(value "$tmp/s2p-fig4.csv" time_us algo=xor p=256)" "$(awk -F, 'NR > 1 && $7 == 256 && (m == "" || $6 < m) {m = $6} END {print m}' "$tmp/s2p-fig4.csv")")× at p = 256: close at p = 4 as in the paper, already"
-echo "behind at 16, where the paper still found it competitive."
+best4p() { awk -F, -v p="$1" 'NR > 1 && $7 == p && (m == "" || $6 < m) {m = $6} END {print m}' "$tmp/s2p-fig4.csv"; }
+x4=$(ratio "$(value "$tmp/s2p-fig4.csv" time_us algo=xor p=4)" "$(best4p 4)")
+x16=$(ratio "$(value "$tmp/s2p-fig4.csv" time_us algo=xor p=16)" "$(best4p 16)")
+x256=$(ratio "$(value "$tmp/s2p-fig4.csv" time_us algo=xor p=256)" "$(best4p 256)")
+echo "Winner by p: $f4_win. Xor against the best: ${x4}× at p = 4, ${x16}× at p = 16 and ${x256}× at p = 256"
+echo "$(verdict_claim S4.xor "s-to-p Fig. 4" "Xor as good as any other algorithm (within 10% of the best) for 4 to 16 processors" "§5.1, Fig. 4" claim "a=$x4;b=$x16" "a <= 1.10 && b <= 1.10" "${x4}× the best at p = 4, ${x16}× at p = 16" "not explained")."
 echo
 echo "### Fig. 5: the three broadcast algorithms on each distribution (10×10)"
 echo
@@ -137,14 +172,22 @@ echo
 echo "![Fig. 5](img/repro-s2p-fig5.svg)"
 echo
 xs() { value "$tmp/s2p-fig5.csv" time_us algo=br-xy-source dist="$1"; }
+xs() { value "$tmp/s2p-fig5.csv" time_us algo=br-xy-source dist="$1"; }
+f5t() { value "$tmp/s2p-fig5.csv" time_us algo="$1" dist="$2"; }
+# For each algorithm: are block and cross both slower than every other distribution?
+read -r bc_ok bc_n < <(awk -F, 'NR > 1 {t[$2, $3] = $6 + 0; a[$2] = 1; d[$3] = 1}
+  END {for (x in a) {n++; ok = 1; for (y in d) if (y != "block" && y != "cross" && !(t[x, "block"] > t[x, y] && t[x, "cross"] > t[x, y])) ok = 0; k += ok}; print k + 0, n}' "$tmp/s2p-fig5.csv")
+dimrow=$(ratio "$(f5t br-xy-dim row)" "$(xs row)")
 echo "Winner by distribution: $f5_win. Br_xy_source on row, col, equal and the diagonals:"
 echo "$(awk -v a="$(xs row)" -v b="$(xs col)" -v c="$(xs equal)" -v d="$(xs diag-right)" -v e="$(xs diag-left)" 'BEGIN {
   lo = a; hi = a; n = split(b " " c " " d " " e, v, " "); for (i = 1; i <= n; i++) { if (v[i] < lo) lo = v[i]; if (v[i] > hi) hi = v[i] }
-  printf "%.2f to %.2f ms", lo / 1000, hi / 1000 }'); on block $(ms "$(xs block)") ms and cross $(ms "$(xs cross)") ms. Br_xy_dim on the"
-echo "row distribution: $(ratio "$(value "$tmp/s2p-fig5.csv" time_us algo=br-xy-dim dist=row)" "$(xs row)")× Br_xy_source's time (it starts along the rows, which are full of"
-echo "sources), as in the paper. Where we differ: Br_Lin is not the best on block and cross here. Our"
-echo "cross and block generators (docs/s-to-p.md) may not match the paper's, whose definitions the"
-echo "extraction garbled."
+  printf "%.2f to %.2f ms", lo / 1000, hi / 1000 }'); on block $(ms "$(xs block)") ms and cross $(ms "$(xs cross)") ms. Block and cross are"
+echo "slower than every other distribution for $bc_ok of the $bc_n algorithms"
+echo "$(verdict_claim S5.bc "s-to-p Fig. 5" "all three algorithms slower on block and cross than on the other distributions" "§5.1, Fig. 5" order "ok=$bc_ok;all=$bc_n" "ok == all" "$bc_ok of $bc_n algorithms" "not explained; suspected: our cross and block generators (docs/s-to-p.md) may not be the paper's, whose definitions the extraction garbled")."
+echo "On block and cross Br_Lin takes $(ms "$(f5t br-lin block)") and $(ms "$(f5t br-lin cross)") ms against the best $(ms "$(awk -F, 'NR > 1 && $3 == "block" && (m == "" || $6 + 0 < m) {m = $6 + 0} END {print m}' "$tmp/s2p-fig5.csv")") and"
+echo "$(ms "$(awk -F, 'NR > 1 && $3 == "cross" && (m == "" || $6 + 0 < m) {m = $6 + 0} END {print m}' "$tmp/s2p-fig5.csv")") ms $(verdict_claim S5.lin "s-to-p Fig. 5" "Br_Lin best on block and cross" "§5.1, Fig. 5" order "lb=$(f5t br-lin block);xb=$(f5t br-xy-source block);db=$(f5t br-xy-dim block);lc=$(f5t br-lin cross);xc=$(f5t br-xy-source cross);dc=$(f5t br-xy-dim cross)" "lb <= xb && lb <= db && lc <= xc && lc <= dc" "Br_Lin $(ms "$(f5t br-lin block)") / $(ms "$(f5t br-lin cross)") ms on block / cross" "not explained; suspected: as above, the block and cross generators")."
+echo "Br_xy_dim on the row distribution takes ${dimrow}× Br_xy_source's time (it starts along the rows,"
+echo "which are full of sources) $(verdict_claim S5.dim "s-to-p Fig. 5" "Br_xy_dim much slower (more than 10%) than Br_xy_source on the row distribution" "§5.1, Fig. 5" claim "r=$dimrow" "r > 1.10" "${dimrow}×" "not explained")."
 echo
 echo "### Fig. 6: total message size fixed at 80 KB (10×10, right diagonal)"
 echo
@@ -167,10 +210,12 @@ for v in sunmos cpu; do
   echo "| $label | $(ms "$a") | $(ms "$b") | $(ratio "$a" "$b") |"
 done
 echo
-echo "With the OSF/1 profile the emulated times are $(ratio "$f6_5" 11400) and $(ratio "$f6_40" 7300) times the paper's. Winner by s:"
-echo "$f6_win. The curves are not monotone in s for any of the three algorithms: how the"
-echo "diagonals of Dr(s) line up with the halving partners changes with s (the paper's point that the"
-echo "distribution and the dimensions interact)."
+read -r mono_ok mono_n < <(awk -F, 'NR > 1 && $2 == "br-xy-source" {s[++n] = $4 + 0; t[n] = $6 + 0} END {for (i = 2; i <= n; i++) {m++; if (t[i] < t[i - 1]) k++}; print k + 0, m + 0}' "$tmp/s2p-fig6.csv")
+echo "With the OSF/1 profile: $(ms "$f6_5") ms at s = 5 $(verdict_value S6.t5 "s-to-p Fig. 6" "Br_xy_source, 5 sources of 16 KB, right diagonal (ms)" "about 11.4 ms (§5.1, Fig. 6)" 11.4 "$(ms "$f6_5")" "not explained"),"
+echo "$(ms "$f6_40") ms at s = 40 $(verdict_value S6.t40 "s-to-p Fig. 6" "Br_xy_source, 40 sources of 2 KB, right diagonal (ms)" "about 7.3 ms (§5.1, Fig. 6)" 7.3 "$(ms "$f6_40")" "not explained"),"
+echo "ratio $(ratio "$f6_5" "$f6_40") $(verdict_value S6.ratio "s-to-p Fig. 6" "Br_xy_source time at s = 5 over s = 40" "11.4 / 7.3 = 1.56" 1.56 "$(ratio "$f6_5" "$f6_40")" "not explained"). Winner by s: $f6_win."
+echo "Br_xy_source gets faster from one s to the next at $mono_ok of the $mono_n steps"
+echo "$(verdict_claim S6.mono "s-to-p Fig. 6" "more sources (the same 80 KB) are faster at every step of s" "§5.1, Fig. 6" order "ok=$mono_ok;all=$mono_n" "ok == all" "faster at $mono_ok of $mono_n steps of s" "not explained; suspected: how the diagonals of Dr(s) line up with the halving partners changes with s")."
 echo
 echo "**Which Paragon.** The paper names neither the operating system nor a machine figure. We assume"
 echo "OSF/1 AD: with NAS's SUNMOS figures the same broadcast would take the third row's times, far"
@@ -196,8 +241,7 @@ read -r sp10 w10 < <(spread "$tmp/s2p-fig7.csv" 10)
 read -r sp30 w30 < <(spread "$tmp/s2p-fig7.csv" 30)
 read -r sp60 w60 < <(spread "$tmp/s2p-fig7.csv" 60)
 echo "Slowest over fastest shape: $sp10 with 10 sources, $sp30 with 30 (worst $w30) and $sp60 with 60"
-echo "(worst $w60). The paper's trend — the dimensions matter more with more sources — shows as"
-echo "$([[ $(awk -v a="$sp10" -v b="$sp60" 'BEGIN {print (a < b)}') == 1 ]] && echo "a larger spread at 60 than at 10" || echo "no larger spread at 60 than at 10, which differs from the paper")."
+echo "(worst $w60) $(verdict_claim S7.spread "s-to-p Fig. 7" "the machine's dimensions matter more with many sources than with few" "§5.1, Fig. 7" order "few=$sp10;many=$sp60" "many > few" "slowest / fastest shape: $sp10 (s = 10), $sp60 (s = 60)" "not explained")."
 echo
 echo "### Figs. 8 and 9: when repositioning pays (16×16)"
 echo
@@ -229,17 +273,35 @@ echo "| cross, all s | $(col_range "$tmp/s2p-fig8-ms.csv" cross gain_ms) | gains
 echo "| band, s < 150 | $(col_range "$tmp/s2p-fig8-ms.csv" band gain_ms s 0 149) | −1 to −2 (costs 1-2 more) |"
 echo "| band, s ≥ 150 | $(col_range "$tmp/s2p-fig8-ms.csv" band gain_ms s 150 256) | −7.5 |"
 echo
-echo "Paper's conclusion: repositioning pays unless s > p/2, p ≤ 16, or L < 1 KB; the gain grows with"
-echo "L and tapers off for long messages. Above s = p/2 = 128 the emulated Repos_xy_source pays in"
-echo "$(awk -F, 'NR > 1 && $2 > 128 {n++; if ($3 > 0) k++} END {printf "%d of %d", k, n}' "$tmp/s2p-fig8-pct.csv") cases, at s ≤ 128 in"
-echo "$(awk -F, 'NR > 1 && $2 <= 128 {n++; if ($3 > 0) k++} END {printf "%d of %d", k, n}' "$tmp/s2p-fig8-pct.csv"). Where we differ: on the **equal** distribution repositioning"
-echo "pays in $(pct_range "$tmp/s2p-fig8-pct.csv" equal | sed 's/.*pays in //') s of Fig. 8, where the paper found it pays. Our E(s) (docs/s-to-p.md) is the"
-echo "paper's own definition (§2: processor (1,1) is a source and every ⌈p/s⌉-th or ⌊p/s⌋-th processor"
-echo "is one); it places sources on whole columns or a regular lattice, already a good input for"
-echo "Br_xy_source, so here the extra permutation is mostly cost. Why the paper's machine gained from"
-echo "it is not explained. The curves are jagged: whether a distribution's rows pair up in the first halving"
-echo "steps changes from one s to the next, and the emulator shows every such effect without the"
-echo "measurement noise (and averaging) that smoothed the paper's curves."
+read -r eq_k eq_n < <(pays "$tmp/s2p-fig8-pct.csv" equal)
+read -r bl_k bl_n < <(pays "$tmp/s2p-fig8-pct.csv" block)
+read -r cr_k cr_n < <(pays "$tmp/s2p-fig8-pct.csv" cross)
+band_min=$(awk -F, 'NR > 1 && $1 == "band" && (m == "" || $3 < m) {m = $3} END {printf "%.1f", -m}' "$tmp/s2p-fig8-pct.csv")
+cross_max=$(col_range "$tmp/s2p-fig8-ms.csv" cross gain_ms | sed 's/.* to //')
+# Median gain per distribution (Fig. 8): is cross's the largest?
+med() { awk -F, -v d="$1" 'NR > 1 && $1 == d {print $3 + 0}' "$tmp/s2p-fig8-pct.csv" | sort -g | awk '{v[++n] = $1} END {printf "%.1f", (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2}'; }
+read -r ab_k ab_n < <(awk -F, 'NR > 1 && $2 > 128 {n++; if ($3 > 0) k++} END {print k + 0, n + 0}' "$tmp/s2p-fig8-pct.csv")
+read -r be_k be_n < <(awk -F, 'NR > 1 && $2 <= 128 {n++; if ($3 > 0) k++} END {print k + 0, n + 0}' "$tmp/s2p-fig8-pct.csv")
+# Fig. 9 below 1 KB: cross pays at every such L and no other distribution at any.
+read -r c9_k c9_n < <(pays "$tmp/s2p-fig9-pct.csv" cross bytes 1024)
+o9=$(for d in equal band block; do pays "$tmp/s2p-fig9-pct.csv" "$d" bytes 1024; done | awk '{k += $1} END {print k + 0}')
+echo "Fig. 8 (§5.2): repositioning pays for every distribution but band; on equal it pays in $eq_k of $eq_n s"
+echo "$(verdict_claim S8.equal "s-to-p Fig. 8" "repositioning pays on the equal distribution (at more than half of the s)" "§5.2, Fig. 8" claim "k=$eq_k;n=$eq_n" "2 * k > n" "pays at $eq_k of $eq_n s" "not explained; suspected: our E(s), the paper's own definition (§4), puts the sources on whole columns or a regular lattice, already a good input for Br_xy_source")"
+cross_min=$(col_range "$tmp/s2p-fig8-ms.csv" cross gain_ms | sed 's/ to .*//')
+echo "— gains significantly on cross and square block: median gains equal $(med equal)%, cross $(med cross)%,"
+echo "band $(med band)%, block $(med block)% $(verdict_claim S8.cross "s-to-p Fig. 8" "repositioning gains most on cross and square block (their median gains the two largest)" "§5.2" order "c=$(med cross);e=$(med equal);b=$(med band);k=$(med block)" "c > e && c > b && k > e && k > b" "median gains: cross $(med cross)%, block $(med block)%, equal $(med equal)%, band $(med band)%" "not explained; suspected: our cross generator (see Fig. 5)")"
+echo "(on cross between $cross_min and $cross_max ms: the smallest $(verdict_value S8.cross-min "s-to-p Fig. 8" "smallest gain by repositioning on cross (ms)" "13 ms (§5.2: between 13 and 31 ms)" 13 "$cross_min" "not explained; suspected: our cross generator (see Fig. 5)"),"
+echo "the largest $(verdict_value S8.cross-ms "s-to-p Fig. 8" "largest gain by repositioning on cross (ms)" "31 ms (§5.2: between 13 and 31 ms)" 31 "$cross_max" "not explained"));"
+echo "costs up to 6.5% on band — at worst $band_min% $(verdict_value S8.band "s-to-p Fig. 8" "largest cost of repositioning on band (%)" "up to 6.5% (§5.2)" 6.5 "$band_min" "not explained");"
+echo "pays significantly on block — in $bl_k of $bl_n s $(verdict_claim S8.block "s-to-p Fig. 8" "repositioning pays on block (at more than half of the s)" "§5.2, Fig. 8" claim "k=$bl_k;n=$bl_n" "2 * k > n" "pays at $bl_k of $bl_n s" "not explained")."
+echo "The paper's conclusion, repositioning pays unless s > p/2 (among other conditions): above"
+echo "s = p/2 = 128 it pays in $ab_k of $ab_n cases, at s ≤ 128 in $be_k of $be_n"
+echo "$(verdict_claim S8.half "s-to-p Figs. 8-9" "repositioning pays less often above s = p/2 than below" "§5.2" order "above=$ab_k;na=$ab_n;below=$be_k;nb=$be_n" "above / na < below / nb" "$ab_k of $ab_n above, $be_k of $be_n below" "not explained")."
+echo "Fig. 9 (§5.2): below 1 KB only cross pays — cross pays at $c9_k of $c9_n such L, the other three"
+echo "distributions at $o9 $(verdict_claim S9.below1k "s-to-p Fig. 9" "below 1 KB repositioning pays only on cross (at every such L)" "§5.2, Fig. 9" claim "ck=$c9_k;cn=$c9_n;other=$o9" "ck == cn && other == 0" "cross $c9_k of $c9_n, the others $o9 (distribution, L) cases" "not explained")."
+echo "The curves are jagged: whether a distribution's rows pair up in the first halving steps changes"
+echo "from one s to the next, and the emulator shows every such effect without the measurement noise"
+echo "(and averaging) that smoothed the paper's curves."
 echo
 echo "**Repositioning for Br_Lin** (Repos_Lin against Br_Lin, same configurations; the paper: \"similar"
 echo "results hold for the repositioning algorithm using Br_Lin\"):"
@@ -254,16 +316,24 @@ for d in equal cross band block; do
   echo "| $d | $(pct_range "$tmp/s2p-fig8-lin.csv" "$d") | $(pct_range "$tmp/s2p-fig8-pct.csv" "$d") |"
 done
 echo
-echo "Repos_Lin pays in $(awk -F, 'NR > 1 {n++; if ($3 > 0) k++} END {printf "%d of %d", k, n}' "$tmp/s2p-fig8-lin.csv") of these configurations, Repos_xy_source in"
-echo "$(awk -F, 'NR > 1 {n++; if ($3 > 0) k++} END {printf "%d of %d", k, n}' "$tmp/s2p-fig8-pct.csv"). The paper reports \"similar results\" for Br_Lin without numbers; our Repos_Lin"
-echo "repositions onto the left diagonal (its ideal distribution, docs/s-to-p.md)."
+read -r ln_k ln_n < <(awk -F, 'NR > 1 {n++; if ($3 > 0) k++} END {print k + 0, n}' "$tmp/s2p-fig8-lin.csv")
+read -r xy_k xy_n < <(awk -F, 'NR > 1 {n++; if ($3 > 0) k++} END {print k + 0, n}' "$tmp/s2p-fig8-pct.csv")
+echo "Repos_Lin pays in $ln_k of $ln_n of these configurations, Repos_xy_source in $xy_k of $xy_n"
+echo "$(verdict_claim S8.lin "s-to-p Fig. 8" "repositioning for Br_Lin gives similar results (pays in as many configurations, within 10% of all of them)" "§5.2" claim "a=$ln_k;b=$xy_k;n=$ln_n" "a - b <= 0.10 * n && b - a <= 0.10 * n" "$ln_k against $xy_k of $ln_n" "not explained")."
+echo "Our Repos_Lin repositions onto the left diagonal (its ideal distribution, docs/s-to-p.md)."
 echo
 part_best=$(awk -F, 'NR > 1 && (m == "" || $3 > m) {m = $3} END {printf "%+.1f", m}' "$tmp/s2p-fig8-part.csv")
 part_pays=$(awk -F, 'NR > 1 && $3 > 0 {k++} NR > 1 {n++} END {printf "%d of %d", k, n}' "$tmp/s2p-fig8-part.csv")
 partlin_best=$(awk -F, 'NR > 1 && (m == "" || $3 > m) {m = $3} END {printf "%+.1f", m}' "$tmp/s2p-fig8-partlin.csv")
 partlin_pays=$(awk -F, 'NR > 1 && $3 > 0 {k++} NR > 1 {n++} END {printf "%d of %d", k, n}' "$tmp/s2p-fig8-partlin.csv")
+# Partitioning against repositioning alone (the paper's comparison), both flavours, same configurations.
+pct_csv "$tmp/s2p-fig8.csv" dist,s repos-xy-source part-xy-source > "$tmp/s2p-fig8-pvr.csv"
+pct_csv "$tmp/s2p-fig8.csv" dist,s repos-lin part-lin > "$tmp/s2p-fig8-pvrlin.csv"
+read -r pv_k pv_n < <(cat "$tmp/s2p-fig8-pvr.csv" <(tail -n +2 "$tmp/s2p-fig8-pvrlin.csv") | awk -F, 'NR > 1 {n++; if ($3 > 0) k++} END {print k + 0, n}')
 echo "**Partitioning** (Fig. 8's configurations): Part_xy_source against Br_xy_source, best case"
 echo "$part_best%, better in $part_pays cases; Part_Lin against Br_Lin, best case $partlin_best%, better in"
-echo "$partlin_pays. The paper: \"the partitioning approach hardly ever gives a better performance than"
-echo "repositioning alone\", because the final exchange of long messages dominates."
+echo "$partlin_pays. The paper (§5.2): \"the partitioning approach hardly ever gives a better performance than"
+echo "repositioning alone\", because the final exchange of long messages dominates. Against repositioning"
+echo "alone (Repos_xy_source and Repos_Lin) partitioning is faster in $pv_k of $pv_n configurations"
+echo "$(verdict_claim S8.part "s-to-p Fig. 8" "partitioning hardly ever (in at most 10% of the configurations) beats repositioning alone" "§5.2" claim "k=$pv_k;n=$pv_n" "k <= 0.10 * n" "faster in $pv_k of $pv_n" "not explained")."
 echo
