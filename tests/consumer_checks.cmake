@@ -126,6 +126,12 @@ function(postbox_check_pkg_config source_dir work prefix cc pkg_config component
       -o "${exe}")
     postbox_check_program("${exe}" "^barrier_c: .*every phase complete")
   endforeach()
+  # The same through a plain Makefile (examples/consumer-c/Makefile).
+  find_program(MAKE_PROGRAM NAMES make gmake REQUIRED)
+  postbox_run("make -f examples/consumer-c/Makefile" ${MAKE_PROGRAM} -s -f "${source_dir}/examples/consumer-c/Makefile"
+    "OUT=${work}" "CC=${cc}" "PKG_CONFIG=${pkg_config}")
+  postbox_check_program("${work}/barrier_c_make" "^barrier_c: .*every phase complete")
+  postbox_check_loads("${work}/barrier_c_make" "${prefix}" "libpostbox_barrier\\.so" "libmpi")
   execute_process(COMMAND ldd "${work}/barrier_c_pc_static" OUTPUT_VARIABLE out)
   if(out MATCHES "libpostbox_")
     message(FATAL_ERROR "barrier_c linked with the archives loads a postbox shared library:\n${out}")

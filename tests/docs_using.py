@@ -28,7 +28,8 @@ for m in re.finditer(r"```[a-z]*\n(.*?)\n```", text, re.S):
     if m.group(1) not in source:
         failures.append(f"the block after '{path}' is not that file's text")
 for example in ("consumer/main.cpp", "consumer/barrier_c.c", "consumer/barrier_omp.c", "consumer/team_collectives.cpp",
-                "consumer/emulate.cpp", "consumer/cluster.cpp", "consumer/CMakeLists.txt", "consumer-c/CMakeLists.txt"):
+                "consumer/emulate.cpp", "consumer/cluster.cpp", "consumer/CMakeLists.txt", "consumer-c/CMakeLists.txt",
+                "consumer-c/Makefile"):
     if f"examples/{example}" not in named:
         failures.append(f"examples/{example} has no block in docs/using.md")
 if failures:

@@ -22,17 +22,6 @@
 namespace postbox::cli {
 namespace {
 
-// Runs `work`, the exact arithmetic on a model already parsed: what fails there names the
-// options that gave the model ("--s 1 and --r 3").
-template <class Work>
-auto naming(const std::string& given, Work&& work) {
-  try {
-    return work();
-  } catch (const InputError& e) {
-    throw InputError(given + ": " + frontend::error_line(e));
-  }
-}
-
 // "1.8 (9/5)" or "2".
 std::string show(const Rational& r) {
   char buf[64];
@@ -154,7 +143,7 @@ void run_fibo(const FiboArgs& a) {
     print_json(j);
     return;
   }
-  const Rational lambda = naming("--s " + a.s + " and --r " + a.r, [&] { return SendRecv{s, r}.lambda(); });
+  const Rational lambda = fibo_lambda(selection);
   std::printf("send/receive model (Cordsen et al. eq. 2), s = %s, r = %s (lambda = 1 + r/s = %s)\n", show(s).c_str(),
               show(r).c_str(), show(lambda).c_str());
   std::printf("f(t) = 1 for 0 <= t < s + r, f(t - s) + f(t - s - r) after\n\n");

@@ -23,6 +23,7 @@
 #include "postbox/emulator/schedule.hpp"
 #include "postbox/emulator/calibrate.hpp"
 #include "postbox/emulator/simulator.hpp"
+#include "progress.hpp"
 #include "sim_common.hpp"
 
 namespace postbox::cli {
@@ -85,6 +86,11 @@ void run_sim(const SimArgs& a) {
   sim::SimOptions opt;
   opt.trace = !a.trace.empty();
   opt.queue_stats = a.qstat;
+  // On a terminal, a run past 2 s shows how many of the schedule's operations are done.
+  TerminalProgress progress(stderr_is_terminal());
+  opt.progress = [&progress](std::uint64_t done, std::uint64_t total) {
+    progress.update("sim: operations", static_cast<std::size_t>(done), static_cast<std::size_t>(total));
+  };
   const auto t_sim = std::chrono::steady_clock::now();
   const sim::SimResult r = sim::simulate(schedule, m, opt);
   const auto t_end = std::chrono::steady_clock::now();
@@ -153,7 +159,9 @@ void register_sim(CLI::App& app) {
       "accept, default 0, and a message of more than S=N bytes goes by rendezvous, its send completing when\n"
       "the receiver matches it, default never), cluster:NODESxCORES[:PROFILE] (rank r on node r / CORES), a\n"
       "profile name (delta, paragon, t3d, manna, cluster-example, local) or a profile file. The schedule\n"
-      "is a plan (--op/--algo/--p/--bytes) or a GOAL file (--goal). See docs/emulator.md.");
+      "is a plan (--op/--algo/--p/--bytes) or a GOAL file (--goal). See docs/emulator.md.\n"
+      "On a terminal, a run that takes over 2 s shows on stderr how many of the schedule's operations are\n"
+      "done (erased at the end).");
   args->options = std::make_shared<TextOptions>(sub, emulated_run_options(), emulated_run_defaults());
   sub->add_option("--goal", args->goal,
                   "Run a schedule in LogGOPSim's GOAL language instead of a plan (calc values in the machine's unit; "

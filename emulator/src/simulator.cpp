@@ -729,6 +729,7 @@ class Engine {
   void complete(std::uint32_t g, Ticks t_done) {
     op_[g].flags |= kDone;
     ++done_;
+    if ((done_ & 0xFFFFu) == 0 && opt_.progress) opt_.progress(done_, s_.ops());
     RankState& rs = ranks_[static_cast<std::size_t>(op_[g].rank)];
     rs.finish = std::max(rs.finish, t_done);
     ready_.clear();

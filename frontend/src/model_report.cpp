@@ -97,6 +97,10 @@ FiboSelection select_fibo(const std::string& s, const std::string& r, const std:
   return sel;
 }
 
+Rational fibo_lambda(const FiboSelection& sel) {
+  return naming("--s " + sel.s_text + " and --r " + sel.r_text, [&] { return SendRecv{sel.s, sel.r}.lambda(); });
+}
+
 FiboReport fibo_report(const FiboSelection& sel) {
   const std::string given = "--s " + sel.s_text + " and --r " + sel.r_text;
   FiboReport rep;

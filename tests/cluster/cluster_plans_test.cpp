@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "algos.hpp"
 #include "postbox/cluster/job.hpp"
 #include "postbox/cluster/mpi_env.hpp"
 #include "postbox/collectives/plans.hpp"
@@ -40,23 +41,6 @@ void fail(const std::string& what) {
   std::fprintf(stderr, "process %d: FAIL %s\n", g_process, what.c_str());
 }
 
-// The algorithms to run for one listed name: "kary:K" → kary:3, "1-lev-perm:a|b" → each,
-// "logp-lev-rec:G" → logp-lev-rec:0.5.
-std::vector<std::string> expand(const std::string& listed) {
-  const auto colon = listed.find(':');
-  if (colon == std::string::npos) return {listed};
-  const std::string base = listed.substr(0, colon), param = listed.substr(colon + 1);
-  if (param == "K") return {base + ":3"};
-  if (param == "G") return {base + ":0.5"};
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  for (;;) {
-    const auto bar = param.find('|', at);
-    out.push_back(base + ":" + param.substr(at, bar == std::string::npos ? std::string::npos : bar - at));
-    if (bar == std::string::npos) return out;
-    at = bar + 1;
-  }
-}
 
 // Runs one request twice and checks every rank after each run; false when the selection
 // refused it.
@@ -237,7 +221,7 @@ int main(int argc, char** argv) {
   int ran = 0;
   for (const auto& b : postbox::list_plan_builders()) {
     ops.insert(b.op);
-    for (const std::string& algo : expand(b.algo)) {
+    for (const std::string& algo : postbox::test::concrete_algos(b.algo)) {
       std::map<std::string, std::string> given{{"op", b.op}, {"algo", algo}, {"p", std::to_string(p)}};
       given["bytes"] = b.op == "barrier" ? "0" : "24";
       if (postbox::op_has_root(b.op)) given["root"] = std::to_string(p - 1);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "algos.hpp"
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/rational.hpp"
 #include "postbox/collectives/s2p.hpp"
@@ -28,21 +29,8 @@ constexpr const char* kSlowSends = "logp:1.5:0.25:4:0.08";
 // Every registered plan family with a parameter, as concrete algorithms (hier also with a
 // λ-reading inner shape).
 std::vector<std::string> concrete(const std::string& op, const std::string& listed) {
-  const auto colon = listed.find(':');
-  if (colon == std::string::npos) {
-    if (op == "bcast" && listed == "hier") return {"hier", "hier:binomial,flat", "hier:fibo"};
-    return {listed};
-  }
-  const std::string base = listed.substr(0, colon), param = listed.substr(colon + 1);
-  if (param == "K") return {base + ":3"};
-  if (param == "G") return {base + ":0.5"};
-  std::vector<std::string> out;  // "1-lev-perm:linear|xor|balanced"
-  for (std::size_t at = 0;;) {
-    const auto bar = param.find('|', at);
-    out.push_back(base + ":" + param.substr(at, bar == std::string::npos ? std::string::npos : bar - at));
-    if (bar == std::string::npos) return out;
-    at = bar + 1;
-  }
+  if (op == "bcast" && listed == "hier") return {"hier", "hier:binomial,flat", "hier:fibo"};
+  return test::concrete_algos(listed);
 }
 
 std::map<std::string, std::string> selection(const std::string& op, const std::string& algo, int p) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "algos.hpp"
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/s2p.hpp"
 #include "postbox/frontend/goal_parse.hpp"
@@ -85,20 +86,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Every registered plan family with a parameter, as concrete algorithms.
 std::vector<std::string> concrete(const std::string& listed) {
-  const auto colon = listed.find(':');
   if (listed == "lambda") return {"lambda", "lambda:0.4"};
   if (listed == "hier") return {"hier", "hier:fibo,binomial"};
-  if (colon == std::string::npos) return {listed};
-  const std::string base = listed.substr(0, colon), param = listed.substr(colon + 1);
-  if (param == "K") return {base + ":3"};
-  if (param == "G") return {base + ":0.5"};
-  std::vector<std::string> out;  // "1-lev-perm:linear|xor|balanced"
-  for (std::size_t at = 0;;) {
-    const auto bar = param.find('|', at);
-    out.push_back(base + ":" + param.substr(at, bar == std::string::npos ? std::string::npos : bar - at));
-    if (bar == std::string::npos) return out;
-    at = bar + 1;
-  }
+  return test::concrete_algos(listed);
 }
 
 // `plan export --format goal` (tools/cmd_plan.cpp): the selection, with --machine the emulated

@@ -191,6 +191,31 @@ TEST(Postal, OptimalTreeFinishesAtTLambda) {
   }
 }
 
+// SimOptions::progress: after every 65 536th completed operation, with the schedule's count;
+// the result does not depend on it.
+TEST(Progress, CalledEvery65536OperationsWithTheTotal) {
+  PlanRequest request;
+  request.op = "bcast";
+  request.algo = "binomial";
+  request.p = 100000;
+  request.bytes = 8;
+  const Plan plan = build_plan(request);
+  const Schedule schedule = schedule_of(plan);
+  const Machine m = load_machine("postal:2");
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> calls;
+  SimOptions opt;
+  opt.progress = [&calls](std::uint64_t done, std::uint64_t total) { calls.emplace_back(done, total); };
+  const SimResult with = simulate(schedule, m, opt);
+  const SimResult without = simulate(schedule, m);
+  EXPECT_EQ(with.time_ticks, without.time_ticks);
+  EXPECT_EQ(with.events, without.events);
+  ASSERT_EQ(calls.size(), schedule.ops() / 65536);
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_EQ(calls[i].first, 65536u * (i + 1));
+    EXPECT_EQ(calls[i].second, schedule.ops());
+  }
+}
+
 TEST(SendRecv, FlatDistributionOfCordsen) {
   // Cordsen §5: the i-th child of a sequential distribution is activated at i·s + r.
   std::vector<std::vector<int>> flat(19);

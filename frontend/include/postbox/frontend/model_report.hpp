@@ -72,6 +72,9 @@ struct FiboReport {
 };
 // A value of f past 2^63 − 1 (the table saturates) → InputError naming the first such t.
 FiboReport fibo_report(const FiboSelection& selection);
+// λ = 1 + r/s of the selected model; what the exact arithmetic cannot hold → InputError naming
+// "--s S and --r R".
+Rational fibo_lambda(const FiboSelection& selection);
 
 // ---- model alpha-ranges: the legal α per n (Figs. 6-7), the look-up table (Fig. 9) ------------
 
