@@ -385,6 +385,22 @@ int main(int argc, char** argv) {
         }
       });
     }
+    // gather: thread 1 gives a 24-byte block, the leader (thread 0) 16: thread 0 refuses before
+    // any message, thread 1 returns.
+    if (threads > 1) {
+      on_threads(threads, [&](int t) {
+        std::vector<std::byte> block(t == 1 ? 24 : 16), out(env.rank() == 0 && t == 0 ? 24 * static_cast<std::size_t>(p) : 0);
+        const std::string who = "ring gather sizes differ: thread " + std::to_string(t);
+        try {
+          c.gather(t, block, out, 0);
+          if (t == 0) fail(who + " not refused");
+        } catch (const postbox::InputError& e) {
+          if (t != 0) fail(who + " refused although it waits for nobody");
+          else if (std::string(e.what()).find("gather: thread 1 gave 24 bytes, thread 0 gave 16") == std::string::npos)
+            fail(who + ": wrong message: " + e.what());
+        }
+      });
+    }
     refused("ring: partial element", "reduce: 12 bytes are not a whole number of 8-byte elements",
             [&](int t) {
               std::vector<std::byte> b12(12);
