@@ -331,9 +331,16 @@ struct Collectives::State {
   // Thread `leader` folds the process's T buffers in thread order into its own.
   void fold_into(int leader, std::size_t count, const ReduceFn& op, const Published& m) const {
     if (threads == 1 || count == 0) return;
-    std::byte* out = m.buffers[static_cast<std::size_t>(leader)].data();
-    op.fn(m.buffers[0].data(), m.buffers[1].data(), out, count, op.state);
-    for (int u = 2; u < threads; ++u) op.fn(out, m.buffers[static_cast<std::size_t>(u)].data(), out, count, op.state);
+    fold_around(leader, 0, count, op, m);
+  }
+  // Folds elements [at, at + n) (at in bytes) of the T buffers in thread order into buffer
+  // `into`'s, which is one of them: first the threads after it (into ⊕ x_u, u ascending), then
+  // those before (x_u ⊕ into, u descending), so that no buffer is read after it was overwritten;
+  // by associativity that is x_0 ⊕ … ⊕ x_{T−1}.
+  void fold_around(int into, std::size_t at, std::size_t n, const ReduceFn& op, const Published& m) const {
+    std::byte* out = m.buffers[static_cast<std::size_t>(into)].data() + at;
+    for (int u = into + 1; u < threads; ++u) op.fn(out, m.buffers[static_cast<std::size_t>(u)].data() + at, out, n, op.state);
+    for (int u = into - 1; u >= 0; --u) op.fn(m.buffers[static_cast<std::size_t>(u)].data() + at, out, out, n, op.state);
   }
 
   // Binomial bcast among the processes, relative to root_process.
@@ -457,10 +464,8 @@ void Collectives::allreduce(int thread, std::span<std::byte> buffer, const Reduc
   const std::size_t eb = op.elem_bytes, count = bytes / eb;
   auto& tmp = s.scratch[t];
   const auto fold_local = [&](std::size_t first, std::size_t n) {  // into buffers[t][first, first + n)
-    std::byte* out = m.buffers[t].data() + first * eb;
     if (s.threads == 1 || n == 0) return;
-    op.fn(m.buffers[0].data() + first * eb, m.buffers[1].data() + first * eb, out, n, op.state);
-    for (int u = 2; u < s.threads; ++u) op.fn(out, m.buffers[static_cast<std::size_t>(u)].data() + first * eb, out, n, op.state);
+    s.fold_around(thread, first * eb, n, op, m);
   };
   const auto spread = [&](std::size_t first, std::size_t n) {  // buffers[t]'s range into the others'
     for (int u = 0; u < s.threads; ++u) {

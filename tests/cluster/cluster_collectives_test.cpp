@@ -585,6 +585,25 @@ int main(int argc, char** argv) {
     });
     bcast_case(c, 8);
   }
+  // Three threads per process (in the T = 2 runs, which ctest has): a leader or slice owner
+  // after thread 1 folds into its own buffer, which a fold in plain thread order would overwrite
+  // before reading it. reduce from every root (the root's thread is the leader) above and in the
+  // ring, allreduce split across the threads (thread t folds its slice into its buffer).
+  if (threads == 2) {
+    pc::Collectives c3(MPI_COMM_WORLD, 3);
+    reduce_case(c3, 3);
+    reduce_case(c3, 4097);
+    bcast_case(c3, 13);
+    gather_case(c3, 13);
+    pc::CollectivesOptions split;
+    split.rabenseifner_min_bytes = 0;
+    split.node_level = pc::AllreduceNodeLevel::split;
+    pc::Collectives a3(MPI_COMM_WORLD, 3, split);
+    for (const std::size_t n : {std::size_t{3}, std::size_t{13}, std::size_t{4097}}) {
+      order_case(a3, n, "three threads, split");
+      sum_case(a3, n, 8, "three threads, split");
+    }
+  }
   // barrier: in round i rank i mod p arrives 20 ms late; nobody leaves before it arrived (the
   // monotonic clock is the machine's, the same in every process here).
   {
