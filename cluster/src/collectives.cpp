@@ -10,6 +10,7 @@
 #include "postbox/cluster/collectives.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <string>
@@ -36,11 +37,10 @@ struct Collectives::State {
   bool oversubscribed = false;   // MPI waits yield (mpi_poll.hpp)
   bool split = false;            // Rabenseifner's algorithm on every thread's slice (else on thread 0)
   std::unique_ptr<Barrier> inner;  // the process's T threads; null when T = 1
-  // Published by each thread before the first inner barrier of a call, read after it.
   // Each thread's arguments, published before a call's first meeting and read after it, in
-  // pub[call % 2]: with one meeting per call a thread may start call k + 1 while another still
-  // reads call k's; call k + 2 writes what call k published, once everyone has arrived at call
-  // k + 1's meeting, after their last read of call k's.
+  // pub[call % 2] (calls counts every call, small ones too). Every call that publishes meets a
+  // second time before anyone leaves, after the last read, so one copy would do; the two date
+  // from the staged calls that met once.
   struct Published {
     std::vector<std::span<std::byte>> buffers;
     std::vector<std::span<const std::byte>> blocks;  // gather
@@ -49,14 +49,112 @@ struct Collectives::State {
   };
   Published pub[2];
   std::vector<std::vector<std::byte>> scratch;  // per thread: what a round receives before folding it
-  // Small rooted calls (at most options.staged_up_to bytes, T > 1) meet once: the data passes
-  // through stage[call % 2], one slot of staged_up_to bytes per thread. Call k writes the
-  // parity call k − 2 read, and every reader of call k − 2 finished before it arrived at call
-  // k − 1's meeting, which the writer of call k has passed.
-  std::vector<std::uint64_t> calls;  // per thread: its rooted calls so far
-  std::vector<std::byte> stage[2];
-  [[nodiscard]] std::byte* slot(std::uint64_t call, int thread) const {
-    return const_cast<std::byte*>(stage[call % 2].data()) + static_cast<std::size_t>(thread) * options.staged_up_to;
+  std::vector<std::uint64_t> calls;  // per thread: its calls so far
+  // The eager ring of small rooted calls (at most options.staged_up_to bytes, T > 1): the
+  // process's n-th such call (ring_calls, counted per thread) uses ring[n % depth]. Nobody waits
+  // for a thread that has nothing to give it: in bcast the leader fills the slot and leaves, the
+  // others copy from it; in reduce and gather every thread deposits its data and arguments and
+  // only the leader waits, for the deposits. A slot is reused by call n + depth only after its
+  // last reader released it (free_for), so a thread runs at most depth calls ahead.
+  struct alignas(64) RingArg {
+    std::atomic<std::uint64_t> seq{0};  // n + 1 once this thread's arguments of call n are here
+    std::size_t bytes = 0;
+    int root = 0;
+  };
+  struct RingSlot {
+    alignas(64) std::atomic<std::uint64_t> free_for{0};  // the ring call that may use the slot next
+    alignas(64) std::atomic<std::uint64_t> ready{0};      // bcast: n + 1 once the leader filled it
+    std::atomic<int> readers_left{0};                     // bcast: readers still to copy call n out
+    std::size_t bytes = 0;                                // bcast: the leader's size and root
+    int root = 0;
+    std::unique_ptr<RingArg[]> args;  // per thread
+    std::vector<std::byte> data;      // per thread staged_up_to bytes (bcast: the leader's in slot 0)
+  };
+  static constexpr std::uint64_t kRingDepth = cluster::kRingDepth;
+  std::unique_ptr<RingSlot[]> ring;
+  std::vector<std::uint64_t> ring_calls;  // per thread
+  [[nodiscard]] std::byte* ring_data(RingSlot& sl, int thread) const {
+    return sl.data.data() + static_cast<std::size_t>(thread) * options.staged_up_to;
+  }
+  // The messages of ring call n, taken by its leader, go after those of call n − 1, which may
+  // have had another leader (another root): MPI orders the messages of one thread, not of two.
+  // mpi_turn(n) returns once call n − 1's leader has taken its messages; mpi_done(n) passes the
+  // turn on (a second leader of the same call, possible only when the threads gave different
+  // roots and both refuse, finds it passed already).
+  alignas(64) std::atomic<std::uint64_t> mpi_seq{0};
+  void mpi_turn(std::uint64_t n) const {
+    ring_wait([&] { return mpi_seq.load(std::memory_order_acquire) >= n; });
+  }
+  void mpi_done(std::uint64_t n) {
+    std::uint64_t expected = n;
+    mpi_seq.compare_exchange_strong(expected, n + 1, std::memory_order_release, std::memory_order_relaxed);
+  }
+  template <class Pred>
+  void ring_wait(Pred pred) const {
+    internal::MpiPoll poll(oversubscribed);
+    while (!pred()) poll.pause();
+  }
+
+  // A thread's own arguments, checked before the ring (each thread alone: the others may have left).
+  void check_own_root(const char* what, int root) const {
+    if (root < 0 || root >= processes * threads) {
+      throw InputError(std::string(what) + ": root " + std::to_string(root) + " is outside 0.." +
+                       std::to_string(processes * threads - 1));
+    }
+  }
+  static void check_own_op(const char* what, std::size_t bytes, const ReduceFn& o) {
+    if (o.fn == nullptr || o.elem_bytes == 0) throw InputError(std::string(what) + ": no operator");
+    if (bytes % o.elem_bytes != 0) {
+      throw InputError(std::string(what) + ": " + std::to_string(bytes) + " bytes are not a whole number of " +
+                       std::to_string(o.elem_bytes) + "-byte elements");
+    }
+  }
+  // bcast's readers: the leader's size and root against the reader's own.
+  static void check_leader(const char* what, int thread, int leader, std::size_t mine, std::size_t leaders, int root,
+                           int leader_root) {
+    if (leader_root != root) {
+      throw InputError(std::string(what) + ": thread " + std::to_string(thread) + " gave root " + std::to_string(root) +
+                       ", thread " + std::to_string(leader) + " gave root " + std::to_string(leader_root));
+    }
+    if (mine != leaders) {
+      throw InputError(std::string(what) + ": thread " + std::to_string(thread) + " gave " + std::to_string(mine) +
+                       " bytes, thread " + std::to_string(leader) + " gave " + std::to_string(leaders));
+    }
+  }
+  // reduce and gather: thread `thread` waits for slot n to be free, then deposits its data and
+  // arguments in its part of it.
+  void deposit(RingSlot& sl, std::uint64_t n, int thread, std::span<const std::byte> data, int root) const {
+    ring_wait([&] { return sl.free_for.load(std::memory_order_acquire) == n; });
+    if (!data.empty()) std::memcpy(ring_data(sl, thread), data.data(), data.size());
+    RingArg& a = sl.args[static_cast<std::size_t>(thread)];
+    a.bytes = data.size();
+    a.root = root;
+    a.seq.store(n + 1, std::memory_order_release);
+  }
+  // The leader of reduce and gather: waits for every thread's deposit of call n and checks that
+  // they gave its size and root; on a difference it releases the slot and throws.
+  void collect(RingSlot& sl, std::uint64_t n, const char* what, int thread) {
+    for (int u = 0; u < threads; ++u) {
+      const RingArg& a = sl.args[static_cast<std::size_t>(u)];
+      ring_wait([&] { return a.seq.load(std::memory_order_acquire) == n + 1; });
+    }
+    const RingArg& mine = sl.args[static_cast<std::size_t>(thread)];
+    for (int u = 0; u < threads; ++u) {
+      const RingArg& a = sl.args[static_cast<std::size_t>(u)];
+      if (a.root == mine.root && a.bytes == mine.bytes) continue;
+      // Read before the slot is released: the next use may overwrite it.
+      const std::size_t bytes = mine.bytes, theirs = a.bytes;
+      const int root = mine.root, their_root = a.root;
+      sl.free_for.store(n + kRingDepth, std::memory_order_release);
+      mpi_turn(n);
+      mpi_done(n);
+      if (their_root != root) {
+        throw InputError(std::string(what) + ": thread " + std::to_string(u) + " gave root " + std::to_string(their_root) +
+                         ", thread " + std::to_string(thread) + " gave root " + std::to_string(root));
+      }
+      throw InputError(std::string(what) + ": thread " + std::to_string(u) + " gave " + std::to_string(theirs) +
+                       " bytes, thread " + std::to_string(thread) + " gave " + std::to_string(bytes));
+    }
   }
 
   // pof2, rem and this process's new rank (-1: it hands its vector to the next process).
@@ -233,9 +331,16 @@ struct Collectives::State {
   // Thread `leader` folds the process's T buffers in thread order into its own.
   void fold_into(int leader, std::size_t count, const ReduceFn& op, const Published& m) const {
     if (threads == 1 || count == 0) return;
-    std::byte* out = m.buffers[static_cast<std::size_t>(leader)].data();
-    op.fn(m.buffers[0].data(), m.buffers[1].data(), out, count, op.state);
-    for (int u = 2; u < threads; ++u) op.fn(out, m.buffers[static_cast<std::size_t>(u)].data(), out, count, op.state);
+    fold_around(leader, 0, count, op, m);
+  }
+  // Folds elements [at, at + n) (at in bytes) of the T buffers in thread order into buffer
+  // `into`'s, which is one of them: first the threads after it (into ⊕ x_u, u ascending), then
+  // those before (x_u ⊕ into, u descending), so that no buffer is read after it was overwritten;
+  // by associativity that is x_0 ⊕ … ⊕ x_{T−1}.
+  void fold_around(int into, std::size_t at, std::size_t n, const ReduceFn& op, const Published& m) const {
+    std::byte* out = m.buffers[static_cast<std::size_t>(into)].data() + at;
+    for (int u = into + 1; u < threads; ++u) op.fn(out, m.buffers[static_cast<std::size_t>(u)].data() + at, out, n, op.state);
+    for (int u = into - 1; u >= 0; --u) op.fn(m.buffers[static_cast<std::size_t>(u)].data() + at, out, out, n, op.state);
   }
 
   // Binomial bcast among the processes, relative to root_process.
@@ -304,8 +409,14 @@ Collectives::Collectives(MPI_Comm comm, int threads, CollectivesOptions options)
   s.scratch.resize(static_cast<std::size_t>(threads));
   s.calls.assign(static_cast<std::size_t>(threads), 0);
   if (threads > 1) {
-    for (auto& st : s.stage) st.resize(static_cast<std::size_t>(threads) * options.staged_up_to);
+    s.ring = std::make_unique<State::RingSlot[]>(State::kRingDepth);
+    for (std::uint64_t i = 0; i < State::kRingDepth; ++i) {
+      s.ring[i].free_for.store(i, std::memory_order_relaxed);
+      s.ring[i].args = std::make_unique<State::RingArg[]>(static_cast<std::size_t>(threads));
+      s.ring[i].data.resize(static_cast<std::size_t>(threads) * options.staged_up_to);
+    }
   }
+  s.ring_calls.assign(static_cast<std::size_t>(threads), 0);
 }
 
 Collectives::~Collectives() {
@@ -353,10 +464,8 @@ void Collectives::allreduce(int thread, std::span<std::byte> buffer, const Reduc
   const std::size_t eb = op.elem_bytes, count = bytes / eb;
   auto& tmp = s.scratch[t];
   const auto fold_local = [&](std::size_t first, std::size_t n) {  // into buffers[t][first, first + n)
-    std::byte* out = m.buffers[t].data() + first * eb;
     if (s.threads == 1 || n == 0) return;
-    op.fn(m.buffers[0].data() + first * eb, m.buffers[1].data() + first * eb, out, n, op.state);
-    for (int u = 2; u < s.threads; ++u) op.fn(out, m.buffers[static_cast<std::size_t>(u)].data() + first * eb, out, n, op.state);
+    s.fold_around(thread, first * eb, n, op, m);
   };
   const auto spread = [&](std::size_t first, std::size_t n) {  // buffers[t]'s range into the others'
     for (int u = 0; u < s.threads; ++u) {
@@ -413,18 +522,35 @@ void Collectives::bcast(int thread, std::span<std::byte> buffer, int root) {
   m.buffers[t] = buffer;
   m.roots[t] = root;
   const int root_process = root / s.threads, leader = s.process == root_process ? root % s.threads : 0;
-  if (s.threads > 1 && buffer.size() <= s.options.staged_up_to) {
-    // Staged: the leader takes its messages and fills the stage before the threads meet (by its
-    // own root, when that is inside the job), the others copy from the stage after it.
-    if (thread == leader && root >= 0 && root < s.processes * s.threads) {
-      if (s.processes > 1 && !buffer.empty()) s.tree_bcast(buffer.data(), buffer.size(), root_process);
-      if (!buffer.empty()) std::memcpy(s.slot(call, 0), buffer.data(), buffer.size());
+  if (s.ring) {
+    if (buffer.size() <= s.options.staged_up_to) {
+      // The ring: the leader takes its messages, fills the slot and leaves; the others copy
+      // from it once it is filled and check the leader's size and root against their own.
+      s.check_own_root("bcast", root);
+      const std::uint64_t n = s.ring_calls[t]++;
+      State::RingSlot& sl = s.ring[n % State::kRingDepth];
+      if (thread == leader) {
+        s.ring_wait([&] { return sl.free_for.load(std::memory_order_acquire) == n; });
+        s.mpi_turn(n);
+        if (s.processes > 1 && !buffer.empty()) s.tree_bcast(buffer.data(), buffer.size(), root_process);
+        s.mpi_done(n);
+        if (!buffer.empty()) std::memcpy(s.ring_data(sl, 0), buffer.data(), buffer.size());
+        sl.bytes = buffer.size();
+        sl.root = root;
+        sl.readers_left.store(s.threads - 1, std::memory_order_relaxed);
+        sl.ready.store(n + 1, std::memory_order_release);
+        return;
+      }
+      s.ring_wait([&] { return sl.ready.load(std::memory_order_acquire) == n + 1; });
+      const std::size_t bytes = sl.bytes;
+      const int leader_root = sl.root;
+      const bool same = bytes == buffer.size() && leader_root == root;
+      if (same && bytes > 0) std::memcpy(buffer.data(), s.ring_data(sl, 0), bytes);
+      if (sl.readers_left.fetch_sub(1, std::memory_order_acq_rel) == 1)
+        sl.free_for.store(n + State::kRingDepth, std::memory_order_release);
+      s.check_leader("bcast", thread, leader, buffer.size(), bytes, root, leader_root);
+      return;
     }
-    s.arrive(thread);
-    s.check_same_size("bcast", m.buffers[0].size(), m, [](const State::Published& st, int u) { return st.buffers[static_cast<std::size_t>(u)].size(); });
-    s.check_root("bcast", m);
-    if (thread != leader && !buffer.empty()) std::memcpy(buffer.data(), s.slot(call, 0), buffer.size());
-    return;
   }
   s.arrive(thread);
   const std::size_t bytes = m.buffers[0].size();
@@ -443,28 +569,46 @@ void Collectives::reduce(int thread, std::span<std::byte> buffer, int root, cons
   PB_CHECK(thread >= 0 && thread < s.threads, "Collectives::reduce: thread " + std::to_string(thread) + " outside the process");
   const auto t = static_cast<std::size_t>(thread);
   const std::uint64_t call = s.calls[t]++;
+  const int root_process = root / s.threads, leader = s.process == root_process ? root % s.threads : 0;
+  if (s.ring && buffer.size() <= s.options.staged_up_to) {
+    // The ring: every thread deposits its input in its part of the slot and leaves, except the
+    // leader, which waits for the deposits, folds them in thread order and takes the messages.
+    s.check_own_root("reduce", root);
+    s.check_own_op("reduce", buffer.size(), op);
+    const std::uint64_t n = s.ring_calls[t]++;
+    State::RingSlot& sl = s.ring[n % State::kRingDepth];
+    s.deposit(sl, n, thread, buffer, root);
+    if (thread != leader) return;
+    s.collect(sl, n, "reduce", thread);  // throws on a size or root that differs, having released the slot
+    const std::size_t bytes = buffer.size(), count = bytes / op.elem_bytes;
+    if (count > 0) {
+      op.fn(s.ring_data(sl, 0), s.ring_data(sl, 1), buffer.data(), count, op.state);
+      for (int u = 2; u < s.threads; ++u) op.fn(buffer.data(), s.ring_data(sl, u), buffer.data(), count, op.state);
+    }
+    sl.free_for.store(n + State::kRingDepth, std::memory_order_release);
+    s.mpi_turn(n);
+    if (s.processes > 1 && bytes > 0) {
+      auto& tmp = s.scratch[t];
+      if (tmp.size() < bytes) tmp.resize(bytes);
+      s.tree_reduce(buffer.data(), count, op, tmp.data());
+      if (root_process != 0 && s.process == 0) s.send(buffer.data(), bytes, root_process, s.rooted_tag());
+      if (root_process != 0 && s.process == root_process) s.recv(buffer.data(), bytes, 0, s.rooted_tag());
+    }
+    s.mpi_done(n);
+    return;
+  }
   State::Published& m = s.pub[call % 2];
   m.buffers[t] = buffer;
   m.ops[t] = &op;
   m.roots[t] = root;
-  // Staged (small, T > 1): every thread copies its input into its slot and leaves after the
-  // one meeting; the leader folds the slots.
-  const bool staged = s.threads > 1 && buffer.size() <= s.options.staged_up_to;
-  if (staged && !buffer.empty()) std::memcpy(s.slot(call, thread), buffer.data(), buffer.size());
   s.arrive(thread);
   const std::size_t bytes = m.buffers[0].size();
   s.check_same_size("reduce", bytes, m, [](const State::Published& st, int u) { return st.buffers[static_cast<std::size_t>(u)].size(); });
   s.check_root("reduce", m);
   s.check_op("reduce", bytes, m);
-  const int root_process = root / s.threads, leader = s.process == root_process ? root % s.threads : 0;
   if (thread == leader) {
     const std::size_t count = bytes / op.elem_bytes;
-    if (staged && count > 0) {
-      op.fn(s.slot(call, 0), s.slot(call, 1), buffer.data(), count, op.state);
-      for (int u = 2; u < s.threads; ++u) op.fn(buffer.data(), s.slot(call, u), buffer.data(), count, op.state);
-    } else if (!staged) {
-      s.fold_into(leader, count, op, m);
-    }
+    s.fold_into(leader, count, op, m);
     if (s.processes > 1 && bytes > 0) {
       auto& tmp = s.scratch[t];
       if (tmp.size() < bytes) tmp.resize(bytes);
@@ -473,7 +617,7 @@ void Collectives::reduce(int thread, std::span<std::byte> buffer, int root, cons
       if (root_process != 0 && s.process == root_process) s.recv(buffer.data(), bytes, 0, s.rooted_tag());
     }
   }
-  if (!staged) s.arrive(thread);
+  s.arrive(thread);
 }
 
 void Collectives::gather(int thread, std::span<const std::byte> block, std::span<std::byte> out, int root) {
@@ -481,28 +625,50 @@ void Collectives::gather(int thread, std::span<const std::byte> block, std::span
   PB_CHECK(thread >= 0 && thread < s.threads, "Collectives::gather: thread " + std::to_string(thread) + " outside the process");
   const auto t = static_cast<std::size_t>(thread);
   const std::uint64_t call = s.calls[t]++;
+  const int root_process = root / s.threads, leader = s.process == root_process ? root % s.threads : 0;
+  // The ring (small, T > 1): every thread deposits its block in its part of the slot and leaves,
+  // except the leader, which waits for the deposits and sends from the slot.
+  const bool ring = s.ring && block.size() <= s.options.staged_up_to;
+  State::RingSlot* sl = nullptr;
+  std::uint64_t ring_call = 0;
   State::Published& m = s.pub[call % 2];
-  m.blocks[t] = block;
-  m.buffers[t] = out;
-  m.roots[t] = root;
-  // Staged (small, T > 1): every thread copies its block into its slot and leaves after the
-  // one meeting; the leader sends from the slots.
-  const bool staged = s.threads > 1 && block.size() <= s.options.staged_up_to;
-  if (staged && !block.empty()) std::memcpy(s.slot(call, thread), block.data(), block.size());
-  const auto src = [&](int u) -> const std::byte* {
-    return staged ? s.slot(call, u) : m.blocks[static_cast<std::size_t>(u)].data();
+  std::size_t bytes = block.size();
+  if (ring) {
+    s.check_own_root("gather", root);
+    ring_call = s.ring_calls[t]++;
+    sl = &s.ring[ring_call % State::kRingDepth];
+    s.deposit(*sl, ring_call, thread, block, root);
+    if (thread != leader) return;
+    s.collect(*sl, ring_call, "gather", thread);
+    s.mpi_turn(ring_call);
+  } else {
+    m.blocks[t] = block;
+    m.buffers[t] = out;
+    m.roots[t] = root;
+    s.arrive(thread);
+    bytes = m.blocks[0].size();
+    s.check_same_size("gather", bytes, m, [](const State::Published& st, int u) { return st.blocks[static_cast<std::size_t>(u)].size(); });
+    s.check_root("gather", m);
+  }
+  const auto release = [&] {  // the slot and the turn of the messages
+    if (!ring) return;
+    sl->free_for.store(ring_call + State::kRingDepth, std::memory_order_release);
+    s.mpi_done(ring_call);
   };
-  s.arrive(thread);
-  const std::size_t bytes = m.blocks[0].size();
-  s.check_same_size("gather", bytes, m, [](const State::Published& st, int u) { return st.blocks[static_cast<std::size_t>(u)].size(); });
-  s.check_root("gather", m);
+  const auto src = [&](int u) -> const std::byte* {
+    return ring ? s.ring_data(*sl, u) : m.blocks[static_cast<std::size_t>(u)].data();
+  };
+  // The root's out: the leader's own in the ring (the only thread of the ring that reads it).
+  const std::span<std::byte> root_out_span = ring ? out : m.buffers[static_cast<std::size_t>(leader)];
   const std::size_t tb = bytes * static_cast<std::size_t>(s.threads);  // one process's blocks
   const std::size_t all = tb * static_cast<std::size_t>(s.processes);
-  if (all > static_cast<std::size_t>(INT_MAX))
+  if (all > static_cast<std::size_t>(INT_MAX)) {
+    release();
     throw InputError("gather: " + std::to_string(all) + " bytes in all; MPI counts stop at " + std::to_string(INT_MAX));
-  const int root_process = root / s.threads, leader = s.process == root_process ? root % s.threads : 0;
-  if (s.process == root_process && m.buffers[static_cast<std::size_t>(leader)].size() < all) {
-    throw InputError("gather: the root's buffer has " + std::to_string(m.buffers[static_cast<std::size_t>(leader)].size()) +
+  }
+  if (s.process == root_process && root_out_span.size() < all) {
+    release();
+    throw InputError("gather: the root's buffer has " + std::to_string(root_out_span.size()) +
                      " bytes, the blocks need " + std::to_string(all));
   }
   if (thread == leader && bytes > 0) {
@@ -517,7 +683,7 @@ void Collectives::gather(int thread, std::span<const std::byte> block, std::span
         break;
       }
     }
-    std::byte* root_out = m.buffers[static_cast<std::size_t>(leader)].data();
+    std::byte* root_out = root_out_span.data();
     // A process without children (span 1) sends its T blocks straight from the threads' buffers,
     // one message each: no copy into staging. Its parent receives them as T messages.
     if (span == 1 && vr != 0) {
@@ -565,7 +731,8 @@ void Collectives::gather(int thread, std::span<const std::byte> block, std::span
       }
     }
   }
-  if (!staged) s.arrive(thread);
+  release();
+  if (!ring) s.arrive(thread);
 }
 
 }  // namespace postbox::cluster

@@ -18,13 +18,21 @@
 //  * bcast, reduce (sum and the non-commutative fold) and gather from every root, at 0, 1, 13,
 //    4097 and 100003 bytes (reduce: elements), with 4000-byte and 24-byte fragments;
 //  * refusals of the rooted operations: a root outside the job, roots that differ between the
-//    threads, a gather root's buffer too small (refused at the root's process);
+//    threads, a gather root's buffer too small (refused at the root's process; in the ring by
+//    the root's thread);
 //  * 400 calls of bcast, reduce, gather and allreduce back to back on the same threads (no join
 //    between calls), the root rotating, sizes alternating between the staged path and the other;
+//  * the ring of small rooted calls (T > 1): a thread that nobody waits for runs kRingDepth
+//    calls ahead of the others (bcast's leader; reduce's and gather's other threads), its next
+//    call waits for them, and it may scribble over its buffer once a call returned; 600 calls
+//    of bcast, reduce (the non-commutative fold) and gather back to back, every root in turn
+//    (consecutive calls with different leaders), sizes 8 B to staged_up_to, a thread of each
+//    process now and then 2 ms late; the ring's refusals (the thread that waits refuses);
 //  * barrier: a rotating rank arrives 20 ms late and no thread leaves before it arrived; 200
 //    barriers back to back.
 // Exit 0 when everything holds; 1 naming the first failure.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -344,10 +352,64 @@ int main(int argc, char** argv) {
     refused("root outside", "bcast: root " + std::to_string(p) + " is outside 0.." + std::to_string(p - 1),
             [&](int t) { c.bcast(t, bufs[static_cast<std::size_t>(t)], p); });
     if (threads > 1) {
+      // Sizes above staged_up_to: every thread checks every thread's root.
+      std::vector<std::vector<std::byte>> big(static_cast<std::size_t>(threads), std::vector<std::byte>(4096));
       refused("roots differ", "reduce: thread 1 gave root 1, thread 0 gave root 0",
-              [&](int t) { c.reduce(t, bufs[static_cast<std::size_t>(t)], t == 1 ? 1 : 0, postbox::unsigned_sum(8)); });
+              [&](int t) { c.reduce(t, big[static_cast<std::size_t>(t)], t == 1 ? 1 : 0, postbox::unsigned_sum(8)); });
+      // The ring: the thread that waits for the others refuses. reduce: thread 0 (every
+      // process's leader for root 0) refuses; thread 1 returns, except in process 0, where root 1
+      // makes it a leader too.
+      on_threads(threads, [&](int t) {
+        const std::string who = "ring roots differ: thread " + std::to_string(t);
+        try {
+          c.reduce(t, bufs[static_cast<std::size_t>(t)], t == 1 ? 1 : 0, postbox::unsigned_sum(8));
+          if (t == 0 || (t == 1 && env.rank() == 0)) fail(who + " not refused");
+        } catch (const postbox::InputError& e) {
+          const std::string want = t == 0 ? "reduce: thread 1 gave root 1, thread 0 gave root 0"
+                                          : "reduce: thread 0 gave root 0, thread 1 gave root 1";
+          if (t == 1 && env.rank() != 0) fail(who + " refused although it waits for nobody");
+          else if (std::string(e.what()).find(want) == std::string::npos) fail(who + ": wrong message: " + e.what());
+        }
+      });
+      // bcast: thread 1 gives 24 bytes, the leader (thread 0) 16: thread 1 refuses, thread 0 returns.
+      on_threads(threads, [&](int t) {
+        std::vector<std::byte> buf(t == 1 ? 24 : 16);
+        const std::string who = "ring sizes differ: thread " + std::to_string(t);
+        try {
+          c.bcast(t, buf, 0);
+          if (t == 1) fail(who + " not refused");
+        } catch (const postbox::InputError& e) {
+          if (t != 1) fail(who + " refused although it waits for nobody");
+          else if (std::string(e.what()).find("bcast: thread 1 gave 24 bytes, thread 0 gave 16") == std::string::npos)
+            fail(who + ": wrong message: " + e.what());
+        }
+      });
     }
+    // gather: thread 1 gives a 24-byte block, the leader (thread 0) 16: thread 0 refuses before
+    // any message, thread 1 returns.
+    if (threads > 1) {
+      on_threads(threads, [&](int t) {
+        std::vector<std::byte> block(t == 1 ? 24 : 16), out(env.rank() == 0 && t == 0 ? 24 * static_cast<std::size_t>(p) : 0);
+        const std::string who = "ring gather sizes differ: thread " + std::to_string(t);
+        try {
+          c.gather(t, block, out, 0);
+          if (t == 0) fail(who + " not refused");
+        } catch (const postbox::InputError& e) {
+          if (t != 0) fail(who + " refused although it waits for nobody");
+          else if (std::string(e.what()).find("gather: thread 1 gave 24 bytes, thread 0 gave 16") == std::string::npos)
+            fail(who + ": wrong message: " + e.what());
+        }
+      });
+    }
+    refused("ring: partial element", "reduce: 12 bytes are not a whole number of 8-byte elements",
+            [&](int t) {
+              std::vector<std::byte> b12(12);
+              c.reduce(t, b12, 0, postbox::unsigned_sum(8));
+            });
     bcast_case(c, 100);
+    bcast_case(c, 4096);
+    reduce_case(c, 3);
+    gather_case(c, 5);
   }
   // 400 calls back to back on the same threads (no join between calls, so a thread may be a call
   // ahead of another): bcast, reduce, gather and allreduce in turn, the root rotating, sizes
@@ -396,6 +458,152 @@ int main(int argc, char** argv) {
       }
     });
   }
+  // The ring of small rooted calls (T > 1): a thread that gives nothing another thread waits for
+  // leaves without waiting, up to kRingDepth calls ahead. Each phase below deadlocks (and ctest's
+  // timeout fails it) if a thread that should run ahead waits for one that has not started.
+  if (threads > 1) {
+    pc::Collectives c(MPI_COMM_WORLD, threads);
+    const int p = env.size() * threads;
+    const int depth = static_cast<int>(pc::kRingDepth);
+    const postbox::ReduceFn affine{&affine_fn, nullptr, 8, false};
+    const auto affine_want = [&](int call, std::size_t k) {
+      Affine want = affine_input(100 * call, k);
+      for (int r = 1; r < p; ++r) want = compose(want, affine_input(r + 100 * call, k));
+      return want;
+    };
+    const auto set_affine = [](std::vector<std::byte>& buf, int rank, int call) {
+      for (std::size_t k = 0; k < buf.size() / 8; ++k) {
+        const Affine v = affine_input(rank + 100 * call, k);
+        std::memcpy(buf.data() + k * 8, &v, 8);
+      }
+    };
+    const auto check_affine = [&](const std::vector<std::byte>& buf, int call, const std::string& name) {
+      for (std::size_t k = 0; k < buf.size() / 8; ++k) {
+        Affine got;
+        std::memcpy(&got, buf.data() + k * 8, 8);
+        const Affine want = affine_want(call, k);
+        if (got.a != want.a || got.b != want.b) return fail(name + ": not the fold in rank order");
+      }
+    };
+    // bcast from rank 0: thread 0, every process's leader, makes kRingDepth calls before the
+    // other threads start theirs.
+    // Its call kRingDepth + 1 waits for the others' first: they start 20 ms after its
+    // kRingDepth-th returned (a ring that let it run further would almost surely see `started`
+    // unset; a right one never does). Each thread scribbles over its buffer once its call
+    // returned: the ring must have taken what it needs.
+    std::atomic<int> ahead{0}, started{0};
+    on_threads(threads, [&](int t) {
+      if (t != 0) {
+        while (ahead.load() < depth) std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        started.store(1);
+      }
+      const int rank = env.rank() * threads + t;
+      for (int i = 0; i <= depth; ++i) {
+        std::vector<std::byte> buf(40, std::byte{0xee});
+        if (rank == 0)
+          for (std::size_t k = 0; k < buf.size(); ++k) buf[k] = pattern(i, k);
+        c.bcast(t, buf, 0);
+        for (std::size_t k = 0; k < buf.size(); ++k)
+          if (buf[k] != pattern(i, k)) return fail("ring bcast ahead, call " + std::to_string(i) + ": rank " + std::to_string(rank));
+        std::fill(buf.begin(), buf.end(), std::byte{0xdd});
+        if (t == 0) ahead.fetch_add(1);
+        if (t == 0 && i == depth && started.load() == 0) fail("ring bcast: call kRingDepth + 1 did not wait for the others");
+      }
+    });
+    // reduce and gather to rank 0: the other threads make kRingDepth calls before thread 0, the
+    // leader, starts its.
+    for (const bool gather : {false, true}) {
+      ahead.store(0);
+      started.store(0);
+      on_threads(threads, [&](int t) {
+        if (t == 0) {
+          while (ahead.load() < depth * (threads - 1)) std::this_thread::yield();
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          started.store(1);
+        }
+        const int rank = env.rank() * threads + t;
+        for (int i = 0; i <= depth; ++i) {
+          const std::string name = std::string(gather ? "ring gather" : "ring reduce") + " ahead, call " + std::to_string(i);
+          std::vector<std::byte> buf(24);
+          if (gather) {
+            for (std::size_t k = 0; k < buf.size(); ++k) buf[k] = pattern(rank + i, k);
+            std::vector<std::byte> out(rank == 0 ? buf.size() * static_cast<std::size_t>(p) : 0);
+            c.gather(t, buf, out, 0);
+            for (int r = 0; rank == 0 && r < p; ++r)
+              for (std::size_t k = 0; k < buf.size(); ++k)
+                if (out[static_cast<std::size_t>(r) * buf.size() + k] != pattern(r + i, k))
+                  return fail(name + ": block of rank " + std::to_string(r));
+          } else {
+            set_affine(buf, rank, i);
+            c.reduce(t, buf, 0, affine);
+            if (rank == 0) check_affine(buf, i, name);
+          }
+          std::fill(buf.begin(), buf.end(), std::byte{0xdd});
+          if (t != 0) ahead.fetch_add(1);
+          if (t != 0 && i == depth && started.load() == 0) fail(name + ": call kRingDepth + 1 did not wait for the leader");
+        }
+      });
+    }
+    // 600 calls back to back: bcast, reduce (the non-commutative fold) and gather in turn, every
+    // root in turn, sizes 8 B to staged_up_to; every 50 calls one thread of each process
+    // (rotating) arrives 2 ms late.
+    on_threads(threads, [&](int t) {
+      const int rank = env.rank() * threads + t;
+      for (int i = 0; i < 600; ++i) {
+        if (i % 50 == 0 && (i / 50) % threads == t) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        const int root = (i / 3) % p;
+        const std::size_t bytes = i % 7 == 6 ? pc::CollectivesOptions{}.staged_up_to : 8 * static_cast<std::size_t>(1 + i % 5);
+        std::vector<std::byte> buf(bytes);
+        const std::string name = "ring call " + std::to_string(i) + " root " + std::to_string(root);
+        switch (i % 3) {
+          case 0: {
+            for (std::size_t k = 0; k < bytes; ++k) buf[k] = rank == root ? pattern(root + i, k) : std::byte{0xee};
+            c.bcast(t, buf, root);
+            for (std::size_t k = 0; k < bytes; ++k)
+              if (buf[k] != pattern(root + i, k)) return fail(name + " (bcast): rank " + std::to_string(rank));
+            break;
+          }
+          case 1: {
+            // The fold in rank order of call i's inputs, whichever rank is the root.
+            set_affine(buf, rank, i);
+            c.reduce(t, buf, root, affine);
+            if (rank == root) check_affine(buf, i, name + " (reduce)");
+            break;
+          }
+          default: {
+            for (std::size_t k = 0; k < bytes; ++k) buf[k] = pattern(rank + i, k);
+            std::vector<std::byte> out(rank == root ? bytes * static_cast<std::size_t>(p) : 0);
+            c.gather(t, buf, out, root);
+            for (int r = 0; rank == root && r < p; ++r)
+              for (std::size_t k = 0; k < bytes; ++k)
+                if (out[static_cast<std::size_t>(r) * bytes + k] != pattern(r + i, k))
+                  return fail(name + " (gather): block of rank " + std::to_string(r));
+          }
+        }
+      }
+    });
+    bcast_case(c, 8);
+  }
+  // Three threads per process (in the T = 2 runs, which ctest has): a leader or slice owner
+  // after thread 1 folds into its own buffer, which a fold in plain thread order would overwrite
+  // before reading it. reduce from every root (the root's thread is the leader) above and in the
+  // ring, allreduce split across the threads (thread t folds its slice into its buffer).
+  if (threads == 2) {
+    pc::Collectives c3(MPI_COMM_WORLD, 3);
+    reduce_case(c3, 3);
+    reduce_case(c3, 4097);
+    bcast_case(c3, 13);
+    gather_case(c3, 13);
+    pc::CollectivesOptions split;
+    split.rabenseifner_min_bytes = 0;
+    split.node_level = pc::AllreduceNodeLevel::split;
+    pc::Collectives a3(MPI_COMM_WORLD, 3, split);
+    for (const std::size_t n : {std::size_t{3}, std::size_t{13}, std::size_t{4097}}) {
+      order_case(a3, n, "three threads, split");
+      sum_case(a3, n, 8, "three threads, split");
+    }
+  }
   // barrier: in round i rank i mod p arrives 20 ms late; nobody leaves before it arrived (the
   // monotonic clock is the machine's, the same in every process here).
   {
@@ -424,8 +632,9 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 200; ++i) on_threads(threads, [&](int t) { c.barrier(t); });  // back to back, no hang
     bcast_case(c, 8);  // the barrier's messages do not match the others'
   }
-  // A gather root's buffer too small: refused by the root's process (process 0) alone; the object
-  // is not used again.
+  // A gather root's buffer too small: refused by the root's process (process 0) alone, there by
+  // every thread above staged_up_to and by the root's thread alone in the ring (16 bytes); the
+  // object is not used again.
   {
     pc::Collectives c(MPI_COMM_WORLD, threads);
     const int p = env.size() * threads;
@@ -434,10 +643,10 @@ int main(int argc, char** argv) {
       std::vector<std::byte> block(16), out(16 * static_cast<std::size_t>(p) - 1);
       try {
         c.gather(t, block, out, 0);
-        ok[static_cast<std::size_t>(t)] = env.rank() != 0;
+        ok[static_cast<std::size_t>(t)] = env.rank() != 0 || t != 0;
       } catch (const postbox::InputError& e) {
         ok[static_cast<std::size_t>(t)] =
-            env.rank() == 0 && std::string(e.what()).find("gather: the root's buffer has " + std::to_string(16 * p - 1) +
+            env.rank() == 0 && t == 0 && std::string(e.what()).find("gather: the root's buffer has " + std::to_string(16 * p - 1) +
                                                           " bytes, the blocks need " + std::to_string(16 * p)) != std::string::npos;
       }
     });

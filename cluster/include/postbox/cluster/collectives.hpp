@@ -44,9 +44,20 @@
 // library's eager protocol (CollectivesOptions::fragment_bytes).
 // Inside a process the threads meet twice per call (a barrier once every buffer is there, one
 // before anyone leaves); with T = 1 there is no barrier. bcast, reduce and gather of at most
-// CollectivesOptions::staged_up_to bytes meet once: the threads that give data copy it into
-// the object's double-buffered staging before the meeting and leave after it (reduce, gather),
-// or the leader fills the staging before the meeting and the others copy from it after (bcast).
+// CollectivesOptions::staged_up_to bytes with T > 1 (small calls) do not meet: their data passes
+// through the object's ring of kRingDepth slots (the process's n-th small call uses slot
+// n mod kRingDepth), and a thread waits only for what it needs:
+//  * bcast: the leader takes its messages, copies its buffer into the slot and returns; the
+//    other threads wait for the slot to be filled and copy it out;
+//  * reduce and gather: every thread copies its buffer or block into its part of the slot;
+//    the others return, the leader waits for every part, folds them in thread order (reduce)
+//    or sends them on (gather).
+// So a thread that nobody waits for (bcast's leader, reduce's and gather's other threads) runs
+// up to kRingDepth small calls ahead of the others of its process; its next small call waits
+// until every thread of the process has finished the small call kRingDepth before it. A
+// thread's own buffer is read and written by that thread alone in a small call, so it is free
+// when the call returns, as in every call. The leaders of a process take their messages in call
+// order, although consecutive calls may have different leaders (different roots).
 //
 // Requirements: the constructor, every operation and the destructor are collective over the
 // communicator (every process constructs with the same T; every thread of every process makes
@@ -54,21 +65,33 @@
 // requires); an operation is called by T distinct threads of the process at once, each with its
 // own thread index; MPI initialised with MPI_THREAD_MULTIPLE (MpiEnvironment), since several
 // threads may call MPI. A byte count or root that differs between processes is an MPI error
-// (MPI's default handler ends the job) or a hang, as in MPI.
+// (MPI's default handler ends the job) or a hang, as in MPI. In a small call the threads of a
+// process must also agree on what the refusals below cannot see: a size on the same side of
+// staged_up_to, whether their own arguments are refused, and, in bcast, the leader (roots
+// that make no thread or two threads the leader): else a hang or garbled messages.
 //
 // Errors: threads < 1 or differing across processes → InputError on every process. In an
-// operation, checked once every thread of the process has arrived, by every thread: a byte
-// count that differs from thread 0's in the same process, a root outside 0..P·T−1 or differing
-// from thread 0's, allreduce and reduce: a count that is not a whole number of op.elem_bytes
-// elements or no op.fn → InputError, thrown by every thread of that process, before any
-// message; except in a staged bcast, whose leader takes its messages before the threads meet,
-// so there a size or root that differs between the threads is refused after them. gather: the root's `out` smaller than P·T·block bytes → InputError in every thread of
-// the root's process alone (the others cannot see it and send their blocks, which nobody
-// receives: do not use the object again, as after an MPI error).
+// operation other than a small call, checked once every thread of the process has arrived, by
+// every thread: a byte count that differs from thread 0's in the same process, a root outside
+// 0..P·T−1 or differing from thread 0's, allreduce and reduce: a count that is not a whole
+// number of op.elem_bytes elements or no op.fn → InputError, thrown by every thread of that
+// process, before any message. gather: the root's `out` smaller than P·T·block bytes →
+// InputError in every thread of the root's process alone (the others cannot see it and send
+// their blocks, which nobody receives: do not use the object again, as after an MPI error).
+// In a small call every thread checks its own root (outside the job) and reduce's operator
+// (none, or a count that is not a whole number of elements) before anything else, and refuses
+// alone; a thread checks the others' size and root only where it waits for them: reduce's and
+// gather's leader checks every thread's part against its own and refuses (before any message),
+// bcast's other threads check the leader's and refuse (after the leader's messages); the threads
+// that wait for nobody have returned and do not refuse. gather: the root's `out` too small is
+// refused by the root's thread alone (and the object is not used again, as above). After any
+// other refusal the object works on.
 //
 // Memory ordering: what a thread wrote to its buffer before the call is read by the other
-// threads and processes after they meet inside it; what the call wrote to a buffer is visible
-// to its thread when the call returns (the inner barrier's ordering, barrier.hpp).
+// threads and processes after they meet inside it (in a small call, after its thread copied it
+// into the ring); what the call wrote to a buffer is visible to its thread when the call returns
+// (the inner barrier's ordering, barrier.hpp; in a small call, release and acquire on the
+// slot).
 #pragma once
 
 #include <mpi.h>
@@ -95,6 +118,11 @@ inline constexpr std::size_t kRabenseifnerMinBytes = 8192;
 // (split), thread 0 on the whole vector (leader), or split unless the node is oversubscribed.
 enum class AllreduceNodeLevel { automatic, split, leader };
 
+// The ring's slots: how many small calls (at most CollectivesOptions::staged_up_to bytes) a
+// thread may run ahead of another thread of its process (above). The ring holds
+// kRingDepth · T · staged_up_to bytes (256 KiB at T = 2 with the default 2 KiB).
+inline constexpr std::size_t kRingDepth = 64;
+
 struct CollectivesOptions {
   // Buffers of at least this many bytes run Rabenseifner's algorithm, smaller ones recursive
   // doubling (0: always Rabenseifner's).
@@ -108,8 +136,8 @@ struct CollectivesOptions {
   std::size_t fragment_up_to = 8192;
   AllreduceNodeLevel node_level = AllreduceNodeLevel::automatic;
   // bcast, reduce and gather of at most this many bytes (per rank) with T > 1: the data passes
-  // between the threads of a process through the object's own staging, so they meet once per
-  // call instead of twice (above).
+  // between the threads of a process through the object's ring, and the threads do not meet
+  // (above).
   std::size_t staged_up_to = 2048;
 };
 
