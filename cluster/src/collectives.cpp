@@ -371,6 +371,18 @@ struct Collectives::State {
       }
     }
   }
+  // A leader's part of a reduce across the processes: its process's fold in v (count elements)
+  // goes to process 0 by the binomial tree (thread t's scratch holding what a round receives),
+  // then on to root_process, whose leader ends with the whole fold in v.
+  void reduce_to_root(std::size_t t, std::byte* v, std::size_t count, const ReduceFn& op, int root_process) {
+    const std::size_t bytes = count * op.elem_bytes;
+    if (processes == 1 || bytes == 0) return;
+    auto& tmp = scratch[t];
+    if (tmp.size() < bytes) tmp.resize(bytes);
+    tree_reduce(v, count, op, tmp.data());
+    if (root_process != 0 && process == 0) send(v, bytes, root_process, rooted_tag());
+    if (root_process != 0 && process == root_process) recv(v, bytes, 0, rooted_tag());
+  }
 };
 
 Collectives::Collectives(MPI_Comm comm, int threads, CollectivesOptions options) : s_(std::make_unique<State>()) {
@@ -587,13 +599,7 @@ void Collectives::reduce(int thread, std::span<std::byte> buffer, int root, cons
     }
     sl.free_for.store(n + State::kRingDepth, std::memory_order_release);
     s.mpi_turn(n);
-    if (s.processes > 1 && bytes > 0) {
-      auto& tmp = s.scratch[t];
-      if (tmp.size() < bytes) tmp.resize(bytes);
-      s.tree_reduce(buffer.data(), count, op, tmp.data());
-      if (root_process != 0 && s.process == 0) s.send(buffer.data(), bytes, root_process, s.rooted_tag());
-      if (root_process != 0 && s.process == root_process) s.recv(buffer.data(), bytes, 0, s.rooted_tag());
-    }
+    s.reduce_to_root(t, buffer.data(), count, op, root_process);
     s.mpi_done(n);
     return;
   }
@@ -609,13 +615,7 @@ void Collectives::reduce(int thread, std::span<std::byte> buffer, int root, cons
   if (thread == leader) {
     const std::size_t count = bytes / op.elem_bytes;
     s.fold_into(leader, count, op, m);
-    if (s.processes > 1 && bytes > 0) {
-      auto& tmp = s.scratch[t];
-      if (tmp.size() < bytes) tmp.resize(bytes);
-      s.tree_reduce(buffer.data(), count, op, tmp.data());
-      if (root_process != 0 && s.process == 0) s.send(buffer.data(), bytes, root_process, s.rooted_tag());
-      if (root_process != 0 && s.process == root_process) s.recv(buffer.data(), bytes, 0, s.rooted_tag());
-    }
+    s.reduce_to_root(t, buffer.data(), count, op, root_process);
   }
   s.arrive(thread);
 }
