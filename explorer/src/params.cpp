@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <string>
 
+#include "postbox/frontend/tree_select.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/parse.hpp"
 
@@ -68,25 +70,13 @@ Rational model_figure(std::string_view name, const std::string& text) {
 }
 
 SendRecv tree_model(const Params& params) {
-  const std::string* lambda = params.find("lambda");
-  const std::string* s = params.find("s");
-  const std::string* r = params.find("r");
-  if (lambda && (s || r)) throw InputError("give either --lambda or --s and --r, not both");
-  if ((s != nullptr) != (r != nullptr)) throw InputError(s ? "--s needs --r" : "--r needs --s");
-  if (lambda) {
-    const Rational l = Rational::parse(*lambda, "--lambda");
-    if (l < Rational(1)) throw InputError("--lambda must be at least 1, got " + *lambda);
-    return SendRecv::from_lambda(model_figure("lambda", *lambda));
+  std::map<std::string, std::string> given;
+  for (const char* name : {"lambda", "s", "r"}) {
+    if (const std::string* text = params.find(name)) given.emplace(name, *text);
   }
-  if (!s) return SendRecv{Rational(1), Rational(1)};  // λ = 2: Bruck's running example, as the CLI
-  SendRecv m;
-  m.s = Rational::parse(*s, "--s");
-  m.r = Rational::parse(*r, "--r");
-  if (m.s <= Rational(0)) throw InputError("--s must be positive, got " + *s);
-  if (m.r < Rational(0)) throw InputError("--r must not be negative, got " + *r);
-  m.s = model_figure("s", *s);
-  m.r = model_figure("r", *r);
-  return m;
+  const SendRecv model = select_model(given);
+  for (const auto& [name, text] : given) (void)model_figure(name, text);
+  return model;
 }
 
 Rational model_lambda(const Params& params) {

@@ -2,7 +2,7 @@
 // Bruck Figs. 1-2).
 #include <algorithm>
 #include <cstdint>
-#include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -10,26 +10,18 @@
 #include "params.hpp"
 #include "postbox/collectives/postal.hpp"
 #include "postbox/frontend/render.hpp"
+#include "postbox/frontend/tree_select.hpp"
 #include "postbox/collectives/tree.hpp"
 #include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/check.hpp"
-#include "postbox/runtime/topology.hpp"
 
 namespace postbox::explorer::internal {
 namespace {
 
-// The shapes the page compares, in the order of `postbox tree --compare` (Cordsen Fig. 4 and
-// §4.3, plus the rest of the family).
-const std::vector<std::string>& compare_shapes() {
-  static const std::vector<std::string> shapes{"flat", "binary", "binomial", "kary:4", "kary:8",
-                                               "lambda", "greedy", "fibo"};
-  return shapes;
-}
-
 // hwloc's synthetic grammar in its simplest form, "type:N type:N ...", with at most
 // kMaxSyntheticPus leaves (the library's limit: hwloc's time grows with the square of a level's
 // objects).
-Topology bounded_synthetic(const std::string& text) {
+void check_synthetic_bounds(const std::string& text) {
   std::int64_t leaves = 1;
   std::size_t at = 0;
   int levels = 0;
@@ -55,32 +47,6 @@ Topology bounded_synthetic(const std::string& text) {
     at = end;
   }
   if (levels == 0) refuse("empty");
-  return Topology::synthetic(text);
-}
-
-int parse_root(const std::string* text, int p) {
-  if (!text) return 0;
-  const std::int64_t v = integer("root", *text);
-  if (v < 0 || v >= p) throw InputError("--root must be in 0.." + std::to_string(p - 1) + ", got " + *text);
-  return static_cast<int>(v);
-}
-
-// shape (with alpha folded in, as `postbox tree` does).
-ShapeSpec parse_shape(const Params& prm) {
-  const std::string& shape = prm.required("shape", "--shape is required (or use --compare)");
-  ShapeSpec spec = ShapeSpec::parse(shape);
-  if (const std::string* alpha = prm.find("alpha")) {
-    if (spec.kind != ShapeSpec::Kind::lambda) throw InputError("--alpha applies only to --shape lambda");
-    if (spec.alpha) throw InputError("alpha given twice: in --shape " + shape + " and in --alpha");
-    if (*alpha != "auto") {
-      const Rational a = Rational::parse(*alpha, "--alpha");
-      if (a <= Rational(0) || a >= Rational(1)) {
-        throw InputError("--alpha must be 'auto' or strictly between 0 and 1, got " + *alpha);
-      }
-      spec.alpha = a;
-    }
-  }
-  return spec;
 }
 
 nlohmann::json tree_json(const Tree& t) {
@@ -111,50 +77,40 @@ nlohmann::json tree_json(const Tree& t) {
   return j;
 }
 
+// The query as the library's tree selection takes it (tree_select.hpp): the same checks and
+// messages as `postbox tree`, after the explorer's own limits on p and the model's figures.
+std::map<std::string, std::string> selection_options(const Query& q, const Params& prm) {
+  (void)positive("p", prm.required("p", "--p is required"), kMaxTreeRanks);
+  (void)tree_model(prm);
+  return {q.begin(), q.end()};
+}
+
 Reply tree(const Query& q) {
   const Params prm(q, "tree", {"shape", "p", "root", "lambda", "s", "r", "alpha", "synthetic", "places"});
-  const ShapeSpec spec = parse_shape(prm);
-  const int p = static_cast<int>(positive("p", prm.required("p", "--p is required"), kMaxTreeRanks));
-  const int root = parse_root(prm.find("root"), p);
-  const SendRecv model = tree_model(prm);
-  std::optional<Topology> topo;
-  std::vector<int> placement;
-  if (spec.kind == ShapeSpec::Kind::hier) {
-    topo = prm.has("synthetic") ? bounded_synthetic(prm.text("synthetic")) : Topology::machine();
-    placement = topo->place(prm.has("places") ? Placement::parse(prm.text("places")) : Placement::compact(), p);
-  } else if (prm.has("synthetic") || prm.has("places")) {
-    throw InputError(std::string(prm.has("synthetic") ? "--synthetic" : "--places") + " applies only to --shape hier");
-  }
-  const Tree t = topo ? build_tree(spec, p, root, model, &*topo, &placement) : build_tree(spec, p, root, model);
-  nlohmann::json j = tree_json(t);
-  if (topo) j["topology"] = topo->source() == Topology::Source::machine ? "machine" : topo->origin();
+  const TreeSelection sel = select_tree(selection_options(q, prm));
+  if (sel.synthetic) check_synthetic_bounds(*sel.synthetic);
+  nlohmann::json j = tree_json(build_selected_tree(sel));
+  if (sel.spec.kind == ShapeSpec::Kind::hier) j["topology"] = sel.synthetic ? *sel.synthetic : "machine";
   return json_reply(j);
 }
 
 Reply compare(const Query& q) {
   const Params prm(q, "compare", {"p", "lambda", "s", "r"});
-  const int p = static_cast<int>(positive("p", prm.required("p", "--p is required"), kMaxTreeRanks));
-  const SendRecv model = tree_model(prm);
+  const TreeComparison c = compare_trees(select_tree_comparison(selection_options(q, prm)));
   nlohmann::json rows = nlohmann::json::array();
-  std::optional<Rational> best;
-  std::vector<Rational> times;
-  for (const std::string& name : compare_shapes()) {
-    times.push_back(build_tree(ShapeSpec::parse(name), p, 0, model).completion);
-    best = best ? std::min(*best, times.back()) : times.back();
-  }
-  for (std::size_t i = 0; i < times.size(); ++i) {
-    nlohmann::json row = exact_json(times[i]);
-    row["shape"] = compare_shapes()[i];
-    row["ratio"] = *best == Rational(0) ? 1.0 : (times[i] / *best).to_double();
-    row["best"] = times[i] == *best;
+  for (const TreeComparison::Row& r : c.rows) {
+    nlohmann::json row = exact_json(r.completion);
+    row["shape"] = r.shape;
+    row["ratio"] = c.ratio(r.completion);
+    row["best"] = r.completion == c.best;
     rows.push_back(std::move(row));
   }
-  return json_reply({{"p", p},
-                     {"s_label", format_time(model.s)},
-                     {"r_label", format_time(model.r)},
-                     {"lambda_label", format_time(model.lambda())},
-                     {"optimum", exact_json(fibo_time(model.s, model.r, p))},
-                     {"best", exact_json(*best)},
+  return json_reply({{"p", c.p},
+                     {"s_label", format_time(c.model.s)},
+                     {"r_label", format_time(c.model.r)},
+                     {"lambda_label", format_time(c.lambda)},
+                     {"optimum", exact_json(fibo_time(c.model.s, c.model.r, c.p))},
+                     {"best", exact_json(c.best)},
                      {"rows", rows}});
 }
 

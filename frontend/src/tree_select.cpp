@@ -33,7 +33,9 @@ int parse_p(const std::map<std::string, std::string>& given) {
   return static_cast<int>(parse_int(*p, "--p", 1, kMaxTreeRanks));
 }
 
-SendRecv parse_model(const std::map<std::string, std::string>& given) {
+}  // namespace
+
+SendRecv select_model(const std::map<std::string, std::string>& given) {
   const auto lambda_text = option(given, "lambda");
   const auto s_text = option(given, "s");
   const auto r_text = option(given, "r");
@@ -52,6 +54,8 @@ SendRecv parse_model(const std::map<std::string, std::string>& given) {
   if (m.r < Rational(0)) throw InputError("--r must not be negative, got " + *r_text);
   return m;
 }
+
+namespace {
 
 // The options that gave the model, as typed ("--s 1.5 and --r 3", "--lambda 9/5"); empty for
 // the default model.
@@ -94,7 +98,7 @@ TreeSelection select_tree(const std::map<std::string, std::string>& given) {
     if (v < 0 || v >= sel.p) throw InputError("--root must be in 0.." + std::to_string(sel.p - 1) + ", got " + *root);
     sel.root = static_cast<int>(v);
   }
-  sel.model = parse_model(given);
+  sel.model = select_model(given);
   sel.model_options = model_options(given);
   sel.spec = ShapeSpec::parse(*shape);
   if (const auto alpha = option(given, "alpha")) {
@@ -147,7 +151,7 @@ TreeSelection select_tree_comparison(const std::map<std::string, std::string>& g
   TreeSelection sel;
   sel.p = parse_p(given);
   sel.p_text = given.at("p");
-  sel.model = parse_model(given);
+  sel.model = select_model(given);
   sel.model_options = model_options(given);
   return sel;
 }

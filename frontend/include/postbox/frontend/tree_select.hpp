@@ -43,6 +43,10 @@ struct TreeSelection {
 // against this list).
 const std::vector<std::string>& tree_selection_options();
 
+// The model alone: lambda, or s and r, from `given` (other names are ignored), checked as
+// above; none gives s = 1, r = 1. InputError naming the option.
+SendRecv select_model(const std::map<std::string, std::string>& given);
+
 // Parses and validates one tree's options; InputError naming the first problem. A name that is
 // not one of the options above is a programming error (PB_CHECK).
 TreeSelection select_tree(const std::map<std::string, std::string>& given);
