@@ -15,7 +15,19 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "postbox engineers")
 set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+# The shlibs control file names the postbox libraries only. CPack's own generator
+# (CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS) takes every shared object in the package, the Python
+# extension module too, which has no soname (no extension module does) and draws a warning.
+get_property(postbox_shlibs_components GLOBAL PROPERTY POSTBOX_SHARED_COMPONENTS)
+if(postbox_shlibs_components)
+  set(postbox_shlibs "")
+  foreach(component IN LISTS postbox_shlibs_components)
+    string(APPEND postbox_shlibs
+      "libpostbox_${component} ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR} postbox (= ${PROJECT_VERSION})\n")
+  endforeach()
+  file(WRITE ${PROJECT_BINARY_DIR}/debian/shlibs "${postbox_shlibs}")
+  set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/debian/shlibs)
+endif()
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "pkg-config, libhwloc-dev, libboost-context-dev, libtbb-dev, nlohmann-json3-dev, libopenmpi-dev, python3-numpy")
 set(CPACK_PACKAGE_DIRECTORY ${PROJECT_BINARY_DIR}/package)
 include(CPack)
