@@ -1,3 +1,10 @@
+# A component's libraries.
+#
+# postbox_component(<component> <sources>...) makes postbox_<component>, the static library
+# (postbox::<component>, exported as <component>) with the component's include/ as its public
+# headers and the project's warning options; the component's CMakeLists.txt then links what it
+# needs and ends with postbox_shared_library().
+#
 # Shared libraries beside the static ones.
 #
 # postbox_shared_library(postbox_<component>) makes postbox_<component>_shared, a shared library
@@ -18,6 +25,17 @@
 #
 # In the build tree postbox::<component> stays the static library (tests, benches and the CLI
 # link it); the installed package offers either (cmake/postboxConfig.cmake.in).
+function(postbox_component component)
+  set(static postbox_${component})
+  add_library(${static} STATIC ${ARGN})
+  add_library(postbox::${component} ALIAS ${static})
+  set_target_properties(${static} PROPERTIES EXPORT_NAME ${component} OUTPUT_NAME ${static})
+  target_include_directories(${static} PUBLIC
+    $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_link_libraries(${static} PRIVATE $<BUILD_INTERFACE:postbox_options>)
+endfunction()
+
 function(postbox_shared_library static)
   if(NOT POSTBOX_BUILD_SHARED)
     return()
