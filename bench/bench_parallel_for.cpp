@@ -1,11 +1,17 @@
 // parallel_for_phases against the same loop written by hand, on the same Team and the same
 // barrier: a 1-D heat stencil (x'[i] = (x[i-1] + 2 x[i] + x[i+1]) / 4, two buffers swapped each
-// sweep, one barrier per sweep). Three competitors, interleaved round by round in one process:
-//   hand    team.run: each rank loops over its static block, then barrier.arrive_and_wait;
-//   index   parallel_for_phases with body(phase, i);
-//   block   parallel_for_phases with body(phase, Block).
+// sweep, one barrier per sweep). Four competitors, interleaved round by round in one process,
+// in two like-for-like pairs:
+//   hand        team.run: each rank runs the block loop sweep() over its static block, then
+//               barrier.arrive_and_wait;
+//   block       parallel_for_phases with body(phase, Block) running the same sweep();
+//   hand-index  team.run: each rank calls the per-index body for every index of its block, then
+//               barrier.arrive_and_wait;
+//   index       parallel_for_phases with the same per-index body(phase, i).
+// The per-index body captures the grid, so the compiler cannot hoist its loads or vectorise
+// across the calls (in either form); index/hand shows what that costs against the block loop.
 // Each result is checked bit for bit against a serial run. Prints the median time per sweep
-// of each competitor and the ratios index/hand and block/hand.
+// of each competitor and the ratios block/hand, index/hand-index and index/hand.
 // Usage: bench_parallel_for [--n N] [--sweeps S] [--rounds R] [p ...]   (default p = 2 4)
 #include <algorithm>
 #include <chrono>
@@ -79,34 +85,40 @@ int main(int argc, char** argv) {
 
   std::printf("1-D heat stencil, n = %lld, %d sweeps, one barrier per sweep; median of %d interleaved rounds\n",
               static_cast<long long>(n), sweeps, rounds);
-  std::printf("%4s %-8s %14s %10s  %s\n", "p", "impl", "us/sweep", "vs hand", "barrier");
+  std::printf("%4s %-10s %12s %10s  %s\n", "p", "impl", "us/sweep", "vs like", "barrier");
   for (int p : ps) {
     postbox::Team team(p);
     postbox::Barrier barrier = postbox::team_barrier(team);
     Grid g(n);
-    const char* names[] = {"hand", "index", "block"};
-    std::vector<double> times[3];
+    const char* names[] = {"hand", "block", "hand-index", "index"};
+    constexpr int kImpls = 4;
+    std::vector<double> times[kImpls];
+    const auto at = [&g](int k, std::int64_t i) {
+      const double* x = g.src(k);
+      g.dst(k)[i] = (x[i - 1] + 2 * x[i] + x[i + 1]) * 0.25;
+    };
     for (int round = 0; round < rounds + 1; ++round) {  // round 0 warms up
-      for (int c0 = 0; c0 < 3; ++c0) {
-        const int c = (c0 + round) % 3;
+      for (int c0 = 0; c0 < kImpls; ++c0) {
+        const int c = (c0 + round) % kImpls;
         g.reset();
         const auto t0 = Clock::now();
-        if (c == 0) {
+        if (c == 0 || c == 2) {
           team.run([&](postbox::RankContext& ctx) {
             const postbox::Block b = postbox::static_block(1, n - 1, ctx.rank(), p);
             for (int k = 0; k < sweeps; ++k) {
-              sweep(g.src(k), g.dst(k), b.lo, b.hi);
+              if (c == 0) {
+                sweep(g.src(k), g.dst(k), b.lo, b.hi);
+              } else {
+                for (std::int64_t i = b.lo; i < b.hi; ++i) at(k, i);
+              }
               barrier.arrive_and_wait(ctx.rank());
             }
           });
         } else if (c == 1) {
-          postbox::parallel_for_phases(team, barrier, sweeps, 1, n - 1, [&](int k, std::int64_t i) {
-            const double* x = g.src(k);
-            g.dst(k)[i] = (x[i - 1] + 2 * x[i] + x[i + 1]) * 0.25;
-          });
-        } else {
           postbox::parallel_for_phases(team, barrier, sweeps, 1, n - 1,
                                        [&](int k, postbox::Block b) { sweep(g.src(k), g.dst(k), b.lo, b.hi); });
+        } else {
+          postbox::parallel_for_phases(team, barrier, sweeps, 1, n - 1, at);
         }
         const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / sweeps;
         if (std::memcmp(g.src(sweeps), expect, static_cast<std::size_t>(n) * sizeof(double)) != 0) {
@@ -116,11 +128,15 @@ int main(int argc, char** argv) {
         if (round > 0) times[c].push_back(us);
       }
     }
-    const double hand = median(times[0]);
-    for (int c = 0; c < 3; ++c) {
-      std::printf("%4d %-8s %14.3f %9.2fx  %s\n", p, names[c], median(times[c]), median(times[c]) / hand,
+    // Each form against its like: the block form against the hand-written block loop, the
+    // per-index form against the hand-written loop of the same per-index body.
+    const int like[kImpls] = {0, 0, 2, 2};
+    for (int c = 0; c < kImpls; ++c) {
+      const double t = median(times[c]);
+      std::printf("%4d %-10s %12.3f %9.2fx  %s\n", p, names[c], t, t / median(times[like[c]]),
                   c == 0 ? barrier.algorithm() : "");
     }
+    std::printf("%4d index/hand %.2fx (per-index body against the block loop)\n", p, median(times[3]) / median(times[0]));
   }
   return 0;
 }
