@@ -809,12 +809,15 @@ void Engine::block_policy(RankSlot& me, Word& w, Done done) const {
   // Co-location (docs/barrier.md, "Waiting"): with no more ranks than CPUs, a spin that timed
   // out while another rank last arrived on this thread's CPU means the two share it (fresh
   // threads start on their creator's CPU). Two threads that hand one CPU back and forth by
-  // yielding never look idle to the scheduler, so it has no reason to move one of them to an
-  // idle CPU, and every barrier then costs two context switches. So such a wait blocks in the
-  // futex at once: the CPU is left to the partner, and its wake-up places this thread on an
-  // idle CPU if there is one. If there is none (another process keeps the other CPUs busy), the
-  // thread wakes up next to its partner again: then the move is not tried for the next 16, 32,
-  // ..., 1024 waits, which yield as before (a hand-off on one CPU is the cheapest wait there).
+  // yielding never look idle to the scheduler, so it has no reason to move one of them, and
+  // every barrier then costs two context switches; nor does it move one next to another
+  // process when no CPU is idle. So such a wait moves this thread itself to an allowed CPU on
+  // which no rank last arrived (move_apart()), busy or not: two ranks that run at once while a
+  // third process shares one of their CPUs pass most barriers in a line transfer, where a
+  // hand-off costs a context switch every time. Where its mask allows no such CPU, it blocks
+  // in the futex at once: the CPU is left to the partner, and its wake-up places this thread
+  // on an idle CPU if there is one. If it wakes next to its partner again, the move is not
+  // tried for the next 16, 32, ..., 1024 waits, which yield as before.
   bool moving = false;
   const auto may_yield = [&] {
     if (me.no_move > 0) {
@@ -822,9 +825,19 @@ void Engine::block_policy(RankSlot& me, Word& w, Done done) const {
       return true;
     }
     if (track_cpu_ && colocated(me)) {
-      moving = true;
       ++me.moves;
       me.wait.reset(policy_);
+      if (move_apart()) {
+        // relaxed: a hint, as at arrival.
+        me.cpu.store(::sched_getcpu(), std::memory_order_relaxed);
+        // The scheduler may put it back (its balancer sees one CPU with two tasks and one with
+        // one): moves back off like the futex's, so a thread is moved at most once per 16, 32,
+        // ..., 1024 waits, two system calls each.
+        me.move_backoff = std::min<std::uint32_t>(1024, std::max<std::uint32_t>(16, me.move_backoff * 2));
+        me.no_move = me.move_backoff;
+        return true;
+      }
+      moving = true;
       return false;
     }
     return true;
@@ -840,6 +853,31 @@ void Engine::block_policy(RankSlot& me, Word& w, Done done) const {
       me.move_backoff = 0;
     }
   }
+}
+
+bool Engine::move_apart() const noexcept {
+  cpu_set_t mask;
+  if (::sched_getaffinity(0, sizeof mask, &mask) != 0) return false;
+  const int here = ::sched_getcpu();
+  int target = -1;
+  for (int c = 0; c < CPU_SETSIZE && target < 0; ++c) {
+    if (c == here || !CPU_ISSET(c, &mask)) continue;
+    bool taken = false;
+    for (int r = 0; r < p_ && !taken; ++r) {
+      // relaxed: a hint; a stale CPU costs one move at most.
+      taken = slots_[static_cast<std::size_t>(r)].cpu.load(std::memory_order_relaxed) == c;
+    }
+    if (!taken) target = c;
+  }
+  if (target < 0) return false;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(target, &one);
+  // Pinning to the target migrates the thread at once; restoring the caller's own mask right
+  // after leaves it there, free to be moved again by the scheduler as before.
+  if (::sched_setaffinity(0, sizeof one, &one) != 0) return false;
+  PB_CHECK(::sched_setaffinity(0, sizeof mask, &mask) == 0, "barrier: could not restore the thread's CPU mask");
+  return true;
 }
 
 bool Engine::colocated(const RankSlot& me) const noexcept {

@@ -151,6 +151,9 @@ class Engine {
   [[nodiscard]] int central_groups_for_testing() const;
   // Tests only: co-location moves over every rank (RankSlot::moves). Between phases.
   [[nodiscard]] std::uint64_t colocation_moves_for_testing() const;
+  // Moves the calling thread to a CPU of its affinity mask on which no rank last arrived, the
+  // mask left as it was; false when there is none (or the kernel refuses).
+  [[nodiscard]] bool move_apart() const noexcept;
 
  private:
   class Entry;
@@ -206,6 +209,7 @@ class Engine {
   void block_policy(RankSlot& me, Word& w, Done done) const;
   // Another rank's thread last arrived on the CPU this thread runs on.
   [[nodiscard]] bool colocated(const RankSlot& me) const noexcept;
+
   static void signal(Word& w) noexcept;
   [[noreturn]] void leave_aborted(RankSlot& me);
   void throw_if_broken() const;

@@ -429,5 +429,47 @@ TEST(BarrierWait, ColocatedRanksTryToMoveAndBackOff) {
   EXPECT_LE(moves, 2U * (kPhases / 16 + 1)) << "the back-off did not hold";
 }
 
+// The explicit co-location move leaves the thread's own CPU mask as it was, and does nothing
+// where the mask allows no CPU but the one another rank last arrived on.
+TEST(BarrierWait, MoveApartKeepsTheThreadsMaskAndNeedsAFreeCpu) {
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &mine)) cpus.push_back(c);
+  ASSERT_FALSE(cpus.empty());
+  BarrierOptions o;
+  o.cpus = 2;
+  TournamentBarrier b(2, o);
+  const auto pin = [](const std::vector<int>& set) {
+    cpu_set_t m;
+    CPU_ZERO(&m);
+    for (int c : set) CPU_SET(c, &m);
+    return sched_setaffinity(0, sizeof m, &m) == 0;
+  };
+  // Both ranks arrive on cpus[0], so it is taken.
+  std::thread other([&] {
+    ASSERT_TRUE(pin({cpus[0]}));
+    for (int k = 0; k < 10; ++k) b.arrive_and_wait(1);
+  });
+  ASSERT_TRUE(pin({cpus[0]}));
+  for (int k = 0; k < 10; ++k) b.arrive_and_wait(0);
+  other.join();
+  EXPECT_FALSE(internal::BarrierTesting::move_apart(b)) << "a mask of one CPU allows no move";
+  cpu_set_t now;
+  ASSERT_EQ(sched_getaffinity(0, sizeof now, &now), 0);
+  EXPECT_EQ(CPU_COUNT(&now), 1);
+  EXPECT_TRUE(CPU_ISSET(cpus[0], &now));
+  if (cpus.size() >= 2) {
+    ASSERT_TRUE(pin(cpus));
+    // Moved (from cpus[0]) or not (the scheduler had already taken it elsewhere): either way its
+    // mask is the one it had.
+    (void)internal::BarrierTesting::move_apart(b);
+    ASSERT_EQ(sched_getaffinity(0, sizeof now, &now), 0);
+    EXPECT_TRUE(CPU_EQUAL(&now, &mine));
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof mine, &mine), 0);
+}
+
 }  // namespace
 }  // namespace postbox

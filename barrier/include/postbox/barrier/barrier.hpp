@@ -52,7 +52,9 @@
 // Waiting follows BarrierOptions::wait (spin for a time budget, yield for a time budget, then
 // block in a futex), or oversubscribed_wait when p exceeds the CPUs this process may run on,
 // so any number of threads on any number of cores makes progress. reason() states the policy
-// in use.
+// in use. With p at most the CPUs, a waiting kernel thread that finds another rank last
+// arrived on its own CPU may migrate itself to another CPU of its affinity mask on which no
+// rank last arrived; its mask is left as it was (a thread pinned to one CPU stays there).
 #pragma once
 
 #include <atomic>
@@ -306,9 +308,13 @@ struct BarrierTesting {
   static void set_phase(BarrierBase& barrier, std::uint64_t phase);
   // The central barrier's per-worker groups in its current shape (0: none). Between phases.
   static int central_groups(const BarrierBase& barrier);
-  // Waits that blocked in the futex at once because another rank last arrived on the waiter's
-  // CPU (co-location moves, docs/barrier.md "Waiting"), over every rank. Between phases.
+  // Co-location moves tried (docs/barrier.md "Waiting"): waits that found another rank last
+  // arrived on the waiter's CPU and moved the thread or blocked in the futex at once, over
+  // every rank. Between phases.
   static std::uint64_t colocation_moves(const BarrierBase& barrier);
+  // The explicit move of such a wait, for the calling thread: to a CPU of its mask on which no
+  // rank last arrived; false when there is none. The thread's mask is left as it was.
+  static bool move_apart(const BarrierBase& barrier);
 };
 }  // namespace internal
 
