@@ -96,6 +96,10 @@ struct RankState {
   std::int32_t pending = kNil;
   std::int32_t ready[kClasses] = {kNil, kNil, kNil, kNil};
   std::uint8_t dirty = 0;
+  // Which of the rank's heaps its entry pops: an event that moves from the pending heap to a
+  // ready heap when its class's need rises to exactly its time keeps its key (t, seq), so the
+  // key alone does not say where the event now is.
+  std::int8_t sched_src = 0;
 };
 
 // Everything the engine keeps per op; the successors of op g are succ_[op_[g].succ, op_[g + 1].succ).
@@ -533,7 +537,7 @@ class Engine {
   };
   [[nodiscard]] bool valid(const Slot& s) const {
     const RankState& k = ranks_[static_cast<std::size_t>(s.rank)];
-    return k.sched_t == s.t && k.sched_seq == s.seq;
+    return k.sched_t == s.t && k.sched_seq == s.seq && k.sched_src == s.src;
   }
   void schedule(const Slot* best, int r) {
     RankState& k = ranks_[static_cast<std::size_t>(r)];
@@ -541,9 +545,10 @@ class Engine {
       k.sched_t = -1;
       return;
     }
-    if (k.sched_t == best->t && k.sched_seq == best->seq) return;
+    if (k.sched_t == best->t && k.sched_seq == best->seq && k.sched_src == best->src) return;
     k.sched_t = best->t;
     k.sched_seq = best->seq;
+    k.sched_src = best->src;
     heap_.push(*best);
   }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "postbox/collectives/plans.hpp"
+#include "postbox/collectives/rational.hpp"
 #include "postbox/emulator/machine.hpp"
 #include "postbox/emulator/schedule.hpp"
 #include "postbox/emulator/simulator.hpp"
@@ -181,6 +183,36 @@ TEST(NoiseSim, ATraceRepeatsWithItsLengthOnAGoalSchedule) {
   // The last line's detour sits at the start of the next repetition (merged with one there).
   EXPECT_EQ(parse_noise_trace("0 1000\n2000 500\n5000 1500\n", "t", 1, true).detours(),
             (std::vector<Detour>{{0, 1500000}, {2 * us, 500000}}));
+}
+
+// Under noise, ranks' times fall on detour ends, so an event often moves from a rank's pending
+// heap to a ready heap at exactly its own time (its key unchanged): the per-rank queues must
+// still pop the event where it now is, and equal LogGOPSim's put-back loop. (Before the rank
+// queue's entries named their heap, dissemination at p = 10^4 with the periodic noise crashed.)
+TEST(NoiseSim, PerRankQueuesEqualThePutBackLoop) {
+  const Noise periodic = Noise::periodic(1000 * us, 25 * us, 1, false);
+  const Noise exp = Noise::exponential(200 * us, 10 * us, 3, false, 4096);
+  const Machine m = load_machine("logp:5:1:2:0");
+  for (const char* algo : {"tournament", "dissemination", "fibo"}) {
+    PlanRequest req;
+    req.op = "barrier";
+    req.algo = algo;
+    req.p = 10000;
+    req.lambda = Rational(2);
+    const Schedule sched = schedule_of(build_plan(req));
+    for (const Noise* n : {&periodic, &exp}) {
+      SCOPED_TRACE(std::string(algo) + (n == &exp ? " exp" : " periodic"));
+      SimOptions lazy, ref;
+      lazy.noise = ref.noise = n;
+      ref.reference_queue = true;
+      const SimResult a = simulate(sched, m, lazy);
+      const SimResult b = simulate(sched, m, ref);
+      EXPECT_GT(a.noise_ticks, 0);
+      EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
+      EXPECT_EQ(a.noise_ticks, b.noise_ticks);
+      EXPECT_EQ(a.events, b.events);
+    }
+  }
 }
 
 TEST(NoiseParse, BadTraceLinesAreNamed) {
