@@ -57,6 +57,31 @@ TEST(Noise, FinishRunsTheWorkOutsideTheDetours) {
   EXPECT_EQ(n.finish(7, 1000000003, 8), 1000000013);  // far periods alike
 }
 
+TEST(Noise, DetoursInListsTheRanksDetoursClipped) {
+  const Noise n = Noise::periodic(10, 2, 1, true);
+  std::vector<Detour> seen;
+  n.detours_in(0, 5, 25, [&](Ticks b, Ticks e) { seen.push_back({b, e - b}); });
+  EXPECT_EQ(seen, (std::vector<Detour>{{10, 2}, {20, 2}}));
+  seen.clear();
+  n.detours_in(0, 1, 11, [&](Ticks b, Ticks e) { seen.push_back({b, e - b}); });  // clipped at both ends
+  EXPECT_EQ(seen, (std::vector<Detour>{{1, 1}, {10, 1}}));
+  seen.clear();
+  n.detours_in(0, 2, 10, [&](Ticks b, Ticks e) { seen.push_back({b, e - b}); });  // between two detours
+  EXPECT_TRUE(seen.empty());
+}
+
+TEST(Noise, RefusedRandomNoisesAndTimesPastTheLimit) {
+  EXPECT_NE(error_of([] { (void)Noise::exponential(10, -1, 1, true); }).find("mean detour length must not be negative"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { (void)Noise::pareto(10, -1, 2, 1, true); }).find("minimum detour length must not be negative"),
+            std::string::npos);
+  // 2^16 detours of mean 10^15 ticks cannot fit below 2^62 ticks.
+  EXPECT_NE(error_of([] { (void)Noise::exponential(10, 1'000'000'000'000'000, 1, true); }).find("longer than 2^62 ticks"),
+            std::string::npos);
+  const Noise n = Noise::periodic(10, 2, 1, true);
+  EXPECT_NE(error_of([&] { (void)n.finish(0, kMaxTicks - 5, 10); }).find("passes 2^62 ticks"), std::string::npos);
+}
+
 TEST(Noise, DetoursAreWrappedMergedAndChecked) {
   // A detour past the period's end goes on at its start; a start at the period is one at 0.
   EXPECT_EQ(Noise({{4, 3}}, 5, 1, true).detours(), (std::vector<Detour>{{0, 2}, {4, 1}}));
@@ -149,6 +174,18 @@ TEST(NoiseSim, ADetourInTheSendersOverheadStretchesItByTheDetour) {
   std::ostringstream chrome;
   write_chrome_trace(chrome, r, schedule_of_goal(parse_goal(kOneMessage)), load_machine("logp:5:2:3:0"));
   EXPECT_NE(chrome.str().find("\"name\":\"noise\""), std::string::npos);
+}
+
+// The gaps are the NIC's and take no noise. Rank 0 sends to 1, then to 2 (logp:5:2:3:0: o 2,
+// g 3). A detour [0, 1) stretches the first send to [1, 3); the send gap still ends at 3, so the
+// second send runs [3, 5) as without noise. The first message leaves at 3 and arrives at 8
+// (accepted [8, 10)); the second arrives at 10 (accepted [10, 12)).
+TEST(NoiseSim, TheGapsAreNotStretched) {
+  const char* two = "num_ranks 3\nrank 0 {\nl1: send 8b to 1\nl2: send 8b to 2\nl2 requires l1\n}\n"
+                    "rank 1 {\nl1: recv 8b from 0\n}\nrank 2 {\nl1: recv 8b from 0\n}\n";
+  EXPECT_EQ(run(two, nullptr).per_rank_ticks, (std::vector<Ticks>{5 * us, 9 * us, 12 * us}));
+  const Noise n({{0, 1 * us}}, 1000 * us, 1, true);
+  EXPECT_EQ(run(two, &n).per_rank_ticks, (std::vector<Ticks>{5 * us, 10 * us, 12 * us}));
 }
 
 // Detours while no rank computes (rank 0 busy [0, 2), rank 1 [7, 9)) change nothing.
