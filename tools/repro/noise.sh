@@ -27,6 +27,7 @@ sim_time() {
 
 block() {
   local p a quiet own shared
+  local -A lo hi
   echo "$begin"
   echo "Emulated on \`$machine\` (L = 5 µs, o = 1 µs, g = 2 µs), \`--noise $noise\` (a 25 µs detour"
   echo "every 1 ms: 2.5% of the CPU) seen from a random offset per rank (\`--seed 1\`) and co-scheduled"
@@ -41,8 +42,21 @@ block() {
       shared=$(sim_time --algo "$a" --p "$p" --noise "$noise" --noise-cosched)
       awk -v p="$p" -v a="$a" -v q="$quiet" -v o="$own" -v s="$shared" \
         'BEGIN {printf "| %d | %s | %.3f | %.3f | %.2f | %.3f | %.2f |\n", p, a, q, o, o / q, s, s / q}'
+      # What the noise added with random offsets, in detours of 25 µs.
+      local d
+      d=$(awk -v q="$quiet" -v o="$own" 'BEGIN {printf "%.1f", (o - q) / 25}')
+      if [[ -z ${lo[$a]:-} ]] || awk -v x="$d" -v y="${lo[$a]}" 'BEGIN {exit !(x < y)}'; then lo[$a]=$d; fi
+      if [[ -z ${hi[$a]:-} ]] || awk -v x="$d" -v y="${hi[$a]}" 'BEGIN {exit !(x > y)}'; then hi[$a]=$d; fi
     done
   done
+  echo
+  local line="With random offsets the noise added, in detours of 25 µs, over p = ${ps[0]}..${ps[-1]}:"
+  local sep=" "
+  for a in "${algos[@]}"; do
+    line+="$sep$a ${lo[$a]} to ${hi[$a]}"
+    sep=", "
+  done
+  echo "$line."
   echo "$end"
 }
 
