@@ -9,6 +9,8 @@
 #include <cstring>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <iostream>
 #include <string>
 #include <system_error>
@@ -20,6 +22,8 @@
 #include "postbox/collectives/rational.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/frontend/goal_parse.hpp"
+#include "postbox/frontend/noise_parse.hpp"
+#include "postbox/runtime/parse.hpp"
 #include "postbox/emulator/schedule.hpp"
 #include "postbox/emulator/calibrate.hpp"
 #include "postbox/emulator/simulator.hpp"
@@ -41,7 +45,35 @@ struct SimArgs {
   bool qstat = false;
   std::string trace;
   std::string goal;
+  std::string noise;
+  std::string noise_trace;
+  bool noise_cosched = false;
 };
+
+// A text file named by an option, whole; a device such as /dev/zero would be read forever.
+std::string read_text_file(const std::string& path, const std::string& option) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(option + " '" + path + "' is not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("cannot read " + option + " file '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The run's noise, if --noise or --noise-trace asks for one; --seed seeds it (as it seeds the
+// placement and s2p's random distribution).
+std::optional<sim::Noise> noise_of(const SimArgs& a, const std::map<std::string, std::string>& given) {
+  if (!a.noise.empty() && !a.noise_trace.empty()) throw InputError("give either --noise or --noise-trace, not both");
+  if (a.noise.empty() && a.noise_trace.empty()) {
+    if (a.noise_cosched) throw InputError("--noise-cosched needs --noise or --noise-trace");
+    return std::nullopt;
+  }
+  const auto seed = given.find("seed");
+  const std::uint64_t s = seed != given.end() ? parse_uint(seed->second, "--seed") : 1;
+  if (!a.noise.empty()) return sim::parse_noise_spec(a.noise, s, a.noise_cosched);
+  return sim::parse_noise_trace(read_text_file(a.noise_trace, "--noise-trace"), a.noise_trace, s, a.noise_cosched);
+}
 
 // A double as nlohmann::json writes it (shortest round trip, integral values with ".0").
 void put_double(std::string& out, double v) {
@@ -58,17 +90,12 @@ void run_sim(const SimArgs& a) {
   const std::string machine = given.count("machine") != 0 ? given.at("machine") : std::string();
   sim::Schedule schedule;
   sim::Machine m;
+  const std::optional<sim::Noise> noise = noise_of(a, given);
   if (!a.goal.empty()) {
-    // A device such as /dev/zero would be read forever.
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(a.goal, ec)) throw InputError("--goal '" + a.goal + "' is not a regular file");
-    std::ifstream in(a.goal, std::ios::binary);
-    if (!in) throw InputError("cannot read --goal file '" + a.goal + "'");
-    std::ostringstream text;
-    text << in.rdbuf();
+    const std::string text = read_text_file(a.goal, "--goal");
     GoalSchedule goal;
     try {
-      goal = parse_goal(text.str());
+      goal = parse_goal(text);
     } catch (const InputError& e) {
       throw InputError("--goal '" + a.goal + "': " + frontend::error_line(e));  // the file, then the line in it
     }
@@ -86,6 +113,7 @@ void run_sim(const SimArgs& a) {
   sim::SimOptions opt;
   opt.trace = !a.trace.empty();
   opt.queue_stats = a.qstat;
+  if (noise) opt.noise = &*noise;
   // On a terminal, a run past 2 s shows how many of the schedule's operations are done.
   TerminalProgress progress(stderr_is_terminal());
   opt.progress = [&progress](std::uint64_t done, std::uint64_t total) {
@@ -107,6 +135,17 @@ void run_sim(const SimArgs& a) {
   if (a.json) {
     nlohmann::json j = frontend::sim_result_json(r, machine, schedule.op, schedule.algo, schedule.p, schedule.bytes);
     j["events_per_s"] = eps;  // the only field that depends on the host's speed
+    if (noise) {
+      nlohmann::json n;
+      n["source"] = a.noise.empty() ? "trace:" + a.noise_trace : a.noise;
+      n["cosched"] = noise->cosched();
+      n["seed"] = noise->seed();
+      n["period_us"] = sim::to_units(noise->period());
+      n["detours_per_period"] = noise->detours().size();
+      n["detour_us_per_period"] = sim::to_units(noise->busy_per_period());
+      n["detour_us"] = r.noise_us;  // what the detours added to the ranks' operations, all ranks
+      j["noise"] = n;
+    }
     j["per_rank_us"] = nullptr;
     // per_rank_us is written here, not through nlohmann::json: 10^7 ranks would take GiBs there.
     const std::string head = j.dump(2);
@@ -134,6 +173,11 @@ void run_sim(const SimArgs& a) {
     std::printf(", channel waits %llu (ties %llu)", static_cast<unsigned long long>(r.channel_waits),
                 static_cast<unsigned long long>(r.channel_ties));
   std::printf("\n");
+  if (noise)
+    std::printf("noise    %s, %s (seed %llu): detours added %.3f to the ranks' operations in all\n",
+                a.noise.empty() ? ("trace " + a.noise_trace).c_str() : a.noise.c_str(),
+                noise->cosched() ? "co-scheduled" : "a random offset per rank", static_cast<unsigned long long>(noise->seed()),
+                r.noise_us);
   if (a.qstat) {
     std::uint32_t posted = 0, unexpected = 0;
     int posted_at = 0, unexpected_at = 0;
@@ -165,19 +209,37 @@ void register_sim(CLI::App& app) {
   args->options = std::make_shared<TextOptions>(sub, emulated_run_options(), emulated_run_defaults());
   sub->add_option("--goal", args->goal,
                   "Run a schedule in LogGOPSim's GOAL language instead of a plan (calc values in the machine's unit; "
-                  "with --machine, --mesh, --placement and --seed only)");
+                  "with --machine, --mesh, --placement, --seed and the --noise options only)");
   sub->add_flag("--json", args->json,
                 "Print JSON: machine, op, algo, p, bytes, time_us, time_ticks, messages, rendezvous (messages sent by\n"
                 "rendezvous: more than the machine's S bytes), events, inline_steps, packets,\n"
                 "channel_waits (mesh: times a packet got a channel after the tick it asked), channel_ties (wormhole:\n"
                 "of those, the ones where the holder before it asked at the same tick), events_per_s, "
-                "per_rank_us");
+                "per_rank_us; with noise, \"noise\": source, cosched, seed, period_us, detours_per_period,\n"
+                "detour_us_per_period, detour_us (the CPU time the detours added to the ranks' operations, all ranks)");
   sub->add_flag("--qstat", args->qstat,
                 "Matching-queue statistics, as LogGOPSim's --qstat samples them: per rank the longest and mean\n"
                 "posted-receive queue a message found when accepted, and unexpected-message queue a receive found\n"
                 "when posted (--json: \"queues\" with max_posted, mean_posted, max_unexpected, mean_unexpected, one\n"
                 "entry per rank; text: the longest of each)");
-  sub->add_option("--trace", args->trace, "Write a Chrome trace-event JSON file (open in Perfetto)");
+  sub->add_option("--trace", args->trace,
+                  "Write a Chrome trace-event JSON file (open in Perfetto); with noise, each detour that stretched an\n"
+                  "operation is a \"noise\" span inside it");
+  sub->add_option("--noise", args->noise,
+                  "OS noise (docs/emulator.md, \"Noise\"), in the machine's unit (us but for postal):\n"
+                  "periodic:PERIOD:DETOUR (a DETOUR at the start of every PERIOD), exp:MEAN_GAP:MEAN_DETOUR\n"
+                  "(exponential gaps and detours), pareto:MEAN_GAP:MIN_DETOUR:ALPHA (exponential gaps, Pareto\n"
+                  "detours, ALPHA > 1); the random ones are 65536 detours drawn from --seed, then repeated. A rank's\n"
+                  "send and receive overheads, reduce, copy and calc run only outside its detours; each rank sees\n"
+                  "the noise from its own offset, drawn from --seed (default 1), unless --noise-cosched")
+      ->type_name("SPEC");
+  sub->add_option("--noise-trace", args->noise_trace,
+                  "OS noise from a file in LogGOPSim's format: a line per detour, START DURATION in nanoseconds\n"
+                  "(10^-3 of the machine's unit), '#' comment lines; the last line's start is the trace's length,\n"
+                  "after which it repeats")
+      ->type_name("FILE");
+  sub->add_flag("--noise-cosched", args->noise_cosched,
+                "Co-scheduled noise: every rank sees the noise from offset 0 (default: a random offset per rank)");
   sub->callback([args] { run_sim(*args); });
 }
 

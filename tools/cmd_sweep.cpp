@@ -26,11 +26,16 @@ struct SweepArgs {
   bool csv = false;
   bool json = false;
   std::string plot;
+  std::string noise;
+  bool noise_cosched = false;
 };
 
 void print_sweep(const SweepArgs& a) {
   if (a.csv && a.json) throw InputError("--csv and --json exclude each other");
-  const SweepGrid grid = sweep_grid(a.options->given(), a.params);
+  auto given = a.options->given();
+  if (!a.noise.empty()) given["noise"] = a.noise;
+  if (a.noise_cosched) given["noise-cosched"] = "yes";
+  const SweepGrid grid = sweep_grid(given, a.params);
   if (dry_run()) return;
   const auto& base = grid.base;
   const auto& params = grid.params;
@@ -60,6 +65,10 @@ void print_sweep(const SweepArgs& a) {
     j["algo"] = base.count("algo") != 0 ? base.at("algo") : emulated_run_defaults().at("algo");
     j["p"] = first.p;
     j["bytes"] = first.bytes;
+    if (!a.noise.empty()) {
+      j["noise"] = a.noise;
+      j["noise_cosched"] = a.noise_cosched;
+    }
     j["results"] = rows;
     print_json(j);
   } else {
@@ -108,10 +117,20 @@ void register_sweep(CLI::App& app) {
       "the sweep takes over 2 s, a progress line shows it there (erased at the end). Rows are printed in\n"
       "grid order (the last --param varies fastest).");
   args->options = std::make_shared<TextOptions>(sub, emulated_run_options(), emulated_run_defaults());
-  sub->add_option("--param", args->params, "NAME=FROM:TO:STEP, NAME one of alpha, bytes, p, lambda, seed (repeatable)")
+  sub->add_option("--param", args->params,
+                  "NAME=FROM:TO:STEP, NAME one of alpha, bytes, p, lambda, seed, noise-gap, noise-detour (repeatable;\n"
+                  "noise-gap and noise-detour replace the first and second number of --noise: periodic's PERIOD and\n"
+                  "DETOUR, exp's and pareto's MEAN_GAP and detour)")
       ->required();
+  sub->add_option("--noise", args->noise,
+                  "OS noise in every run, as sim --noise (periodic:PERIOD:DETOUR, exp:MEAN_GAP:MEAN_DETOUR,\n"
+                  "pareto:MEAN_GAP:MIN_DETOUR:ALPHA; docs/emulator.md, \"Noise\"), seeded by --seed or --param seed")
+      ->type_name("SPEC");
+  sub->add_flag("--noise-cosched", args->noise_cosched, "Co-scheduled noise: every rank's offset 0, as sim --noise-cosched");
   sub->add_flag("--csv", args->csv, "Print CSV (header: the parameters, time_us, events)");
-  sub->add_flag("--json", args->json, "Print JSON: machine, op, algo, p, bytes, results[{params..., time_us, events}]");
+  sub->add_flag("--json", args->json,
+                "Print JSON: machine, op, algo, p, bytes, results[{params..., time_us, events}]; with --noise also\n"
+                "noise and noise_cosched");
   sub->add_option("--plot", args->plot, "Write an SVG plot of time against the first --param");
   sub->callback([args] { print_sweep(*args); });
 }

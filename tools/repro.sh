@@ -167,10 +167,14 @@ if ((check)); then
     exit 1
   fi
   echo "docs/reproduction.md, docs/reproduction-verdicts.csv and docs/img/repro-*.svg match a fresh regeneration"
-  # docs/barrier.md's emulator block has its own check (ctest docs.barrier_emulator).
+  # docs/barrier.md's emulator block and docs/emulator.md's noise block have their own checks
+  # (ctest docs.barrier_emulator, docs.noise_emulator).
   exit 0
 fi
 echo "wrote $out"
 # docs/barrier.md, "The barrier on the emulator": the block between its markers.
 "$here/tools/repro/barrier.sh" "$pb" --write "$here/docs/barrier.md"
 echo "updated $here/docs/barrier.md"
+# docs/emulator.md, "Noise on a barrier": the block between its markers.
+"$here/tools/repro/noise.sh" "$pb" --write "$here/docs/emulator.md"
+echo "updated $here/docs/emulator.md"

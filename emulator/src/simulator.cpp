@@ -96,6 +96,10 @@ struct RankState {
   std::int32_t pending = kNil;
   std::int32_t ready[kClasses] = {kNil, kNil, kNil, kNil};
   std::uint8_t dirty = 0;
+  // Which of the rank's heaps its entry pops: an event that moves from the pending heap to a
+  // ready heap when its class's need rises to exactly its time keeps its key (t, seq), so the
+  // key alone does not say where the event now is.
+  std::int8_t sched_src = 0;
 };
 
 // Everything the engine keeps per op; the successors of op g are succ_[op_[g].succ, op_[g + 1].succ).
@@ -255,7 +259,7 @@ class Engine {
         mesh_(m.kind == ModelKind::mesh), msg_records_(dynamic_ || mesh_),
         rendezvous_(c_.eager_limit != kAlwaysEager ||
                     std::any_of(levels_.begin(), levels_.end(), [](const Costs& l) { return l.eager_limit != kAlwaysEager; })),
-        obs_(opt.trace ? &recorder_ : nullptr) {}
+        obs_(opt.trace ? &recorder_ : nullptr), noise_(opt.noise) {}
 
   SimResult run() {
     build();
@@ -280,6 +284,7 @@ class Engine {
     }
     res_.time_ticks = end;
     res_.time_us = to_units(end);
+    res_.noise_us = to_units(res_.noise_ticks);
     if (opt_.queue_stats) {
       res_.queues.resize(static_cast<std::size_t>(s_.p));
       for (std::size_t r = 0; r < res_.queues.size(); ++r) {
@@ -532,7 +537,7 @@ class Engine {
   };
   [[nodiscard]] bool valid(const Slot& s) const {
     const RankState& k = ranks_[static_cast<std::size_t>(s.rank)];
-    return k.sched_t == s.t && k.sched_seq == s.seq;
+    return k.sched_t == s.t && k.sched_seq == s.seq && k.sched_src == s.src;
   }
   void schedule(const Slot* best, int r) {
     RankState& k = ranks_[static_cast<std::size_t>(r)];
@@ -540,9 +545,10 @@ class Engine {
       k.sched_t = -1;
       return;
     }
-    if (k.sched_t == best->t && k.sched_seq == best->seq) return;
+    if (k.sched_t == best->t && k.sched_seq == best->seq && k.sched_src == best->src) return;
     k.sched_t = best->t;
     k.sched_seq = best->seq;
+    k.sched_src = best->src;
     heap_.push(*best);
   }
 
@@ -742,6 +748,17 @@ class Engine {
     if (obs_ != nullptr) obs_->rank_span(r, b, e, what, peer);
   }
 
+  // When `work` ticks of rank r's CPU begun at t end: t + work, or later by the detours met
+  // (SimOptions::noise), each of which is then a span of its own when traced.
+  Ticks cpu_end(int r, Ticks t, Ticks work) {
+    if (noise_ == nullptr) return t + work;
+    const Ticks end = noise_->finish(r, t, work);
+    res_.noise_ticks += end - t - work;
+    if (obs_ != nullptr && end != t + work)
+      noise_->detours_in(r, t, end, [&](Ticks b, Ticks e) { obs_->rank_span(r, b, e, 6, -1); });
+    return end;
+  }
+
   // ---- host costs per model ----
   [[nodiscard]] std::uint32_t packets_of(std::uint64_t bytes) const { return mesh_ ? detail::mesh_packets(m_.mesh, bytes) : 1; }
   // A term of the normalised host costs for a message of b bytes: the one formula every model's
@@ -771,9 +788,12 @@ class Engine {
         const std::uint64_t b = it.size;
         const Costs& k = costs(r, it.peer);
         const Ticks os = at(k, k.send_overhead, b);
-        rs.cpu = checked(t + os);
+        const Ticks os_end = cpu_end(r, t, os);
+        // The message leaves when the (stretched) overhead is done: a detour delays it too.
+        const Ticks delay = os_end - t - os;
+        rs.cpu = checked(os_end);
         rs.sgap = checked(t + at(k, k.send_gap, b));
-        span_rank(r, t, t + os, 0, it.peer);
+        span_rank(r, t, os_end, 0, it.peer);
         ++res_.messages;
         // Rendezvous (more than S bytes): the message travels as an eager one would, but the
         // send completes only when the receiver matches it (matched()).
@@ -781,11 +801,11 @@ class Engine {
         if (!eager) {
           ++res_.rendezvous;
           op_[g].flags |= kRendezvous;
-          rs.finish = std::max(rs.finish, t + os);
+          rs.finish = std::max(rs.finish, os_end);
         }
         if (!msg_records_) {
-          push_rank_event(t + k.wire, s_.partner[g], kArrive);
-          if (eager) complete(g, t + os);
+          push_rank_event(t + k.wire + delay, s_.partner[g], kArrive);
+          if (eager) complete(g, os_end);
           return;
         }
         const std::uint32_t mi = new_msg();
@@ -798,19 +818,19 @@ class Engine {
         msg.send_op = g;
         msg.recv_op = dynamic_ ? kNone : s_.partner[g];
         msg.packets = packets_of(b);
-        msg.overhead_end = t + os;
+        msg.overhead_end = os_end;
         if (!mesh_) {
-          push_rank_event(t + k.wire, mi, kArrive);
-          if (eager) complete(g, t + os);
+          push_rank_event(t + k.wire + delay, mi, kArrive);
+          if (eager) complete(g, os_end);
           return;
         }
-        net_->send(mi, r, it.peer, b, msg.packets, t + os);
+        net_->send(mi, r, it.peer, b, msg.packets, os_end);
         const auto buffered = static_cast<std::uint32_t>(std::max(0, m_.mesh.send_buffer_packets));
         if (m_.send_mode == SendMode::blocking && msg.packets > buffered) {
           msg.blocking = true;
           rs.cpu = kBlocked;
         } else {
-          complete(g, t + os);
+          complete(g, os_end);
         }
         return;
       }
@@ -842,9 +862,10 @@ class Engine {
         const Ticks cost = it.kind == Work::calc     ? static_cast<Ticks>(it.size)
                            : it.kind == Work::reduce ? c_.reduce.at(it.size)
                                                      : c_.copy.at(it.size);
-        rs.cpu = checked(t + cost);
-        span_rank(r, t, t + cost, it.kind == Work::reduce ? 2 : it.kind == Work::copy ? 3 : 5, -1);
-        complete(g, t + cost);
+        const Ticks end = cpu_end(r, t, cost);
+        rs.cpu = checked(end);
+        span_rank(r, t, end, it.kind == Work::reduce ? 2 : it.kind == Work::copy ? 3 : 5, -1);
+        complete(g, end);
         return;
       }
     }
@@ -875,11 +896,11 @@ class Engine {
     }
     RankState& rs = ranks_[static_cast<std::size_t>(d)];
     const Costs& k = costs(src, d);
-    const Ticks orv = at(k, k.recv_overhead, bytes);
-    rs.cpu = checked(t + orv);
+    const Ticks orv_end = cpu_end(d, t, at(k, k.recv_overhead, bytes));
+    rs.cpu = checked(orv_end);
     rs.rgap = checked(t + at(k, k.recv_gap, bytes));
     rs.finish = std::max(rs.finish, rs.cpu);
-    span_rank(d, t, t + orv, 1, src);
+    span_rank(d, t, orv_end, 1, src);
     if (dynamic_) {
       g = matcher_.take_recv(d, src, msgs_[a].tag);
       if (opt_.queue_stats) count_queues(d, kPostedQueue, g != kNone);
@@ -895,7 +916,7 @@ class Engine {
     if (rendezvous_) send = msg_records_ ? msgs_[a].send_op : s_.partner[g];
     if (msg_records_) free_msg(a);
     if (dynamic_ || (op_[g].flags & kPosted)) {
-      Ticks done = t + orv;
+      Ticks done = orv_end;
       if (pacing_ && s_.round[g] != 0) done = std::max(done, round_end(s_.round[g]));
       matched(g, done, send, t);
     } else {
@@ -1070,6 +1091,7 @@ class Engine {
   SimResult res_;
   detail::TraceRecorder recorder_;  // traced runs: the observer
   Observer* const obs_;             // &recorder_ when traced, else null
+  const Noise* const noise_;        // SimOptions::noise
   std::uint64_t seq_ = 0;
   Ticks now_ = 0;
   std::uint32_t done_ = 0;

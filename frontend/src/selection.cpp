@@ -284,7 +284,8 @@ const std::vector<SelectionOption>& emulated_run_options() {
         o.help = "Mesh machines: the (sub)partition replacing the profile's dims. s2p and the C3 ops: also the ranks' "
                  "RxC mesh, R*C = p (default: the closest to square, which the machine then takes too)";
       } else if (o.name == "seed") {
-        o.help = "Seed of --placement random and of --dist random, 0 to 18446744073709551615 (default 1)";
+        o.help = "Seed of --placement random, of --dist random and of sim's --noise and --noise-trace (offsets, random "
+                 "detours), 0 to 18446744073709551615 (default 1)";
       } else if (o.name == "lambda") {
         o.help = "Postal latency lambda >= 1 the plan is built for, exact (default: the machine's at this size; on a "
                  "mesh, Bruck's experiment 1 in the emulator)";

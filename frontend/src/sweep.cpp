@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 
 #include "postbox/emulator/simulator.hpp"
+#include "postbox/frontend/noise_parse.hpp"
 #include "postbox/frontend/selection.hpp"
 #include "postbox/frontend/writers.hpp"
 #include "postbox/runtime/check.hpp"
@@ -31,6 +33,43 @@ std::string decimal_text(double v) {
   return t == "-0" ? "0" : t;
 }
 
+// The configuration's noise (sweep.hpp): "noise" with the swept "noise-gap" and "noise-detour"
+// written into its first and second number, "noise-cosched", seeded by "seed". The noise keys
+// are taken out of `given`: the selection does not read them.
+std::optional<sim::Noise> take_noise(std::map<std::string, std::string>& given) {
+  auto take = [&](const char* key) -> std::optional<std::string> {
+    const auto it = given.find(key);
+    if (it == given.end()) return std::nullopt;
+    std::string v = it->second;
+    given.erase(it);
+    return v;
+  };
+  const auto spec = take("noise");
+  const auto cosched = take("noise-cosched");
+  const auto gap = take("noise-gap");
+  const auto detour = take("noise-detour");
+  if (!spec) {
+    if (gap || detour) throw InputError(std::string("--param ") + (gap ? "noise-gap" : "noise-detour") + " needs --noise SPEC");
+    if (cosched) throw InputError("--noise-cosched needs --noise");
+    return std::nullopt;
+  }
+  std::string text = *spec;
+  if (gap || detour) {
+    const auto colon = text.find(':');
+    std::vector<std::string> f;
+    if (colon != std::string::npos)
+      for (std::string_view v : split_list(std::string_view(text).substr(colon + 1), ':', "--noise '" + text + "'"))
+        f.emplace_back(v);
+    if (f.size() < 2) throw InputError("--noise '" + text + "' has no numbers for --param noise-gap or noise-detour to replace");
+    if (gap) f[0] = *gap;
+    if (detour) f[1] = *detour;
+    text.resize(colon + 1);
+    for (std::size_t k = 0; k < f.size(); ++k) text += (k ? ":" : "") + f[k];
+  }
+  const auto seed = given.find("seed");
+  return sim::parse_noise_spec(text, seed != given.end() ? parse_uint(seed->second, "--seed") : 1, cosched.has_value());
+}
+
 }  // namespace
 
 SweepParam parse_sweep_param(const std::string& text) {
@@ -38,8 +77,9 @@ SweepParam parse_sweep_param(const std::string& text) {
   if (eq == std::string::npos) throw InputError(bad_shape(text));
   SweepParam p;
   p.name = text.substr(0, eq);
-  if (p.name != "alpha" && p.name != "bytes" && p.name != "p" && p.name != "lambda" && p.name != "seed")
-    throw InputError("--param name must be alpha, bytes, p, lambda or seed, got '" + p.name + "'");
+  if (p.name != "alpha" && p.name != "bytes" && p.name != "p" && p.name != "lambda" && p.name != "seed" &&
+      p.name != "noise-gap" && p.name != "noise-detour")
+    throw InputError("--param name must be alpha, bytes, p, lambda, seed, noise-gap or noise-detour, got '" + p.name + "'");
   const std::string range = text.substr(eq + 1);
   std::vector<std::string> part;
   for (std::string_view v : split_list(range, ':', "--param " + p.name)) part.emplace_back(v);
@@ -146,15 +186,23 @@ SweepResult run_sweep(const SweepGrid& grid, const std::function<void(std::size_
     });
     if (first_bad.load(std::memory_order_relaxed) < total) throw InputError(message);
   };
-  for_all([&](std::size_t i) { (void)select_emulated_run(grid.given(i)); });
+  for_all([&](std::size_t i) {
+    auto given = grid.given(i);
+    (void)take_noise(given);
+    (void)select_emulated_run(given);
+  });
   SweepResult out;
   out.time_us.assign(total, 0.0);
   out.events.assign(total, 0);
   std::atomic<std::size_t> finished{0};
   std::mutex report;
   for_all([&](std::size_t i) {
-    const EmulatedRun run = select_emulated_run(grid.given(i));
-    const sim::SimResult r = sim::simulate(build_plan(run.request), run.machine);
+    auto given = grid.given(i);
+    const std::optional<sim::Noise> noise = take_noise(given);
+    const EmulatedRun run = select_emulated_run(given);
+    sim::SimOptions opt;
+    if (noise) opt.noise = &*noise;
+    const sim::SimResult r = sim::simulate(build_plan(run.request), run.machine, opt);
     out.time_us[i] = r.time_us;
     out.events[i] = r.events;
     // relaxed: the counter only feeds progress; results are read after parallel_for joins.
@@ -164,7 +212,9 @@ SweepResult run_sweep(const SweepGrid& grid, const std::function<void(std::size_
       progress(done, total);
     }
   });
-  out.first = select_emulated_run(grid.given(0)).request;
+  auto first = grid.given(0);
+  (void)take_noise(first);
+  out.first = select_emulated_run(first).request;
   return out;
 }
 

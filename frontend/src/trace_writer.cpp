@@ -23,6 +23,7 @@ const char* span_name(std::uint8_t what) {
     case 2: return "reduce";
     case 3: return "copy";
     case 5: return "calc";
+    case 6: return "noise";
     default: return "busy";
   }
 }

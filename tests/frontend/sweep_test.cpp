@@ -55,7 +55,7 @@ TEST(SweepGrid, BadGridsAreRefusedNamingTheOptions) {
             }),
             "--p is swept by --param p; give one of them");
   EXPECT_EQ(error_of([] { (void)sweep_grid(kBase, {"p=1:1000:1", "bytes=0:1000:1"}); }), "sweep has more than 10^6 configurations");
-  EXPECT_EQ(error_of([] { (void)sweep_grid(kBase, {"q=1:2:1"}); }), "--param name must be alpha, bytes, p, lambda or seed, got 'q'");
+  EXPECT_EQ(error_of([] { (void)sweep_grid(kBase, {"q=1:2:1"}); }), "--param name must be alpha, bytes, p, lambda, seed, noise-gap or noise-detour, got 'q'");
   EXPECT_EQ(error_of([] { (void)sweep_grid(kBase, {"p=4:2:1"}); }), "--param p: TO is below FROM");
   EXPECT_EQ(error_of([] { (void)sweep_grid(kBase, {"p=2:4"}); }), "--param must look like NAME=FROM:TO:STEP, got 'p=2:4'");
 }
@@ -79,6 +79,24 @@ TEST(RunSweep, EachConfigurationIsItsOwnEmulatedRun) {
   }
   EXPECT_EQ(r.first.p, 2);
   EXPECT_EQ(r.first.op, "bcast");
+}
+
+// Noise axes, hand-computed on logp:5:2:3:0 (one message 0 → 1: o 2, arrival o + 5, accept o),
+// co-scheduled: a detour [0, d) every P. noise-detour d = 0, 2, 4 under P = 1000: the send ends
+// at d + 2, the accept at d + 9. noise-gap P = 5, 15 under d = 4: P = 5 — the send runs [4, 5)
+// and [9, 10), the message arrives at 15 and the accept runs [19, 20) and [24, 25); P = 15 — the
+// send [4, 6), arrival 11, accept [11, 13).
+TEST(RunSweep, NoiseAxesRewriteTheSpec) {
+  std::map<std::string, std::string> base{{"machine", "logp:5:2:3:0"}, {"op", "bcast"}, {"algo", "binomial"},
+                                          {"p", "2"}, {"noise", "periodic:1000:4"}, {"noise-cosched", "yes"}};
+  EXPECT_EQ(run_sweep(sweep_grid(base, {"noise-detour=0:4:2"})).time_us, (std::vector<double>{9, 11, 13}));
+  EXPECT_EQ(run_sweep(sweep_grid(base, {"noise-gap=5:15:10"})).time_us, (std::vector<double>{25, 13}));
+  base.erase("noise");
+  EXPECT_EQ(error_of([&] { (void)run_sweep(sweep_grid(base, {"noise-detour=0:4:2"})); }),
+            "--param noise-detour needs --noise SPEC");
+  base["noise"] = "periodic:10:4";
+  EXPECT_EQ(error_of([&] { (void)run_sweep(sweep_grid(base, {"noise-detour=5:10:5"})); }),
+            "--noise 'periodic:10:10': DETOUR must be shorter than PERIOD");
 }
 
 TEST(RunSweep, TheLowestBadConfigurationIsReportedBeforeAnySimulation) {

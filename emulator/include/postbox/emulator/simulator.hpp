@@ -34,6 +34,7 @@
 
 #include "postbox/runtime/plan.hpp"
 #include "postbox/emulator/machine.hpp"
+#include "postbox/emulator/noise.hpp"
 #include "postbox/emulator/schedule.hpp"
 #include "postbox/runtime/ticks.hpp"
 
@@ -58,6 +59,12 @@ struct SimOptions {
   // completed operation, from the simulating thread: a long run can show how far it is. Empty: no
   // call (the run pays one predictable branch per operation).
   std::function<void(std::uint64_t, std::uint64_t)> progress;
+  // OS noise (noise.hpp; not owned, outlives the run): every stretch of CPU time a rank spends
+  // on an operation (a send's overhead, a message's receive overhead, reduce, copy, calc) runs
+  // only outside the rank's detours, so a detour it meets lengthens it by the detour's length.
+  // A send's message leaves when its stretched overhead ends. Gaps (the NIC) and the network are
+  // not touched. Null: no noise, and the run is the same, tick for tick, as without the field.
+  const Noise* noise = nullptr;
 };
 
 // One rank's matching queues (SimOptions::queue_stats), sampled where LogGOPSim's --qstat samples
@@ -77,7 +84,7 @@ struct Span {
   int track = 0;      // rank, or link index (link tracks)
   double begin_us = 0;
   double end_us = 0;
-  std::uint8_t what = 0;  // 0 send, 1 recv, 2 reduce, 3 copy, 4 link busy, 5 calc
+  std::uint8_t what = 0;  // 0 send, 1 recv, 2 reduce, 3 copy, 4 link busy, 5 calc, 6 noise (a detour)
   int peer = -1;          // send/recv: the peer; link: the message's source rank
   int peer2 = -1;         // link: the message's destination rank
 };
@@ -116,7 +123,10 @@ struct SimResult {
   // Messages sent by rendezvous: more than the machine's eager limit (LogGOPS's S) bytes.
   std::uint64_t rendezvous = 0;
   std::uint64_t packets = 0;
-  std::vector<Span> rank_spans;       // when traced
+  // SimOptions::noise: the CPU time the detours added to the ranks' operations, all ranks together.
+  Ticks noise_ticks = 0;
+  double noise_us = 0;                // the same in the model's unit
+  std::vector<Span> rank_spans;       // when traced; with noise, a detour met by an operation is a span of its own (what 6) inside the operation's
   std::vector<Span> link_spans;       // when traced, mesh models only
   std::vector<LinkPlace> links;       // when traced, mesh models: link index → its place
   std::vector<QueueStats> queues;     // SimOptions::queue_stats: one per rank, else empty

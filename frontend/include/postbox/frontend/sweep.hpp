@@ -22,9 +22,11 @@ struct SweepParam {
   std::vector<std::string> values;
 };
 
-// "NAME=FROM:TO:STEP", NAME one of alpha, bytes, p, lambda, seed: p, bytes and seed take
-// integers (decimal), alpha and lambda decimals written back with at most 12 decimals (a value
-// that needs more is refused). TO below FROM, STEP not positive, more than kMaxSweepValues values
+// "NAME=FROM:TO:STEP", NAME one of alpha, bytes, p, lambda, seed, noise-gap, noise-detour: p,
+// bytes and seed take integers (decimal), the others decimals written back with at most 12
+// decimals (a value that needs more is refused). noise-gap and noise-detour replace the first and
+// the second number of the base's "noise" spec (noise_parse.hpp: periodic's PERIOD and DETOUR, exp's
+// and pareto's MEAN_GAP and MEAN_DETOUR or MIN_DETOUR). TO below FROM, STEP not positive, more than kMaxSweepValues values
 // → InputError naming --param.
 inline constexpr std::int64_t kMaxSweepValues = 100000;
 SweepParam parse_sweep_param(const std::string& text);
@@ -54,6 +56,9 @@ struct SweepResult {
   PlanRequest first;
 };
 
+// The base may hold "noise" (a spec, noise_parse.hpp) and "noise-cosched" (any value): each
+// configuration then runs under that noise, seeded by its "seed" (default 1); noise-gap or
+// noise-detour swept without "noise", or "noise-cosched" without it → InputError.
 // Selects (validates) every configuration first, so bad input fails before any simulation,
 // then selects each again and simulates it in its own task: nothing is kept per configuration
 // but its time and events, so memory does not grow with the grid. The InputError of the lowest
