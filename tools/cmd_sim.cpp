@@ -3,7 +3,6 @@
 #include <charconv>
 #include <chrono>
 #include <filesystem>
-#include <sstream>
 #include <string_view>
 #include <cmath>
 #include <cstring>
@@ -62,17 +61,14 @@ void run_sim(const SimArgs& a) {
     // A device such as /dev/zero would be read forever.
     std::error_code ec;
     if (!std::filesystem::is_regular_file(a.goal, ec)) throw InputError("--goal '" + a.goal + "' is not a regular file");
-    std::ifstream in(a.goal, std::ios::binary);
-    if (!in) throw InputError("cannot read --goal file '" + a.goal + "'");
-    std::ostringstream text;
-    text << in.rdbuf();
-    GoalSchedule goal;
+    if (!std::ifstream(a.goal, std::ios::binary)) throw InputError("cannot read --goal file '" + a.goal + "'");
+    GoalRead goal;
     try {
-      goal = parse_goal(text.str());
-    } catch (const InputError& e) {
+      goal = read_goal_file(a.goal, std::filesystem::path(a.goal).filename().string());
+    } catch (const GoalSyntaxError& e) {
       throw InputError("--goal '" + a.goal + "': " + frontend::error_line(e));  // the file, then the line in it
     }
-    schedule = sim::schedule_of_goal(goal, std::filesystem::path(a.goal).filename().string());
+    schedule = std::move(goal.schedule);
     std::optional<Mesh> ranks_mesh;
     if (goal.mesh_rows > 0) ranks_mesh = Mesh{goal.mesh_rows, goal.mesh_cols};
     m = select_schedule_machine(given, schedule.p, ranks_mesh);

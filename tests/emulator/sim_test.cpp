@@ -144,7 +144,7 @@ Plan case_plan(int shape) {
 Plan one_message_plan(std::uint64_t bytes) { return tree_plan({{1}, {}}, 0, bytes); }
 
 SimResult run_goal_on(const std::string& text, const char* machine) {
-  return simulate(schedule_of_goal(parse_goal(text)), load_machine(machine));
+  return simulate(read_goal_schedule(text).schedule, load_machine(machine));
 }
 
 class HandCase : public ::testing::TestWithParam<Case> {};
@@ -333,7 +333,7 @@ TEST(LogGOPS, AMatchCreatesTheLowerRanksOpsFirst) {
   for (const std::string& text : {sender_lower, sender_higher}) {
     SimOptions opt;
     opt.trace = true;
-    const SimResult r = simulate(schedule_of_goal(parse_goal(text)), load_machine("logp:5:0:3:0:S=10"), opt);
+    const SimResult r = simulate(read_goal_schedule(text).schedule, load_machine("logp:5:0:3:0:S=10"), opt);
     EXPECT_EQ(r.rendezvous, 1U);
     std::vector<std::pair<double, int>> accepts;
     for (const Span& sp : r.rank_spans)
@@ -386,7 +386,7 @@ TEST(QueueStats, SampledWhereLogGOPSimSamplesThem) {
       "num_ranks 4\nrank 0 {\nl1: recv 8b from 3\nl2: recv 8b from 1\nl3: recv 8b from 2\nl2 requires l1\n"
       "l3 requires l1\n}\nrank 1 {\nl1: send 8b to 0\n}\nrank 2 {\nl1: send 8b to 0\n}\n"
       "rank 3 {\nl1: calc 100\nl2: send 8b to 0\nl2 requires l1\n}\n";
-  const Schedule g = schedule_of_goal(parse_goal(goal));
+  const Schedule g = read_goal_schedule(goal).schedule;
   const SimResult rg = simulate(g, load_machine("logp:5:2:3:0"), opt);
   ASSERT_EQ(rg.queues.size(), 4U);
   EXPECT_EQ(rg.queues[0], rank0);
@@ -906,7 +906,7 @@ TEST(Disciplines, MeshStepsInlineMatchPerHopOnRandomTraffic) {
       for (const auto& line : deps[static_cast<std::size_t>(r)]) text += line + "\n";
       text += "}\n";
     }
-    const Schedule sched = schedule_of_goal(parse_goal(text));
+    const Schedule sched = read_goal_schedule(text).schedule;
     for (std::size_t mk = 0; mk < ms.size(); ++mk) {
       const Machine& m = ms[mk];
       SCOPED_TRACE("trial " + std::to_string(trial) + " machine " + std::to_string(mk) + " p=" + std::to_string(p) + "\n" + text);
@@ -973,7 +973,7 @@ TEST(ExactTime, ModelStringsCarryTheComputationCost) {
 // ---- GOAL schedules ----
 
 SimResult run_goal(const std::string& text, const char* machine) {
-  return simulate(schedule_of_goal(parse_goal(text)), load_machine(machine));
+  return simulate(read_goal_schedule(text).schedule, load_machine(machine));
 }
 
 // Ready operations of one rank start sends first (LogGOPSim's order by type), whatever their
@@ -1088,7 +1088,7 @@ TEST(Goal, ExportedPlansRunAsThePlan) {
         GoalExportOptions opt;
         opt.reduce_per_byte = m.reduce_us_per_byte;
         opt.copy_per_byte = m.copy_us_per_byte;
-        const SimResult from_goal = simulate(schedule_of_goal(parse_goal(plan_to_goal(plan, opt))), m);
+        const SimResult from_goal = simulate(read_goal_schedule(plan_to_goal(plan, opt)).schedule, m);
         const SimResult from_plan = simulate(plan, m);
         EXPECT_EQ(from_goal.per_rank_ticks, from_plan.per_rank_ticks);
       }
@@ -1115,7 +1115,7 @@ TEST(LogGOPS, EveryBuiltInPlanRunsByRendezvous) {
       const SimResult r = simulate(plan, m);
       EXPECT_EQ(simulate(plan, m, ref).per_rank_ticks, r.per_rank_ticks);
       EXPECT_EQ(r.rendezvous, r.messages);
-      const SimResult g = simulate(schedule_of_goal(parse_goal(plan_to_goal(plan))), m);
+      const SimResult g = simulate(read_goal_schedule(plan_to_goal(plan)).schedule, m);
       EXPECT_EQ(g.per_rank_ticks, r.per_rank_ticks);
       EXPECT_EQ(g.rendezvous, r.rendezvous);
       const SimResult c = simulate(plan, cluster);
