@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <deque>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "postbox/collectives/mesh.hpp"
+#include "postbox/runtime/limits.hpp"
 
 namespace postbox {
 namespace {
@@ -459,6 +461,9 @@ GoalRead read_goal_file(const std::string& path, std::string name) {
     throw InputError("cannot read '" + path + "': " + std::strerror(errno));
   }
   const auto size = static_cast<std::size_t>(st.st_size);
+  // Its schedule and run take more than the text (an exported op and its dependency line are
+  // about 45 bytes of text, and 28 + 4 bytes of schedule before the run's own state).
+  require_memory(size, "the GOAL file '" + path + "' of " + std::to_string(size) + " bytes");
   void* map = size == 0 ? nullptr : ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (map == MAP_FAILED) throw InputError("cannot map '" + path + "': " + std::strerror(errno));
