@@ -1073,7 +1073,44 @@ INSTANTIATE_TEST_SUITE_P(
                                  "GOAL line 2: 'round' must follow an operation on its line, or stand on the line before one"},
                       GoalBadRun{"num_ranks 2\n// postbox: time-unit 1e-9\n", "GOAL line 2: time-unit must be"},
                       GoalBadRun{"num_ranks 2\n// postbox: warp 9\n", "unknown postbox directive"},
-                      GoalBadRun{"num_ranks 2\nrank 0 {\n}\nrank 0 {\n}\n", "GOAL line 4: rank 0 is given twice"}));
+                      GoalBadRun{"num_ranks 2\nrank 0 {\n}\nrank 0 {\n}\n", "GOAL line 4: rank 0 is given twice"},
+                      GoalBadRun{"num_ranks 2\nrank 0 {\n}\nnum_ranks 3\n", "GOAL line 4: num_ranks changes after a rank block"},
+                      // The schedule's checks name the lowest rank's op, whatever the block order.
+                      GoalBadRun{"num_ranks 3\nrank 2 {\nx: send 8b to 0 tag -1\n}\nrank 1 {\ny: calc 1\ny requires y\n}\n",
+                                 "GOAL line 6: 'y' requires itself"}));
+
+// Rank blocks in any order make the same schedule as in rank order: the same run, and the same
+// labels in its messages (an op without a label, one with l<j> of another number, one with l<j>).
+TEST(Goal, BlocksInAnyRankOrderRunTheSame) {
+  const Plan plan = build_plan(plan_request("allreduce", "recursive-doubling", 16, 8));
+  const std::string text = plan_to_goal(plan);
+  std::vector<std::string> blocks;
+  std::string head;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = text.find("}\n", at);
+    const std::size_t open = text.find("rank ", at);
+    if (open == std::string::npos || end == std::string::npos) break;
+    if (blocks.empty()) head = text.substr(0, open);
+    blocks.push_back(text.substr(open, end + 2 - open));
+    at = end + 2;
+  }
+  ASSERT_EQ(blocks.size(), 16U);
+  std::string shuffled = head;
+  for (int i : {5, 0, 15, 3, 9, 1, 2, 14, 4, 6, 7, 13, 8, 10, 11, 12}) shuffled += blocks[static_cast<std::size_t>(i)];
+  const Machine m = load_machine("logp:3:2:0.5:0.004");
+  const SimResult a = simulate(read_goal_schedule(text).schedule, m);
+  const SimResult b = simulate(read_goal_schedule(shuffled).schedule, m);
+  EXPECT_EQ(a.time_ticks, b.time_ticks);
+  EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
+  EXPECT_EQ(a.events, b.events);
+  const Schedule s = read_goal_schedule("num_ranks 3\nrank 2 {\nl0: calc 1\nsend 8b to 0\n}\nrank 1 {\nl0: calc 1\n}\n"
+                                        "rank 0 {\nl7: calc 1\nl1: recv 8b from 2\n}\n").schedule;
+  ASSERT_EQ(s.ops(), 5U);
+  EXPECT_EQ(s.where(0), "GOAL line 10: rank 0 op l7 (calc)");
+  EXPECT_EQ(s.where(1), "GOAL line 11: rank 0 op l1 (recv)");
+  EXPECT_EQ(s.where(2), "GOAL line 7: rank 1 op l0 (calc)");
+  EXPECT_EQ(s.where(4), "GOAL line 4: rank 2 op #1 (send)");
+}
 
 // plan export --format goal, read back and run, gives the plan's time: every built-in plan, on
 // every kind of model, with a reduce cost that needs the finer time unit.
