@@ -3,7 +3,6 @@
 #include <charconv>
 #include <chrono>
 #include <filesystem>
-#include <sstream>
 #include <string_view>
 #include <cmath>
 #include <cstring>
@@ -50,12 +49,18 @@ struct SimArgs {
   bool noise_cosched = false;
 };
 
-// A text file named by an option, whole; a device such as /dev/zero would be read forever.
-std::string read_text_file(const std::string& path, const std::string& option) {
+// A file named by an option is a regular file this process can read: a device such as
+// /dev/zero would be read forever.
+void check_input_file(const std::string& path, const std::string& option) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw InputError(option + " '" + path + "' is not a regular file");
+  if (!std::ifstream(path, std::ios::binary)) throw InputError("cannot read " + option + " file '" + path + "'");
+}
+
+// A text file named by an option, whole.
+std::string read_text_file(const std::string& path, const std::string& option) {
+  check_input_file(path, option);
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot read " + option + " file '" + path + "'");
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -92,14 +97,14 @@ void run_sim(const SimArgs& a) {
   sim::Machine m;
   const std::optional<sim::Noise> noise = noise_of(a, given);
   if (!a.goal.empty()) {
-    const std::string text = read_text_file(a.goal, "--goal");
-    GoalSchedule goal;
+    check_input_file(a.goal, "--goal");  // read_goal_file maps it
+    GoalRead goal;
     try {
-      goal = parse_goal(text);
-    } catch (const InputError& e) {
+      goal = read_goal_file(a.goal, std::filesystem::path(a.goal).filename().string());
+    } catch (const GoalSyntaxError& e) {
       throw InputError("--goal '" + a.goal + "': " + frontend::error_line(e));  // the file, then the line in it
     }
-    schedule = sim::schedule_of_goal(goal, std::filesystem::path(a.goal).filename().string());
+    schedule = std::move(goal.schedule);
     std::optional<Mesh> ranks_mesh;
     if (goal.mesh_rows > 0) ranks_mesh = Mesh{goal.mesh_rows, goal.mesh_cols};
     m = select_schedule_machine(given, schedule.p, ranks_mesh);

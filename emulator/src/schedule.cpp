@@ -1,7 +1,8 @@
 #include "postbox/emulator/schedule.hpp"
 
 #include <algorithm>
-#include <map>
+#include <charconv>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,10 +32,16 @@ std::string Schedule::where(std::uint32_t g) const {
   const int r = rank_of(g);
   const std::uint32_t j = g - first[static_cast<std::size_t>(r)];
   const std::string kind = to_string(items[g].kind);
-  if (labels.empty()) return "rank " + std::to_string(r) + " op " + std::to_string(j) + " (" + kind + ")";
-  const std::string& label = labels[g];
+  if (lines.empty()) return "rank " + std::to_string(r) + " op " + std::to_string(j) + " (" + kind + ")";
+  const std::string label = this->label(g);
   return "GOAL line " + std::to_string(lines[g]) + ": rank " + std::to_string(r) + " op " +
          (label.empty() ? "#" + std::to_string(j) : label) + " (" + kind + ")";
+}
+
+std::string Schedule::label(std::uint32_t g) const {
+  const auto at = std::lower_bound(labels.begin(), labels.end(), std::pair<std::uint32_t, std::uint32_t>{g, 0});
+  if (at != labels.end() && at->first == g) return at->second == kNoLabel ? std::string() : std::string(label_pool.c_str() + at->second);
+  return "l" + std::to_string(g - first[static_cast<std::size_t>(rank_of(g))]);
 }
 
 Schedule schedule_of(const Plan& plan) {
@@ -107,113 +114,203 @@ Schedule schedule_of(const Plan& plan) {
   return s;
 }
 
-Schedule schedule_of_goal(const GoalSchedule& goal, std::string name) {
-  const int p = goal.num_ranks;
-  if (p < 1) throw InputError("GOAL: num_ranks must be at least 1");
-  std::uint64_t total = 0;
-  for (const GoalRank& gr : goal.ranks) total += gr.ops.size();
-  if (total >= kUnmatched) throw InputError("GOAL: more than 2^32 - 2 operations");
-  require_memory(total * 120 + static_cast<std::uint64_t>(p) * 120,
-                           "the GOAL schedule of " + std::to_string(total) + " operations on " + std::to_string(p) + " ranks");
-  std::vector<const GoalRank*> by_rank(static_cast<std::size_t>(p), nullptr);
-  for (const GoalRank& gr : goal.ranks) by_rank[static_cast<std::size_t>(gr.rank)] = &gr;
-  std::int64_t calc_scale = kTicksPerUnit;
-  for (int k = 0; k < goal.time_unit_exp; ++k) calc_scale /= 10;
+GoalScheduleBuilder::GoalScheduleBuilder(int num_ranks, std::string name, std::uint64_t ops_hint) {
+  if (num_ranks < 1) throw InputError("GOAL: num_ranks must be at least 1");
+  require_memory(static_cast<std::uint64_t>(num_ranks) * 8, "the GOAL schedule of " + std::to_string(num_ranks) + " ranks");
+  s_.op = "goal";
+  s_.algo = std::move(name);
+  s_.p = num_ranks;
+  s_.first.assign(static_cast<std::size_t>(num_ranks) + 1, 0);
+  const std::size_t hint = static_cast<std::size_t>(std::min<std::uint64_t>(ops_hint, kUnmatched));
+  s_.items.reserve(hint);
+  s_.tags.reserve(hint);
+  s_.lines.reserve(hint);
+  s_.dep_first.reserve(hint + 1);
+  s_.deps.reserve(hint);
+}
 
-  Schedule s;
-  s.op = "goal";
-  s.algo = std::move(name);
-  s.p = p;
-  s.pacing = goal.pacing;
-  s.pacing_latency = goal.pacing_latency;
-  s.first.assign(static_cast<std::size_t>(p) + 1, 0);
-  s.items.reserve(total);
-  s.tags.reserve(total);
-  s.labels.reserve(total);
-  s.lines.reserve(total);
-  std::vector<std::vector<std::uint32_t>> req, ireq;
-  bool any_ideps = false, any_round = false;
-  std::vector<std::uint32_t> deps_count, ideps_count;
-  std::vector<std::uint32_t> flat_deps, flat_ideps;
-  std::vector<std::uint32_t> rounds;
-  std::uint64_t biggest = 0;
-  for (int r = 0; r < p; ++r) {
-    s.first[static_cast<std::size_t>(r)] = static_cast<std::uint32_t>(s.items.size());
-    const GoalRank* gr = by_rank[static_cast<std::size_t>(r)];
-    if (gr == nullptr) continue;
-    std::map<std::string, std::uint32_t> index;
-    for (std::size_t j = 0; j < gr->ops.size(); ++j)
-      if (!gr->ops[j].label.empty()) index.emplace(gr->ops[j].label, static_cast<std::uint32_t>(j));
-    req.assign(gr->ops.size(), {});
-    ireq.assign(gr->ops.size(), {});
-    for (const GoalDep& d : gr->deps) {
-      const std::uint32_t a = index.at(d.op), b = index.at(d.on);
-      (d.immediate ? ireq : req)[a].push_back(b);
-      any_ideps = any_ideps || d.immediate;
+namespace {
+
+// A tag of 2^31 or more, refused at finish() (tags are 32-bit in the run).
+constexpr std::int32_t kTagTooBig = std::numeric_limits<std::int32_t>::min();
+
+// Appends each op's dependencies of one kind, sorted and without repeats, to list, and their
+// ends to first; count, cursor and scratch are reused from block to block.
+void append_deps(std::span<const GoalDepView> deps, bool immediate, std::size_t ops, std::vector<std::uint32_t>& first,
+                 std::vector<std::uint32_t>& list, std::vector<std::uint32_t>& count, std::vector<std::uint32_t>& scratch) {
+  count.assign(ops + 1, 0);
+  std::size_t k = 0;
+  for (const GoalDepView& d : deps)
+    if (d.immediate == immediate) ++count[d.op + 1], ++k;
+  if (k == 0) {
+    first.insert(first.end(), ops, static_cast<std::uint32_t>(list.size()));
+    return;
+  }
+  for (std::size_t j = 0; j < ops; ++j) count[j + 1] += count[j];
+  scratch.resize(k);
+  for (const GoalDepView& d : deps)
+    if (d.immediate == immediate) scratch[count[d.op]++] = d.on;  // count[j] ends at op j's end
+  std::uint32_t begin = 0;
+  for (std::size_t j = 0; j < ops; ++j) {
+    const auto b = scratch.begin() + begin, e = scratch.begin() + count[j];
+    std::sort(b, e);
+    list.insert(list.end(), b, std::unique(b, e));
+    first.push_back(static_cast<std::uint32_t>(list.size()));
+    begin = count[j];
+  }
+}
+
+}  // namespace
+
+void GoalScheduleBuilder::put_label(std::string_view label, std::uint32_t j) {
+  char buf[12] = {'l'};
+  const auto [end, ec] = std::to_chars(buf + 1, buf + sizeof buf, j);
+  if (label == std::string_view(buf, static_cast<std::size_t>(end - buf))) return;
+  const auto g = static_cast<std::uint32_t>(s_.items.size());
+  if (label.empty()) {
+    s_.labels.emplace_back(g, Schedule::kNoLabel);
+    return;
+  }
+  if (s_.label_pool.size() + label.size() >= Schedule::kNoLabel) throw InputError("GOAL: labels of more than 4 GiB");
+  s_.labels.emplace_back(g, static_cast<std::uint32_t>(s_.label_pool.size()));
+  s_.label_pool.append(label);
+  s_.label_pool.push_back('\0');
+}
+
+void GoalScheduleBuilder::add(const GoalRankView& block) {
+  const std::size_t base = s_.items.size();
+  const std::size_t m = block.ops.size();
+  if (m >= kUnmatched - base) throw InputError("GOAL: more than 2^32 - 2 operations");
+  if (blocks_.empty() && block.rank > last_rank_) {
+    for (int r = last_rank_ + 1; r <= block.rank; ++r) s_.first[static_cast<std::size_t>(r)] = static_cast<std::uint32_t>(base);
+    last_rank_ = block.rank;
+  } else {
+    if (blocks_.empty())
+      for (int r = 0; r <= last_rank_; ++r) blocks_.emplace_back(r, s_.first[static_cast<std::size_t>(r)]);
+    blocks_.emplace_back(block.rank, static_cast<std::uint32_t>(base));
+  }
+  bool rounds = !s_.round.empty();
+  for (const GoalOpView& op : block.ops) rounds = rounds || op.round != 0;
+  if (rounds && s_.round.empty()) s_.round.assign(base, 0);
+  for (std::size_t j = 0; j < m; ++j) {
+    const GoalOpView& op = block.ops[j];
+    Schedule::Item it;
+    std::int32_t tag = 0;
+    it.size = op.size;
+    if (op.kind == GoalOp::Kind::calc) {
+      it.kind = Work::calc;  // its size becomes ticks at finish()
+    } else {
+      it.kind = op.kind == GoalOp::Kind::send ? Work::send : Work::recv;
+      it.peer = static_cast<std::int32_t>(op.peer);
+      tag = op.tag > 0x7fffffff ? kTagTooBig : static_cast<std::int32_t>(op.tag);
     }
-    for (std::size_t j = 0; j < gr->ops.size(); ++j) {
-      const GoalOp& op = gr->ops[j];
-      auto fail = [&](const std::string& what) {
-        throw InputError("GOAL line " + std::to_string(op.line) + ": " + what);
-      };
-      Schedule::Item it;
-      std::int32_t tag = 0;
-      switch (op.kind) {
-        case GoalOp::Kind::send:
-          it.kind = Work::send;
-          if (op.tag < 0) fail("a send needs a tag >= 0");
-          if (op.tag > 0x7fffffff) fail("tags must be below 2^31");
-          it.peer = static_cast<std::int32_t>(op.peer);
-          tag = static_cast<std::int32_t>(op.tag);
-          it.size = op.size;
-          break;
-        case GoalOp::Kind::recv:
-          it.kind = Work::recv;
-          if (op.tag > 0x7fffffff) fail("tags must be below 2^31");
-          it.peer = static_cast<std::int32_t>(op.peer);
-          tag = static_cast<std::int32_t>(op.tag);
-          it.size = op.size;
-          break;
-        case GoalOp::Kind::calc:
-          it.kind = Work::calc;
-          if (op.size > static_cast<std::uint64_t>(kMaxTicks / calc_scale)) fail("calc " + std::to_string(op.size) + " is too long");
-          it.size = op.size * static_cast<std::uint64_t>(calc_scale);
-          break;
+    put_label(op.label, static_cast<std::uint32_t>(j));
+    s_.items.push_back(it);
+    s_.tags.push_back(tag);
+    s_.lines.push_back(op.line);
+    if (rounds) s_.round.push_back(op.round);
+  }
+  append_deps(block.deps, false, m, s_.dep_first, s_.deps, count_, scratch_);
+  bool immediate = !s_.idep_first.empty();
+  for (const GoalDepView& d : block.deps) immediate = immediate || d.immediate;
+  if (immediate) {
+    if (s_.idep_first.empty()) s_.idep_first.assign(base + 1, 0);
+    append_deps(block.deps, true, m, s_.idep_first, s_.ideps, icount_, iscratch_);
+  }
+}
+
+// Blocks given out of rank order: every per-op array put in rank order.
+void GoalScheduleBuilder::reorder() {
+  const auto n = static_cast<std::uint32_t>(s_.items.size());
+  struct Block {
+    int rank;
+    std::uint32_t begin, end, to;
+  };
+  std::vector<Block> b(blocks_.size());
+  for (std::size_t i = 0; i < blocks_.size(); ++i)
+    b[i] = {blocks_[i].first, blocks_[i].second, i + 1 < blocks_.size() ? blocks_[i + 1].second : n, 0};
+  std::sort(b.begin(), b.end(), [](const Block& x, const Block& y) { return x.rank < y.rank; });
+  std::uint32_t at = 0;
+  for (Block& x : b) x.to = at, at += x.end - x.begin;
+  auto move = [&](auto& v) {
+    if (v.empty()) return;
+    std::remove_reference_t<decltype(v)> out;
+    out.reserve(v.size());
+    for (const Block& x : b) out.insert(out.end(), v.begin() + x.begin, v.begin() + x.end);
+    v = std::move(out);
+  };
+  auto move_lists = [&](std::vector<std::uint32_t>& first, std::vector<std::uint32_t>& list) {
+    if (first.empty()) return;
+    std::vector<std::uint32_t> f{0}, l;
+    f.reserve(first.size());
+    l.reserve(list.size());
+    for (const Block& x : b)
+      for (std::uint32_t g = x.begin; g < x.end; ++g) {
+        l.insert(l.end(), list.begin() + first[g], list.begin() + first[g + 1]);
+        f.push_back(static_cast<std::uint32_t>(l.size()));
       }
-      if (op.kind != GoalOp::Kind::calc) biggest = std::max(biggest, op.size);
-      std::sort(req[j].begin(), req[j].end());
-      req[j].erase(std::unique(req[j].begin(), req[j].end()), req[j].end());
-      std::sort(ireq[j].begin(), ireq[j].end());
-      ireq[j].erase(std::unique(ireq[j].begin(), ireq[j].end()), ireq[j].end());
-      for (std::uint32_t d : req[j])
-        if (d == j) fail("'" + op.label + "' requires itself");
-      for (std::uint32_t d : ireq[j])
-        if (d == j) fail("'" + op.label + "' irequires itself");
-      s.items.push_back(it);
-      s.tags.push_back(tag);
-      s.labels.push_back(op.label);
-      s.lines.push_back(op.line);
-      deps_count.push_back(static_cast<std::uint32_t>(req[j].size()));
-      flat_deps.insert(flat_deps.end(), req[j].begin(), req[j].end());
-      ideps_count.push_back(static_cast<std::uint32_t>(ireq[j].size()));
-      flat_ideps.insert(flat_ideps.end(), ireq[j].begin(), ireq[j].end());
-      rounds.push_back(op.round);
-      any_round = any_round || op.round != 0;
+    first = std::move(f);
+    list = std::move(l);
+  };
+  move(s_.items);
+  move(s_.tags);
+  move(s_.lines);
+  move(s_.round);
+  move_lists(s_.dep_first, s_.deps);
+  move_lists(s_.idep_first, s_.ideps);
+  std::vector<Block> by_begin = b;
+  std::sort(by_begin.begin(), by_begin.end(), [](const Block& x, const Block& y) { return x.begin < y.begin; });
+  std::size_t k = 0;
+  for (auto& [g, off] : s_.labels) {  // sorted by the old numbers
+    while (by_begin[k].end <= g) ++k;
+    g = g - by_begin[k].begin + by_begin[k].to;
+  }
+  std::sort(s_.labels.begin(), s_.labels.end());
+  std::size_t i = 0;
+  for (int r = 0; r < s_.p; ++r) {
+    while (i < b.size() && b[i].rank < r) ++i;
+    s_.first[static_cast<std::size_t>(r)] = i < b.size() ? b[i].to : n;
+  }
+}
+
+Schedule GoalScheduleBuilder::finish(int time_unit_exp, Pacing pacing, std::uint32_t pacing_latency) && {
+  const auto n = static_cast<std::uint32_t>(s_.items.size());
+  if (blocks_.empty()) {
+    for (int r = last_rank_ + 1; r <= s_.p; ++r) s_.first[static_cast<std::size_t>(r)] = n;
+  } else {
+    reorder();
+  }
+  s_.first.back() = n;
+  s_.pacing = pacing;
+  s_.pacing_latency = pacing_latency;
+  std::int64_t calc_scale = kTicksPerUnit;
+  for (int k = 0; k < time_unit_exp; ++k) calc_scale /= 10;
+  const auto longest = static_cast<std::uint64_t>(kMaxTicks / calc_scale);
+  std::uint64_t biggest = 0;
+  int r = 0;
+  for (std::uint32_t g = 0; g < n; ++g) {
+    while (s_.first[static_cast<std::size_t>(r) + 1] <= g) ++r;
+    const std::uint32_t j = g - s_.first[static_cast<std::size_t>(r)];
+    auto fail = [&](const std::string& what) {
+      throw InputError("GOAL line " + std::to_string(s_.lines[g]) + ": " + what);
+    };
+    Schedule::Item& it = s_.items[g];
+    if (it.kind == Work::calc) {
+      if (it.size > longest) fail("calc " + std::to_string(it.size) + " is too long");
+      it.size *= static_cast<std::uint64_t>(calc_scale);
+    } else {
+      if (s_.tags[g] == kTagTooBig) fail("tags must be below 2^31");
+      if (it.kind == Work::send && s_.tags[g] < 0) fail("a send needs a tag >= 0");
+      biggest = std::max(biggest, it.size);
     }
+    for (std::uint32_t i = s_.dep_first[g]; i < s_.dep_first[g + 1]; ++i)
+      if (s_.deps[i] == j) fail("'" + s_.label(g) + "' requires itself");
+    if (!s_.idep_first.empty())
+      for (std::uint32_t i = s_.idep_first[g]; i < s_.idep_first[g + 1]; ++i)
+        if (s_.ideps[i] == j) fail("'" + s_.label(g) + "' irequires itself");
   }
-  s.first.back() = static_cast<std::uint32_t>(s.items.size());
-  s.bytes = biggest;
-  const std::size_t n = s.items.size();
-  s.dep_first.assign(n + 1, 0);
-  for (std::size_t g = 0; g < n; ++g) s.dep_first[g + 1] = s.dep_first[g] + deps_count[g];
-  s.deps = std::move(flat_deps);
-  if (any_ideps) {
-    s.idep_first.assign(n + 1, 0);
-    for (std::size_t g = 0; g < n; ++g) s.idep_first[g + 1] = s.idep_first[g] + ideps_count[g];
-    s.ideps = std::move(flat_ideps);
-  }
-  if (any_round) s.round = std::move(rounds);
-  return s;
+  s_.bytes = biggest;
+  return std::move(s_);
 }
 
 }  // namespace postbox::sim

@@ -132,38 +132,39 @@ struct Costs {
 // LogGOPSim searches its queues: a message takes the earliest posted receive it matches, a
 // receive the earliest accepted message it matches. Posted receives sit in one of four bins by
 // (source or any, tag or any); messages in four lists at once (exact, by source, by tag, any),
-// consumed lazily. Every step is a few hash look-ups.
+// consumed lazily. Every step is a few look-ups in an open-addressing table whose bins are
+// queues of links in one pool: a broadcast posts a receive on every rank at once, and a node
+// and a vector per bin (std::unordered_map) held more than the schedule itself.
 class Matcher {
  public:
   // The earliest posted receive at dst matching (src, tag), removed; kNone if none.
   std::uint32_t take_recv(int dst, int src, std::int32_t tag) {
     std::uint32_t best = kNone;
     std::uint64_t best_seq = ~std::uint64_t{0};
-    Bin* from = nullptr;
+    Bins::Bin* from = nullptr;
     for (const auto& k : {key(dst, src, tag), key(dst, -1, tag), key(dst, src, -1), key(dst, -1, -1)}) {
-      auto it = recvs_.find(k);
-      if (it == recvs_.end() || it->second.head == it->second.items.size()) continue;
-      const auto& [seq, op] = it->second.items[it->second.head];
-      if (seq < best_seq) {
-        best_seq = seq;
-        best = op;
-        from = &it->second;
+      Bins::Bin* b = recvs_.find(k);
+      if (b == nullptr || b->head == kNil) continue;
+      const Bins::Link& l = recvs_.front(*b);
+      if (l.seq < best_seq) {
+        best_seq = l.seq;
+        best = l.value;
+        from = b;
       }
     }
-    if (from != nullptr) from->pop();
+    if (from != nullptr) recvs_.pop(*from);
     return best;
   }
-  void post_recv(int dst, int src, std::int32_t tag, std::uint32_t op) { recvs_[key(dst, src, tag)].push({posted_++, op}); }
+  void post_recv(int dst, int src, std::int32_t tag, std::uint32_t op) { recvs_.push(key(dst, src, tag), posted_++, op); }
 
   // The earliest unexpected message at dst matching (src or -1, tag or -1), removed; kNone if none.
   std::uint32_t take_msg(int dst, int src, std::int32_t tag) {
-    auto it = msgs_.find(key(dst, src, tag));
-    if (it == msgs_.end()) return kNone;
-    Bin& b = it->second;
-    while (b.head < b.items.size() && consumed_[b.items[b.head].second]) b.pop();
-    if (b.head == b.items.size()) return kNone;
-    const std::uint32_t m = b.items[b.head].second;
-    b.pop();
+    Bins::Bin* b = msgs_.find(key(dst, src, tag));
+    if (b == nullptr) return kNone;
+    while (b->head != kNil && consumed_[msgs_.front(*b).value]) msgs_.pop(*b);
+    if (b->head == kNil) return kNone;
+    const std::uint32_t m = msgs_.front(*b).value;
+    msgs_.pop(*b);
     consumed_[m] = 1;
     --unexpected_;
     return m;
@@ -171,8 +172,7 @@ class Matcher {
   void add_msg(int dst, int src, std::int32_t tag, std::uint32_t m) {
     if (consumed_.size() <= m) consumed_.resize(static_cast<std::size_t>(m) + 1, 0);
     consumed_[m] = 0;
-    for (const auto& k : {key(dst, src, tag), key(dst, -1, tag), key(dst, src, -1), key(dst, -1, -1)})
-      msgs_[k].push({0, m});
+    for (const auto& k : {key(dst, src, tag), key(dst, -1, tag), key(dst, src, -1), key(dst, -1, -1)}) msgs_.push(k, 0, m);
     ++unexpected_;
   }
   [[nodiscard]] std::uint64_t unexpected() const { return unexpected_; }
@@ -184,32 +184,90 @@ class Matcher {
   }
 
  private:
+  static constexpr std::uint32_t kNil = 0xffffffffU;
   struct Key {
-    std::int64_t dst_src;
-    std::int64_t tag;
+    std::int64_t dst_src = -1;  // -1: an empty slot (dst >= 0)
+    std::int32_t tag = 0;
     friend bool operator==(const Key&, const Key&) = default;
   };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const noexcept {
-      return static_cast<std::size_t>(static_cast<std::uint64_t>(k.dst_src) * 0x9E3779B97F4A7C15ULL ^
-                                      static_cast<std::uint64_t>(k.tag) * 0xC2B2AE3D27D4EB4FULL);
-    }
-  };
-  struct Bin {
-    std::vector<std::pair<std::uint64_t, std::uint32_t>> items;
-    std::size_t head = 0;
-    void push(std::pair<std::uint64_t, std::uint32_t> x) { items.push_back(x); }
-    void pop() {
-      if (++head == items.size()) {
-        items.clear();
-        head = 0;
+  // Key → FIFO of (seq, value): linear probing, at most half full; a bin stays once made.
+  class Bins {
+   public:
+    struct Bin {
+      Key key;
+      std::uint32_t head = kNil, tail = kNil;
+    };
+    struct Link {
+      std::uint64_t seq;
+      std::uint32_t value, next;
+    };
+    Bin* find(const Key& k) {
+      if (slots_.empty()) return nullptr;
+      for (std::size_t i = hash(k) & mask_;; i = (i + 1) & mask_) {
+        if (slots_[i].key == k) return &slots_[i];
+        if (slots_[i].key.dst_src == -1) return nullptr;
       }
     }
+    void push(const Key& k, std::uint64_t seq, std::uint32_t value) {
+      Bin& b = get(k);
+      std::uint32_t l;
+      if (free_ != kNil) {
+        l = free_;
+        free_ = links_[l].next;
+        links_[l] = {seq, value, kNil};
+      } else {
+        l = static_cast<std::uint32_t>(links_.size());
+        links_.push_back({seq, value, kNil});
+      }
+      if (b.tail == kNil) b.head = l;
+      else links_[b.tail].next = l;
+      b.tail = l;
+    }
+    [[nodiscard]] const Link& front(const Bin& b) const { return links_[b.head]; }
+    void pop(Bin& b) {
+      const std::uint32_t l = b.head;
+      b.head = links_[l].next;
+      if (b.head == kNil) b.tail = kNil;
+      links_[l].next = free_;
+      free_ = l;
+    }
+
+   private:
+    static std::size_t hash(const Key& k) noexcept {
+      const std::uint64_t h = static_cast<std::uint64_t>(k.dst_src) * 0x9E3779B97F4A7C15ULL ^
+                              static_cast<std::uint64_t>(static_cast<std::int64_t>(k.tag)) * 0xC2B2AE3D27D4EB4FULL;
+      return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+    Bin& get(const Key& k) {
+      if (2 * (used_ + 1) > slots_.size()) grow();
+      std::size_t i = hash(k) & mask_;
+      for (; slots_[i].key.dst_src != -1; i = (i + 1) & mask_)
+        if (slots_[i].key == k) return slots_[i];
+      ++used_;
+      slots_[i].key = k;
+      return slots_[i];
+    }
+    void grow() {
+      std::vector<Bin> old = std::move(slots_);
+      slots_.assign(std::max<std::size_t>(64, old.size() * 2), Bin{});
+      mask_ = slots_.size() - 1;
+      for (const Bin& b : old) {
+        if (b.key.dst_src == -1) continue;
+        std::size_t i = hash(b.key) & mask_;
+        while (slots_[i].key.dst_src != -1) i = (i + 1) & mask_;
+        slots_[i] = b;
+      }
+    }
+    std::vector<Bin> slots_;
+    std::size_t mask_ = 0, used_ = 0;
+    std::vector<Link> links_;
+    std::uint32_t free_ = kNil;  // popped links, for reuse
   };
+  static_assert(sizeof(Bins::Bin) == 24 && sizeof(Bins::Link) == 16, "docs/emulator.md gives these sizes");
   static Key key(int dst, int src, std::int32_t tag) {
     return Key{(static_cast<std::int64_t>(dst) << 32) | static_cast<std::uint32_t>(src), tag};
   }
-  std::unordered_map<Key, Bin, KeyHash> recvs_, msgs_;
+  Bins recvs_, msgs_;
   std::vector<std::uint8_t> consumed_;
   std::uint64_t posted_ = 0;
   std::uint64_t unexpected_ = 0;

@@ -1,86 +1,69 @@
 #include "postbox/frontend/goal_parse.hpp"
 #include "postbox/frontend/selection.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 #include <charconv>
-#include <set>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "postbox/collectives/mesh.hpp"
-#include "postbox/runtime/check.hpp"
+#include "postbox/runtime/limits.hpp"
 
 namespace postbox {
 namespace {
 
-// Splits one (comment-free) line into tokens: identifiers, integers (with an optional leading
-// '-'), ':', '{', '}', and a size "<n>b" as the two tokens "<n>" and "b".
-std::vector<std::string> tokenize(std::string_view line, int lineno) {
-  std::vector<std::string> toks;
-  std::size_t i = 0;
-  while (i < line.size()) {
-    const char c = line[i];
-    if (c == ' ' || c == '\t' || c == '\r') {
-      ++i;
-    } else if (c == ':' || c == '{' || c == '}') {
-      toks.emplace_back(1, c);
-      ++i;
-    } else if (std::isdigit(static_cast<unsigned char>(c)) || (c == '-' && i + 1 < line.size() && std::isdigit(static_cast<unsigned char>(line[i + 1])))) {
-      std::size_t j = i + 1;
-      while (j < line.size() && std::isdigit(static_cast<unsigned char>(line[j]))) ++j;
-      toks.emplace_back(line.substr(i, j - i));
-      i = j;
-    } else if (std::isalpha(static_cast<unsigned char>(c))) {
-      std::size_t j = i + 1;
-      while (j < line.size() && (std::isalnum(static_cast<unsigned char>(line[j])) || line[j] == '_')) ++j;
-      toks.emplace_back(line.substr(i, j - i));
-      i = j;
-    } else {
-      throw InputError("GOAL line " + std::to_string(lineno) + ": unexpected character '" + std::string(1, c) + "'");
-    }
-  }
-  return toks;
-}
+bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
-std::int64_t to_int(const std::string& s, int lineno, const char* what) {
+std::int64_t to_int(std::string_view s, int lineno, const char* what) {
   std::int64_t v = 0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || ptr != s.data() + s.size()) {
-    throw InputError("GOAL line " + std::to_string(lineno) + ": expected " + what + ", got '" + s + "'");
+    throw GoalSyntaxError("GOAL line " + std::to_string(lineno) + ": expected " + what + ", got '" + std::string(s) + "'");
   }
   return v;
 }
 
-// The words of a directive, split at blanks.
-std::vector<std::string> tokenize_words(std::string_view text) {
-  std::vector<std::string> out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r')) ++i;
-    std::size_t j = i;
-    while (j < text.size() && text[j] != ' ' && text[j] != '\t' && text[j] != '\r') ++j;
-    if (j > i) out.emplace_back(text.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
-
-bool is_int(const std::string& s) {
+bool is_int(std::string_view s) {
   if (s.empty()) return false;
   const std::size_t start = s[0] == '-' ? 1 : 0;
   if (start == s.size()) return false;
   for (std::size_t i = start; i < s.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+    if (!is_digit(s[i])) return false;
   return true;
 }
 
+// Where the blocks go: begin() once num_ranks is known (at the first block, or at the end when
+// there is none), then block() at each '}'.
+class GoalSink {
+ public:
+  virtual ~GoalSink() = default;
+  virtual void begin(int num_ranks) = 0;
+  virtual void block(const GoalRankView& b) = 0;
+};
+
 // One GOAL text read line by line: each line's comments stripped (a `// postbox:` directive
 // kept), its directive applied, then its tokens read as a header item (num_ranks, rank R {)
-// outside a rank block or as a rank item (an op, a dependency, '}') inside one.
+// outside a rank block or as a rank item (an op, a dependency, '}') inside one. Tokens are views
+// of the text; only a line with a comment is copied (its tokens may join across a block comment).
 class GoalReader {
  public:
-  GoalSchedule read(std::string_view text) {
+  GoalReader(GoalSink& sink, std::function<void(std::size_t)> released = {}) : sink_(sink), released_(std::move(released)) {}
+
+  // The header's fields (num_ranks, time unit, pacing, mesh) of `head`; ranks go to the sink.
+  void read(std::string_view text, GoalSchedule& head) {
+    head_ = &head;
     std::size_t pos = 0;
     while (pos <= text.size()) {
       const std::size_t nl = text.find('\n', pos);
@@ -88,26 +71,57 @@ class GoalReader {
       pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
       ++lineno_;
       read_line(line);
+      if (closed_ && released_) released_(pos);
+      closed_ = false;
     }
-    if (current_ != nullptr) throw InputError("GOAL: rank " + std::to_string(current_->rank) + " is not closed with '}'");
-    if (!have_num_ranks_) throw InputError("GOAL: no num_ranks line");
-    return std::move(sched_);
+    if (in_rank_) throw GoalSyntaxError("GOAL: rank " + std::to_string(rank_) + " is not closed with '}'");
+    if (!have_num_ranks_) throw GoalSyntaxError("GOAL: no num_ranks line");
+    if (!begun_) sink_.begin(head.num_ranks);
   }
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
-    throw InputError("GOAL line " + std::to_string(lineno_) + ": " + what);
+    throw GoalSyntaxError("GOAL line " + std::to_string(lineno_) + ": " + what);
+  }
+
+  // Splits one (comment-free) line into tokens: identifiers, integers (with an optional
+  // leading '-'), ':', '{', '}', and a size "<n>b" as the two tokens "<n>" and "b".
+  void tokenize(std::string_view line) {
+    toks_.clear();
+    std::size_t i = 0;
+    while (i < line.size()) {
+      const char c = line[i];
+      if (c == ' ' || c == '\t' || c == '\r') {
+        ++i;
+      } else if (c == ':' || c == '{' || c == '}') {
+        toks_.push_back(line.substr(i, 1));
+        ++i;
+      } else if (is_digit(c) || (c == '-' && i + 1 < line.size() && is_digit(line[i + 1]))) {
+        std::size_t j = i + 1;
+        while (j < line.size() && is_digit(line[j])) ++j;
+        toks_.push_back(line.substr(i, j - i));
+        i = j;
+      } else if (std::isalpha(static_cast<unsigned char>(c))) {
+        std::size_t j = i + 1;
+        while (j < line.size() && (std::isalnum(static_cast<unsigned char>(line[j])) || line[j] == '_')) ++j;
+        toks_.push_back(line.substr(i, j - i));
+        i = j;
+      } else {
+        fail("unexpected character '" + std::string(1, c) + "'");
+      }
+    }
   }
 
   void read_line(std::string_view line) {
-    std::string directive;
-    toks_ = tokenize(strip_comments(line, directive), lineno_);
+    std::string_view directive;
+    copied_ = in_block_comment_ || line.find('/') != std::string_view::npos;
+    tokenize(copied_ ? strip_comments(line, directive) : line);
     t_ = 0;
     // A directive: time-unit, pacing and mesh stand alone; round stands on the line before its
     // op (what LogGOPSim's txt2bin reads) or follows the op on its line (older exports).
     const std::uint32_t round = directive.empty() ? 0 : apply_directive(directive);
     if (round != 0 && toks_.empty()) {
-      if (current_ == nullptr) fail("'round' must come before an operation inside a rank block");
+      if (!in_rank_) fail("'round' must come before an operation inside a rank block");
       if (pending_round_ != 0) fail("a second 'round' before an operation (the first is on line " + std::to_string(pending_line_) + ")");
       pending_round_ = round;
       pending_line_ = lineno_;
@@ -116,12 +130,12 @@ class GoalReader {
     round_ = round;
     bool took_round = round_ == 0;
     while (t_ < toks_.size()) {
-      if (current_ == nullptr) {
+      if (!in_rank_) {
         header_item();
       } else if (toks_[t_] == "}") {
         no_pending_round();
         ++t_;
-        current_ = nullptr;
+        close_rank();
       } else {
         took_round |= rank_item();
       }
@@ -134,10 +148,10 @@ class GoalReader {
       fail("the 'round' of line " + std::to_string(pending_line_) + " is not followed by an operation of its rank");
   }
 
-  // The line without its comments (a block comment may span lines); `directive` gets the text
-  // of a `// postbox:` comment.
-  std::string strip_comments(std::string_view line, std::string& directive) {
-    std::string clean;
+  // The line without its comments (a block comment may span lines), in clean_; `directive` gets
+  // the text of a `// postbox:` comment.
+  std::string_view strip_comments(std::string_view line, std::string_view& directive) {
+    clean_.clear();
     for (std::size_t i = 0; i < line.size(); ++i) {
       if (in_block_comment_) {
         if (line.compare(i, 2, "*/") == 0) {
@@ -149,7 +163,7 @@ class GoalReader {
       if (line.compare(i, 2, "//") == 0) {
         std::string_view rest = line.substr(i + 2);
         while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
-        if (rest.starts_with("postbox:")) directive = std::string(rest.substr(8));
+        if (rest.starts_with("postbox:")) directive = rest.substr(8);
         break;
       }
       if (line.compare(i, 2, "/*") == 0) {
@@ -157,34 +171,41 @@ class GoalReader {
         ++i;
         continue;
       }
-      clean.push_back(line[i]);
+      clean_.push_back(line[i]);
     }
-    return clean;
+    return clean_;
   }
 
   // time-unit and pacing set the schedule's; round R returns R for the line's op (else 0).
-  std::uint32_t apply_directive(const std::string& directive) {
-    const auto words = tokenize_words(directive);
+  std::uint32_t apply_directive(std::string_view directive) {
+    std::vector<std::string_view> words;  // the directive's words, split at blanks
+    for (std::size_t i = 0; i < directive.size();) {
+      while (i < directive.size() && (directive[i] == ' ' || directive[i] == '\t' || directive[i] == '\r')) ++i;
+      std::size_t j = i;
+      while (j < directive.size() && directive[j] != ' ' && directive[j] != '\t' && directive[j] != '\r') ++j;
+      if (j > i) words.push_back(directive.substr(i, j - i));
+      i = j;
+    }
     if (words.size() == 2 && words[0] == "time-unit") {
       if (!toks_.empty()) fail("'time-unit' must be on a line of its own");
-      const std::string& u = words[1];
+      const std::string_view u = words[1];
       if (u == "1") {
-        sched_.time_unit_exp = 0;
+        head_->time_unit_exp = 0;
       } else if (u.size() == 4 && u.starts_with("1e-") && u[3] >= '0' && u[3] <= '6') {
-        sched_.time_unit_exp = u[3] - '0';
+        head_->time_unit_exp = u[3] - '0';
       } else {
-        fail("time-unit must be 1 or 1e-K with K in 0..6, got '" + u + "'");
+        fail("time-unit must be 1 or 1e-K with K in 0..6, got '" + std::string(u) + "'");
       }
       return 0;
     }
     if (words.size() == 3 && words[0] == "pacing") {
       if (!toks_.empty()) fail("'pacing' must be on a line of its own");
-      if (words[1] == "delay-receive") sched_.pacing = Pacing::delay_receive;
-      else if (words[1] == "delay-send") sched_.pacing = Pacing::delay_send;
-      else fail("pacing must be delay-receive or delay-send, got '" + words[1] + "'");
+      if (words[1] == "delay-receive") head_->pacing = Pacing::delay_receive;
+      else if (words[1] == "delay-send") head_->pacing = Pacing::delay_send;
+      else fail("pacing must be delay-receive or delay-send, got '" + std::string(words[1]) + "'");
       const auto L = to_int(words[2], lineno_, "the pacing latency");
       if (L < 1 || L > (1 << 20)) fail("the pacing latency must be in 1..2^20");
-      sched_.pacing_latency = static_cast<std::uint32_t>(L);
+      head_->pacing_latency = static_cast<std::uint32_t>(L);
       return 0;
     }
     if (words.size() == 2 && words[0] == "mesh") {
@@ -195,8 +216,8 @@ class GoalReader {
       } catch (const InputError& e) {
         fail(e.what());
       }
-      sched_.mesh_rows = m.rows;
-      sched_.mesh_cols = m.cols;
+      head_->mesh_rows = m.rows;
+      head_->mesh_cols = m.cols;
       return 0;
     }
     if (words.size() == 2 && words[0] == "round") {
@@ -204,63 +225,101 @@ class GoalReader {
       if (r < 1 || r > (std::int64_t{1} << 31)) fail("a round must be at least 1");
       return static_cast<std::uint32_t>(r);
     }
-    fail("unknown postbox directive '" + directive + "' (time-unit, pacing, mesh, round)");
+    fail("unknown postbox directive '" + std::string(directive) + "' (time-unit, pacing, mesh, round)");
   }
 
-  const std::string& next(const char* what) {
+  std::string_view next(const char* what) {
     if (t_ >= toks_.size()) fail(std::string("expected ") + what + " at the end of the line");
     return toks_[t_++];
   }
 
   // Outside a rank block: num_ranks N, or rank R {.
   void header_item() {
-    const std::string& tok = toks_[t_];
+    const std::string_view tok = toks_[t_];
     if (tok == "num_ranks") {
       ++t_;
       const auto n = to_int(next("an integer"), lineno_, "the number of ranks");
       if (n < 1 || n > (std::int64_t{1} << 30)) fail("num_ranks must be in 1..2^30");
-      sched_.num_ranks = static_cast<int>(n);
+      // The blocks already read were checked against, and built for, the first count.
+      if (begun_ && n != head_->num_ranks) fail("num_ranks changes after a rank block");
+      head_->num_ranks = static_cast<int>(n);
       have_num_ranks_ = true;
     } else if (tok == "rank") {
       ++t_;
       const auto r = to_int(next("a rank"), lineno_, "a rank");
       if (next("'{'") != "{") fail("expected '{' after the rank number");
       if (!have_num_ranks_) fail("rank block before num_ranks");
-      if (r < 0 || r >= sched_.num_ranks) fail("rank " + std::to_string(r) + " is outside 0..num_ranks-1");
-      if (!seen_ranks_.insert(static_cast<int>(r)).second) fail("rank " + std::to_string(r) + " is given twice");
-      sched_.ranks.push_back(GoalRank{static_cast<int>(r), {}, {}});
-      current_ = &sched_.ranks.back();
-      labels_.clear();
+      if (r < 0 || r >= head_->num_ranks) fail("rank " + std::to_string(r) + " is outside 0..num_ranks-1");
+      if (!begun_) {
+        sink_.begin(head_->num_ranks);
+        seen_ranks_.assign(static_cast<std::size_t>(head_->num_ranks), false);
+        begun_ = true;
+      }
+      if (seen_ranks_[static_cast<std::size_t>(r)]) fail("rank " + std::to_string(r) + " is given twice");
+      seen_ranks_[static_cast<std::size_t>(r)] = true;
+      in_rank_ = true;
+      rank_ = static_cast<int>(r);
     } else {
-      fail("expected 'num_ranks' or 'rank', got '" + tok + "'");
+      fail("expected 'num_ranks' or 'rank', got '" + std::string(tok) + "'");
     }
+  }
+
+  void close_rank() {
+    sink_.block(GoalRankView{rank_, ops_, deps_});
+    in_rank_ = false;
+    closed_ = true;
+    ops_.clear();
+    deps_.clear();
+    labels_.clear();
+    copies_.clear();
+  }
+
+  // The op numbered k if `label` is "l<k>" and that op has it: what plan export writes, found
+  // without the map.
+  static std::optional<std::uint32_t> plain_number(std::string_view label) {
+    if (label.size() < 2 || label[0] != 'l' || (label[1] == '0' && label.size() > 2)) return std::nullopt;
+    std::uint32_t k = 0;
+    const auto [ptr, ec] = std::from_chars(label.data() + 1, label.data() + label.size(), k);
+    if (ec != std::errc() || ptr != label.data() + label.size()) return std::nullopt;
+    return k;
+  }
+
+  // The number of the op of this block labelled `label`, or -1.
+  [[nodiscard]] std::int64_t find(std::string_view label) const {
+    if (const auto k = plain_number(label); k && *k < ops_.size() && ops_[*k].label == label) return *k;
+    const auto it = labels_.find(label);
+    return it == labels_.end() ? std::int64_t{-1} : std::int64_t{it->second};
   }
 
   // Inside a rank block: [label ':'] op, or label (i)requires label. True when it was an op
   // (which takes the line's round).
   bool rank_item() {
-    GoalOp op;
-    const std::string& tok = toks_[t_];
+    GoalOpView op;
+    const std::string_view tok = toks_[t_];
     if (tok != "send" && tok != "recv" && tok != "calc") {
-      if (!std::isalpha(static_cast<unsigned char>(tok[0]))) fail("expected a label or an operation, got '" + tok + "'");
-      const std::string label = tok;
+      if (!std::isalpha(static_cast<unsigned char>(tok[0]))) fail("expected a label or an operation, got '" + std::string(tok) + "'");
+      const std::string_view label = tok;
       ++t_;
-      const std::string& what = next("':', 'requires' or 'irequires'");
+      const std::string_view what = next("':', 'requires' or 'irequires'");
       if (what == "requires" || what == "irequires") {
-        const std::string& on = next("a label");
-        if (!labels_.contains(label)) fail("dependency names undefined label '" + label + "'");
-        if (!labels_.contains(on)) fail("dependency names undefined label '" + on + "'");
+        const std::string_view on = next("a label");
+        const std::int64_t a = find(label);
+        if (a < 0) fail("dependency names undefined label '" + std::string(label) + "'");
+        const std::int64_t b = find(on);
+        if (b < 0) fail("dependency names undefined label '" + std::string(on) + "'");
         no_pending_round();
-        current_->deps.push_back(GoalDep{label, on, what == "irequires"});
-        if (t_ != toks_.size()) fail("unexpected '" + toks_[t_] + "' after a dependency");
+        deps_.push_back(GoalDepView{static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b), what == "irequires"});
+        if (t_ != toks_.size()) fail("unexpected '" + std::string(toks_[t_]) + "' after a dependency");
         return false;
       }
-      if (what != ":") fail("expected ':', 'requires' or 'irequires' after label '" + label + "'");
-      if (labels_.contains(label)) fail("label '" + label + "' defined twice");
-      labels_.insert(label);
-      op.label = label;
+      if (what != ":") fail("expected ':', 'requires' or 'irequires' after label '" + std::string(label) + "'");
+      if (find(label) >= 0) fail("label '" + std::string(label) + "' defined twice");
+      // A copied line's tokens live until the next line; the block's labels must outlive it.
+      op.label = copied_ ? std::string_view(copies_.emplace_back(label)) : label;
+      const auto k = plain_number(label);
+      if (!k || *k != ops_.size()) labels_.emplace(op.label, static_cast<std::uint32_t>(ops_.size()));
     }
-    const std::string kind = next("'send', 'recv' or 'calc'");
+    const std::string_view kind = next("'send', 'recv' or 'calc'");
     if (kind == "calc") {
       op.kind = GoalOp::Kind::calc;
       op.size = static_cast<std::uint64_t>(to_int(next("an integer"), lineno_, "a calc size"));
@@ -271,34 +330,34 @@ class GoalReader {
     } else if (kind == "send" || kind == "recv") {
       message(op, kind == "send");
     } else {
-      fail("expected 'send', 'recv' or 'calc', got '" + kind + "'");
+      fail("expected 'send', 'recv' or 'calc', got '" + std::string(kind) + "'");
     }
-    if (t_ != toks_.size()) fail("unexpected '" + toks_[t_] + "' at the end of an operation");
+    if (t_ != toks_.size()) fail("unexpected '" + std::string(toks_[t_]) + "' at the end of an operation");
     op.line = lineno_;
     if (round_ != 0 && pending_round_ != 0)
       fail("'round' given twice for one operation (on line " + std::to_string(pending_line_) + " and on its own)");
     op.round = round_ != 0 ? round_ : pending_round_;
     pending_round_ = 0;
-    current_->ops.push_back(std::move(op));
+    ops_.push_back(op);
     return true;
   }
 
   // The rest of a send or recv: <n>b to|from <peer> [tag <t>] [cpu <c>] [nic <k>].
-  void message(GoalOp& op, bool send) {
+  void message(GoalOpView& op, bool send) {
     op.kind = send ? GoalOp::Kind::send : GoalOp::Kind::recv;
-    const std::string& size = next("a size");
-    if (!is_int(size) || size[0] == '-') fail("expected a size in bytes, got '" + size + "'");
+    const std::string_view size = next("a size");
+    if (!is_int(size) || size[0] == '-') fail("expected a size in bytes, got '" + std::string(size) + "'");
     op.size = static_cast<std::uint64_t>(to_int(size, lineno_, "a size"));
     if (next("'b'") != "b") fail("expected 'b' after the size");
-    const std::string& dir = next(send ? "'to'" : "'from'");
+    const std::string_view dir = next(send ? "'to'" : "'from'");
     if (dir != (send ? "to" : "from")) fail("expected '" + std::string(send ? "to" : "from") + "'");
     op.peer = to_int(next("a rank"), lineno_, "a rank");
-    if (op.peer < -1 || (op.peer == -1 && send) || op.peer >= sched_.num_ranks) {
+    if (op.peer < -1 || (op.peer == -1 && send) || op.peer >= head_->num_ranks) {
       fail("peer " + std::to_string(op.peer) + " is outside 0..num_ranks-1");
     }
     bool seen_tag = false, seen_cpu = false, seen_nic = false;
     while (t_ < toks_.size()) {
-      const std::string& opt = next("an option");
+      const std::string_view opt = next("an option");
       if (opt == "tag" && !seen_tag && !seen_cpu && !seen_nic) {
         op.tag = to_int(next("a tag"), lineno_, "a tag");
         if (op.tag < -1) fail("tag must be -1 or non-negative");
@@ -310,27 +369,127 @@ class GoalReader {
         op.nic = static_cast<int>(to_int(next("an integer"), lineno_, "a nic"));
         seen_nic = true;
       } else {
-        fail("unexpected '" + opt + "' (options are tag, cpu, nic, in that order)");
+        fail("unexpected '" + std::string(opt) + "' (options are tag, cpu, nic, in that order)");
       }
     }
   }
 
-  GoalSchedule sched_;
+  GoalSink& sink_;
+  std::function<void(std::size_t)> released_;  // called with the offset where a rank block's next line starts
+  GoalSchedule* head_ = nullptr;
   bool have_num_ranks_ = false;
-  GoalRank* current_ = nullptr;
-  std::set<std::string> labels_;
-  std::set<int> seen_ranks_;
+  bool begun_ = false;
+  bool in_rank_ = false;
+  bool closed_ = false;  // a block closed on this line
+  int rank_ = 0;
+  std::vector<GoalOpView> ops_;   // the open block's
+  std::vector<GoalDepView> deps_;
+  std::unordered_map<std::string_view, std::uint32_t> labels_;  // the open block's, but l<k> on op k
+  std::deque<std::string> copies_;  // labels of copied lines, for the open block
+  std::vector<bool> seen_ranks_;
   bool in_block_comment_ = false;
   int lineno_ = 0;
-  std::vector<std::string> toks_;  // the current line's tokens
-  std::size_t t_ = 0;              // the next of them
+  std::string clean_;                   // a line with comments, without them
+  bool copied_ = false;                 // the tokens are in clean_
+  std::vector<std::string_view> toks_;  // the current line's tokens
+  std::size_t t_ = 0;                   // the next of them
   std::uint32_t round_ = 0;        // the current line's `// postbox: round R` after its op, else 0
   std::uint32_t pending_round_ = 0;  // a `// postbox: round R` line waiting for the next op, else 0
   int pending_line_ = 0;             // its line
 };
 
+// The text model: each block's ops and dependencies with their labels.
+class ModelSink final : public GoalSink {
+ public:
+  explicit ModelSink(GoalSchedule& out) : out_(out) {}
+  void begin(int) override {}
+  void block(const GoalRankView& b) override {
+    GoalRank& r = out_.ranks.emplace_back();
+    r.rank = b.rank;
+    r.ops.reserve(b.ops.size());
+    for (const GoalOpView& v : b.ops)
+      r.ops.push_back(GoalOp{v.kind, std::string(v.label), v.size, v.peer, v.tag, v.cpu, v.nic, v.round, v.line});
+    for (const GoalDepView& d : b.deps) r.deps.push_back(GoalDep{r.ops[d.op].label, r.ops[d.on].label, d.immediate});
+  }
+
+ private:
+  GoalSchedule& out_;
+};
+
+// The emulator's schedule, block by block.
+class ScheduleSink final : public GoalSink {
+ public:
+  ScheduleSink(std::string name, std::uint64_t ops_hint) : name_(std::move(name)), hint_(ops_hint) {}
+  void begin(int num_ranks) override { builder_.emplace(num_ranks, std::move(name_), hint_); }
+  void block(const GoalRankView& b) override { builder_->add(b); }
+  GoalRead finish(const GoalSchedule& head) {
+    return GoalRead{std::move(*builder_).finish(head.time_unit_exp, head.pacing, head.pacing_latency), head.mesh_rows,
+                    head.mesh_cols};
+  }
+
+ private:
+  std::string name_;
+  std::uint64_t hint_;
+  std::optional<sim::GoalScheduleBuilder> builder_;
+};
+
+// Ops a text of `bytes` bytes may hold, for reserving: an exported op line and its dependency
+// line take about 40 bytes, so this errs high, and pages reserved but never written cost nothing.
+std::uint64_t ops_hint(std::size_t bytes) { return bytes / 16; }
+
 }  // namespace
 
-GoalSchedule parse_goal(std::string_view text) { return GoalReader().read(text); }
+GoalSchedule parse_goal(std::string_view text) {
+  GoalSchedule out;
+  ModelSink sink(out);
+  GoalReader(sink).read(text, out);
+  return out;
+}
+
+GoalRead read_goal_schedule(std::string_view text, std::string name) {
+  GoalSchedule head;
+  ScheduleSink sink(std::move(name), ops_hint(text.size()));
+  GoalReader(sink).read(text, head);
+  return sink.finish(head);
+}
+
+GoalRead read_goal_file(const std::string& path, std::string name) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw InputError("cannot read '" + path + "': " + std::strerror(errno));
+  }
+  const auto size = static_cast<std::size_t>(st.st_size);
+  // Its schedule and run take more than the text (an exported op and its dependency line are
+  // about 45 bytes of text, and 28 + 4 bytes of schedule before the run's own state).
+  require_memory(size, "the GOAL file '" + path + "' of " + std::to_string(size) + " bytes");
+  void* map = size == 0 ? nullptr : ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) throw InputError("cannot map '" + path + "': " + std::strerror(errno));
+  struct Unmap {
+    void* p;
+    std::size_t n;
+    ~Unmap() {
+      if (p != nullptr) ::munmap(p, n);
+    }
+  } unmap{map, size};
+  const char* base = static_cast<const char*>(map);
+  if (map != nullptr) ::madvise(map, size, MADV_SEQUENTIAL);
+  // The pages behind the open block are given back every 8 MiB read (read again from the file
+  // if ever touched), so a file larger than the schedule does not set the peak.
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::size_t given = 0;
+  auto release = [&](std::size_t pos) {
+    const std::size_t to = pos / page * page;
+    if (to - given < (std::size_t{8} << 20)) return;
+    ::madvise(const_cast<char*>(base) + given, to - given, MADV_DONTNEED);
+    given = to;
+  };
+  GoalSchedule head;
+  ScheduleSink sink(std::move(name), ops_hint(size));
+  GoalReader(sink, release).read(std::string_view(base, size), head);
+  return sink.finish(head);
+}
 
 }  // namespace postbox

@@ -144,7 +144,7 @@ Plan case_plan(int shape) {
 Plan one_message_plan(std::uint64_t bytes) { return tree_plan({{1}, {}}, 0, bytes); }
 
 SimResult run_goal_on(const std::string& text, const char* machine) {
-  return simulate(schedule_of_goal(parse_goal(text)), load_machine(machine));
+  return simulate(read_goal_schedule(text).schedule, load_machine(machine));
 }
 
 class HandCase : public ::testing::TestWithParam<Case> {};
@@ -333,7 +333,7 @@ TEST(LogGOPS, AMatchCreatesTheLowerRanksOpsFirst) {
   for (const std::string& text : {sender_lower, sender_higher}) {
     SimOptions opt;
     opt.trace = true;
-    const SimResult r = simulate(schedule_of_goal(parse_goal(text)), load_machine("logp:5:0:3:0:S=10"), opt);
+    const SimResult r = simulate(read_goal_schedule(text).schedule, load_machine("logp:5:0:3:0:S=10"), opt);
     EXPECT_EQ(r.rendezvous, 1U);
     std::vector<std::pair<double, int>> accepts;
     for (const Span& sp : r.rank_spans)
@@ -386,7 +386,7 @@ TEST(QueueStats, SampledWhereLogGOPSimSamplesThem) {
       "num_ranks 4\nrank 0 {\nl1: recv 8b from 3\nl2: recv 8b from 1\nl3: recv 8b from 2\nl2 requires l1\n"
       "l3 requires l1\n}\nrank 1 {\nl1: send 8b to 0\n}\nrank 2 {\nl1: send 8b to 0\n}\n"
       "rank 3 {\nl1: calc 100\nl2: send 8b to 0\nl2 requires l1\n}\n";
-  const Schedule g = schedule_of_goal(parse_goal(goal));
+  const Schedule g = read_goal_schedule(goal).schedule;
   const SimResult rg = simulate(g, load_machine("logp:5:2:3:0"), opt);
   ASSERT_EQ(rg.queues.size(), 4U);
   EXPECT_EQ(rg.queues[0], rank0);
@@ -906,7 +906,7 @@ TEST(Disciplines, MeshStepsInlineMatchPerHopOnRandomTraffic) {
       for (const auto& line : deps[static_cast<std::size_t>(r)]) text += line + "\n";
       text += "}\n";
     }
-    const Schedule sched = schedule_of_goal(parse_goal(text));
+    const Schedule sched = read_goal_schedule(text).schedule;
     for (std::size_t mk = 0; mk < ms.size(); ++mk) {
       const Machine& m = ms[mk];
       SCOPED_TRACE("trial " + std::to_string(trial) + " machine " + std::to_string(mk) + " p=" + std::to_string(p) + "\n" + text);
@@ -973,7 +973,7 @@ TEST(ExactTime, ModelStringsCarryTheComputationCost) {
 // ---- GOAL schedules ----
 
 SimResult run_goal(const std::string& text, const char* machine) {
-  return simulate(schedule_of_goal(parse_goal(text)), load_machine(machine));
+  return simulate(read_goal_schedule(text).schedule, load_machine(machine));
 }
 
 // Ready operations of one rank start sends first (LogGOPSim's order by type), whatever their
@@ -1073,7 +1073,44 @@ INSTANTIATE_TEST_SUITE_P(
                                  "GOAL line 2: 'round' must follow an operation on its line, or stand on the line before one"},
                       GoalBadRun{"num_ranks 2\n// postbox: time-unit 1e-9\n", "GOAL line 2: time-unit must be"},
                       GoalBadRun{"num_ranks 2\n// postbox: warp 9\n", "unknown postbox directive"},
-                      GoalBadRun{"num_ranks 2\nrank 0 {\n}\nrank 0 {\n}\n", "GOAL line 4: rank 0 is given twice"}));
+                      GoalBadRun{"num_ranks 2\nrank 0 {\n}\nrank 0 {\n}\n", "GOAL line 4: rank 0 is given twice"},
+                      GoalBadRun{"num_ranks 2\nrank 0 {\n}\nnum_ranks 3\n", "GOAL line 4: num_ranks changes after a rank block"},
+                      // The schedule's checks name the lowest rank's op, whatever the block order.
+                      GoalBadRun{"num_ranks 3\nrank 2 {\nx: send 8b to 0 tag -1\n}\nrank 1 {\ny: calc 1\ny requires y\n}\n",
+                                 "GOAL line 6: 'y' requires itself"}));
+
+// Rank blocks in any order make the same schedule as in rank order: the same run, and the same
+// labels in its messages (an op without a label, one with l<j> of another number, one with l<j>).
+TEST(Goal, BlocksInAnyRankOrderRunTheSame) {
+  const Plan plan = build_plan(plan_request("allreduce", "recursive-doubling", 16, 8));
+  const std::string text = plan_to_goal(plan);
+  std::vector<std::string> blocks;
+  std::string head;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = text.find("}\n", at);
+    const std::size_t open = text.find("rank ", at);
+    if (open == std::string::npos || end == std::string::npos) break;
+    if (blocks.empty()) head = text.substr(0, open);
+    blocks.push_back(text.substr(open, end + 2 - open));
+    at = end + 2;
+  }
+  ASSERT_EQ(blocks.size(), 16U);
+  std::string shuffled = head;
+  for (int i : {5, 0, 15, 3, 9, 1, 2, 14, 4, 6, 7, 13, 8, 10, 11, 12}) shuffled += blocks[static_cast<std::size_t>(i)];
+  const Machine m = load_machine("logp:3:2:0.5:0.004");
+  const SimResult a = simulate(read_goal_schedule(text).schedule, m);
+  const SimResult b = simulate(read_goal_schedule(shuffled).schedule, m);
+  EXPECT_EQ(a.time_ticks, b.time_ticks);
+  EXPECT_EQ(a.per_rank_ticks, b.per_rank_ticks);
+  EXPECT_EQ(a.events, b.events);
+  const Schedule s = read_goal_schedule("num_ranks 3\nrank 2 {\nl0: calc 1\nsend 8b to 0\n}\nrank 1 {\nl0: calc 1\n}\n"
+                                        "rank 0 {\nl7: calc 1\nl1: recv 8b from 2\n}\n").schedule;
+  ASSERT_EQ(s.ops(), 5U);
+  EXPECT_EQ(s.where(0), "GOAL line 10: rank 0 op l7 (calc)");
+  EXPECT_EQ(s.where(1), "GOAL line 11: rank 0 op l1 (recv)");
+  EXPECT_EQ(s.where(2), "GOAL line 7: rank 1 op l0 (calc)");
+  EXPECT_EQ(s.where(4), "GOAL line 4: rank 2 op #1 (send)");
+}
 
 // plan export --format goal, read back and run, gives the plan's time: every built-in plan, on
 // every kind of model, with a reduce cost that needs the finer time unit.
@@ -1088,7 +1125,7 @@ TEST(Goal, ExportedPlansRunAsThePlan) {
         GoalExportOptions opt;
         opt.reduce_per_byte = m.reduce_us_per_byte;
         opt.copy_per_byte = m.copy_us_per_byte;
-        const SimResult from_goal = simulate(schedule_of_goal(parse_goal(plan_to_goal(plan, opt))), m);
+        const SimResult from_goal = simulate(read_goal_schedule(plan_to_goal(plan, opt)).schedule, m);
         const SimResult from_plan = simulate(plan, m);
         EXPECT_EQ(from_goal.per_rank_ticks, from_plan.per_rank_ticks);
       }
@@ -1115,7 +1152,7 @@ TEST(LogGOPS, EveryBuiltInPlanRunsByRendezvous) {
       const SimResult r = simulate(plan, m);
       EXPECT_EQ(simulate(plan, m, ref).per_rank_ticks, r.per_rank_ticks);
       EXPECT_EQ(r.rendezvous, r.messages);
-      const SimResult g = simulate(schedule_of_goal(parse_goal(plan_to_goal(plan))), m);
+      const SimResult g = simulate(read_goal_schedule(plan_to_goal(plan)).schedule, m);
       EXPECT_EQ(g.per_rank_ticks, r.per_rank_ticks);
       EXPECT_EQ(g.rendezvous, r.rendezvous);
       const SimResult c = simulate(plan, cluster);

@@ -44,11 +44,11 @@ void expect_round_trip(const std::map<std::string, std::string>& given) {
   opt.reduce_per_byte = run.machine.reduce_us_per_byte;
   opt.copy_per_byte = run.machine.copy_us_per_byte;
   if (op_takes_mesh(run.request.op)) opt.mesh = s2p_request_mesh(run.request);
-  const GoalSchedule goal = parse_goal(plan_to_goal(plan, opt));
+  const GoalRead goal = read_goal_schedule(plan_to_goal(plan, opt));
   std::optional<Mesh> ranks_mesh;
   if (goal.mesh_rows > 0) ranks_mesh = Mesh{goal.mesh_rows, goal.mesh_cols};
-  const sim::Machine m = select_schedule_machine({{"machine", given.at("machine")}}, goal.num_ranks, ranks_mesh);
-  const sim::SimResult from_goal = sim::simulate(sim::schedule_of_goal(goal), m);
+  const sim::Machine m = select_schedule_machine({{"machine", given.at("machine")}}, goal.schedule.p, ranks_mesh);
+  const sim::SimResult from_goal = sim::simulate(goal.schedule, m);
   const sim::SimResult from_plan = sim::simulate(plan, run.machine);
   EXPECT_EQ(from_goal.time_ticks, from_plan.time_ticks);
   EXPECT_EQ(from_goal.per_rank_ticks, from_plan.per_rank_ticks);

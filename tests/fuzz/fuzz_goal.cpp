@@ -1,4 +1,4 @@
-// libFuzzer target: GOAL schedules (goal_parse.hpp: parse_goal), what `sim --goal` reads.
+// libFuzzer target: GOAL schedules (goal_parse.hpp: parse_goal, the reader `sim --goal` uses too).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

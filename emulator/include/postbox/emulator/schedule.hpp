@@ -2,12 +2,15 @@
 // dependencies between them, in flat arrays. Two sources:
 //  * a Plan (schedule_of): its messages are matched before the run by the plan's rule (the
 //    k-th send a → b meets the k-th receive from a at b), so no queue is searched;
-//  * a GOAL schedule (schedule_of_goal), LogGOPSim's language: receives may name any source
-//    or any tag, and are matched while the run goes, as LogGOPSim does (docs/emulator.md).
+//  * a GOAL schedule (GoalScheduleBuilder, fed one rank block at a time by the reader in
+//    frontend/goal_parse.hpp), LogGOPSim's language: receives may name any source or any tag,
+//    and are matched while the run goes, as LogGOPSim does (docs/emulator.md).
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "postbox/runtime/goal.hpp"
@@ -40,14 +43,23 @@ struct Schedule {
   // whose receives match while the run goes.
   std::vector<std::uint32_t> partner;
   std::vector<std::int32_t> tags;   // GOAL: per op its tag (-1 = any, recv); empty for plans
-  std::vector<std::string> labels;  // GOAL: per op its label ("" if none); empty for plans
   std::vector<std::int32_t> lines;  // GOAL: per op its line; empty for plans
+  // GOAL labels, only for messages: an op's label is l<j> (j its number in its rank, what
+  // plan export writes) unless the op is listed here, sorted by op, with the offset of its
+  // NUL-terminated label in label_pool or kNoLabel. A file as exported costs nothing here.
+  static constexpr std::uint32_t kNoLabel = 0xffffffffU;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> labels;
+  std::string label_pool;
 
   [[nodiscard]] std::uint32_t ops() const noexcept { return static_cast<std::uint32_t>(items.size()); }
   // "rank 3 op 5 (send)", or for GOAL "GOAL line 12: rank 3 op l5 (send)".
   [[nodiscard]] std::string where(std::uint32_t g) const;
   [[nodiscard]] int rank_of(std::uint32_t g) const;
+  // GOAL: op g's label, "" if it has none.
+  [[nodiscard]] std::string label(std::uint32_t g) const;
 };
+
+static_assert(sizeof(Schedule::Item) == 16, "docs/emulator.md gives this size");
 
 const char* to_string(Work w) noexcept;
 
@@ -56,8 +68,29 @@ const char* to_string(Work w) noexcept;
 // not number p → InputError.
 Schedule schedule_of(const Plan& plan);
 
-// The GOAL schedule's: calc values become ticks through its time unit. A dependency cycle is
-// found when the run stalls (simulate). Ranks without a block get an empty program.
-Schedule schedule_of_goal(const GoalSchedule& goal, std::string name = "goal");
+// A GOAL schedule's, built one rank block at a time as the reader goes (blocks in any rank
+// order; a rank without a block gets an empty program), so no text model of the whole file is
+// held. finish() checks the ops in rank order and throws the first bad one's InputError
+// ("GOAL line N: ..."): a send with tag -1, a tag of 2^31 or more, a calc too long once in
+// ticks, an op that requires itself. Calc values become ticks through the time unit, which a
+// directive may give after the blocks, hence at finish(). A dependency cycle is found when the
+// run stalls (simulate).
+class GoalScheduleBuilder {
+ public:
+  // ops_hint: the ops expected, reserved up front (pages never written cost no memory).
+  GoalScheduleBuilder(int num_ranks, std::string name, std::uint64_t ops_hint = 0);
+  void add(const GoalRankView& block);
+  Schedule finish(int time_unit_exp, Pacing pacing, std::uint32_t pacing_latency) &&;
+
+ private:
+  void put_label(std::string_view label, std::uint32_t j);
+  void reorder();
+  Schedule s_;
+  int last_rank_ = -1;  // blocks come in rank order until one does not; then blocks_ holds
+  std::vector<std::pair<int, std::uint32_t>> blocks_;  // (rank, first op) of each, file order
+  std::vector<std::uint32_t> count_, cursor_;  // scratch: one rank's dependency lists
+  std::vector<std::uint32_t> scratch_;
+  std::vector<std::uint32_t> icount_, icursor_, iscratch_;
+};
 
 }  // namespace postbox::sim

@@ -1,5 +1,5 @@
-// A reader for GOAL schedules (LogGOPSim's text format, the grammar of its txt2bin): used to
-// read back what plan_to_goal() writes and compare it with the plan.
+// A reader for GOAL schedules (LogGOPSim's text format, the grammar of its txt2bin): used by
+// `sim --goal` and to read back what plan_to_goal() writes and compare it with the plan.
 //
 // Accepted: `num_ranks N`; `rank R {` ... `}`; inside a rank, one item per line:
 // `[label:] send <n>b to <peer> [tag <t>] [cpu <c>] [nic <k>]`,
@@ -13,6 +13,10 @@
 // `// postbox: pacing delay-receive|delay-send L`, `// postbox: mesh RxC` (the ranks' mesh of an
 // s2p or C³ plan), and `// postbox: round R` on the line before an op, which gives that op round
 // R (an op followed by the directive on its own line, as older exports wrote it, is read too).
+//
+// One grammar, two results: the reader hands each rank block over at its '}', and either a
+// GoalSchedule (the text model) or the emulator's schedule is built from the blocks. The second
+// never holds more of the text than one rank block's labels.
 #pragma once
 
 #include <cstdint>
@@ -20,12 +24,32 @@
 #include <string_view>
 #include <vector>
 
+#include "postbox/emulator/schedule.hpp"
+#include "postbox/runtime/check.hpp"
 #include "postbox/runtime/goal.hpp"
 
 namespace postbox {
 
-// Syntax errors, a dependency on an undefined label, a rank block given twice, a malformed
-// postbox directive, or a missing num_ranks → InputError naming the line.
+// What the reader throws for the text itself (syntax, an undefined label, a rank block given
+// twice, a malformed directive, no num_ranks), "GOAL line N: ..."; the schedule's own checks
+// (GoalScheduleBuilder::finish) throw plain InputError.
+class GoalSyntaxError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 GoalSchedule parse_goal(std::string_view text);
+
+// The emulator's schedule of a GOAL text, named `name` (Schedule::algo), and the ranks' mesh of
+// its `// postbox: mesh` directive (0 x 0 when absent).
+struct GoalRead {
+  sim::Schedule schedule;
+  int mesh_rows = 0;
+  int mesh_cols = 0;
+};
+GoalRead read_goal_schedule(std::string_view text, std::string name = "goal");
+// The same from a file, mapped read-only; the pages already read are given back as it goes, so
+// the file's size adds little to the memory held. A file that cannot be opened → InputError.
+GoalRead read_goal_file(const std::string& path, std::string name);
 
 }  // namespace postbox

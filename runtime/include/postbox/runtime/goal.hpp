@@ -1,10 +1,13 @@
 // A GOAL schedule (LogGOPSim's text format) as data: ranks, their ops and the dependencies
-// between them. frontend/goal_parse.hpp reads the text; the emulator runs it
-// (emulator/schedule.hpp: schedule_of_goal).
+// between them. frontend/goal_parse.hpp reads the text, one rank block at a time, into a
+// GoalSchedule (parse_goal) or straight into the emulator's schedule (read_goal_schedule,
+// through emulator/schedule.hpp's GoalScheduleBuilder).
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "postbox/runtime/plan.hpp"
@@ -39,6 +42,32 @@ struct GoalRank {
   int rank = 0;
   std::vector<GoalOp> ops;
   std::vector<GoalDep> deps;
+};
+
+// One rank block as the reader hands it over, valid only during the call: labels point into the
+// text or the reader's buffers, and dependencies name ops by their number in the block.
+struct GoalOpView {
+  GoalOp::Kind kind = GoalOp::Kind::calc;
+  std::string_view label;  // empty when unlabelled
+  std::uint64_t size = 0;
+  std::int64_t peer = -1;
+  std::int64_t tag = 0;
+  int cpu = 0;
+  int nic = 0;
+  std::uint32_t round = 0;
+  int line = 0;
+};
+
+struct GoalDepView {
+  std::uint32_t op = 0;  // the op that waits
+  std::uint32_t on = 0;  // the op it waits for
+  bool immediate = false;
+};
+
+struct GoalRankView {
+  int rank = 0;
+  std::span<const GoalOpView> ops;
+  std::span<const GoalDepView> deps;  // in file order
 };
 
 struct GoalSchedule {
