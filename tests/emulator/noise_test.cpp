@@ -33,7 +33,7 @@ SimResult run(const std::string& goal, const Noise* noise, bool trace = false) {
   SimOptions opt;
   opt.noise = noise;
   opt.trace = trace;
-  return simulate(schedule_of_goal(parse_goal(goal)), load_machine("logp:5:2:3:0"), opt);
+  return simulate(read_goal_schedule(goal).schedule, load_machine("logp:5:2:3:0"), opt);
 }
 
 std::string error_of(auto&& f) {
@@ -211,7 +211,7 @@ TEST(NoiseSim, ADetourInTheSendersOverheadStretchesItByTheDetour) {
   }
   EXPECT_TRUE(seen);
   std::ostringstream chrome;
-  write_chrome_trace(chrome, r, schedule_of_goal(parse_goal(kOneMessage)), load_machine("logp:5:2:3:0"));
+  write_chrome_trace(chrome, r, read_goal_schedule(kOneMessage).schedule, load_machine("logp:5:2:3:0"));
   EXPECT_NE(chrome.str().find("\"name\":\"noise\""), std::string::npos);
 }
 
