@@ -406,7 +406,7 @@ echo "Repos_Lin pays in $ln_k of $ln_n of these configurations, Repos_xy_source 
 echo "$(verdict_claim S8.lin "s-to-p Fig. 8" "repositioning for Br_Lin gives similar results (pays in as many configurations, within 10% of all of them)" "§5.2" claim "a=$ln_k;b=$xy_k;n=$ln_n" "a - b <= 0.10 * n && b - a <= 0.10 * n" "$ln_k against $xy_k of $ln_n" "$(sens_cause "$tmp/sens-s2p8.csv" 'x["lnk"] " against " x["xyk"]' 'x["lnk"] - x["xyk"] <= 0.10 * x["n"] && x["xyk"] - x["lnk"] <= 0.10 * x["n"]' "$nohit")")."
 echo "Our Repos_Lin repositions onto the left diagonal (its ideal distribution, docs/s-to-p.md)."
 echo
-sens_intro "[S8.equal], [S8.cross-min], [S8.cross-ms], [S8.band] and [S8.lin]" "Fig. 8's runs are the dearest, so only two of the parameters"
+sens_intro "[S8.equal], [S8.cross-min], [S8.cross-ms], [S8.band] and [S8.lin]" "Fig. 8's runs are the dearest, so only two parameters are varied"
 sens_md "$tmp/sens-s2p8.csv" "pays on equal" "of (paper: > half)" "cross gain, least (ms; paper 13)" "largest (paper 31)" "band's worst cost (%; paper 6.5)" "Repos_Lin pays" "Repos_xy_source pays" "of (paper: similar)"
 echo
 echo "[S8.equal]: $(sens_says "$tmp/sens-s2p8.csv" 'x["eqk"] " of " x["eqn"]' '2 * x["eqk"] > x["eqn"]' "the equal distribution's count")."
