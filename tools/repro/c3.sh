@@ -6,6 +6,34 @@ o2a_algos=1-lev-dir,1-lev-our-br,1-lev-sys-br,2-lev-rec,3-lev-sq,logp-lev-sq,log
 o2a_L=16,32,64,128,256,512,1024,2048,4096,6144,8192,12288,16384
 a2a_algos=1-lev-dir,1-lev-perm:linear,1-lev-perm:xor,1-lev-perm:balanced,2-lev-sq,2-lev-rc,logp-lev-bfly
 a2a_L=16,32,64,128,256,512,1024,4096,16384
+# Sensitivity of the Fig. 7 counts: all-to-all with one parameter of profiles/delta.toml changed,
+# at p = 64 (8×8; the p = 256 runs take a minute of CPU each, p = 64 about a second). In the
+# background: on two cores the runs overlap the p = 256 runs below; the counts are read after them.
+dp=$here/profiles/delta.toml
+d_recv_s=$(awk -F'base_us = ' '/^recv_overhead/ {split($2, a, /[ ,}]/); print a[1] + 0}' "$dp")
+d_isend_s=$(awk -F'base_us = ' '/^isend_overhead/ {split($2, a, /[ ,}]/); print a[1] + 0}' "$dp")
+x2() { awk -v v="$1" -v k="$2" 'BEGIN {print v * k}'; }
+# "published|label|field=value": published yes where another paper states the value.
+c3_sens_variants=(
+  "no|receive set-up ×0.5 ($(x2 "$d_recv_s" 0.5) µs)|recv_overhead=$(x2 "$d_recv_s" 0.5)"
+  "no|receive set-up ×2 ($(x2 "$d_recv_s" 2) µs)|recv_overhead=$(x2 "$d_recv_s" 2)"
+  "no|receive set-up $r_fit µs (fitted to Bruck Fig. 3)|recv_overhead=$r_fit"
+  "no|isend set-up ×0.5 ($(x2 "$d_isend_s" 0.5) µs)|isend_overhead=$(x2 "$d_isend_s" 0.5)"
+  "no|isend set-up ×2 ($(x2 "$d_isend_s" 2) µs)|isend_overhead=$(x2 "$d_isend_s" 2)"
+  "yes|links at 12.5 MB/s (the C³ paper's §4 assumption)|link_mb_per_s=12.5"
+)
+i=0
+for v in "${c3_sens_variants[@]}"; do
+  i=$((i + 1)); IFS='|' read -r pub label kv <<< "$v"
+  profile_with "$dp" "$tmp/delta-a2a-sens-$i.toml" "$kv"
+done
+(
+  "$rp" c3 --op all-to-all --algos "$a2a_algos" --L "$a2a_L" --p 64 --mesh 8x8 --machine delta --sends nb > "$tmp/c3-a2a-sens-0.csv"
+  for ((j = 1; j <= i; j++)); do
+    "$rp" c3 --op all-to-all --algos "$a2a_algos" --L "$a2a_L" --p 64 --mesh 8x8 --machine "$tmp/delta-a2a-sens-$j.toml" --sends nb > "$tmp/c3-a2a-sens-$j.csv"
+  done
+) &
+c3_sens_pid=$!
 "$rp" c3 --op one-to-all --algos "$o2a_algos" --L "$o2a_L" --p 256 --mesh 16x16 --machine delta --sends nb > "$tmp/c3-o2a.csv"
 "$rp" c3 --op all-to-all --algos "$a2a_algos" --L "$a2a_L" --p 256 --mesh 16x16 --machine delta --sends nb > "$tmp/c3-a2a.csv"
 "$pb" c3 --table --op one-to-all --p 256 --machine delta > "$tmp/c3-o2a-table.txt"
@@ -288,19 +316,44 @@ n_a2a=$(wc -l <<<"$a2a_dear")
 case $bfly_place in 1) bfly_nth=1st ;; 2) bfly_nth=2nd ;; 3) bfly_nth=3rd ;; *) bfly_nth=${bfly_place}th ;; esac
 # The paper's measured statements (§4.3), counted on the emulated table: 2-lev-rc best at L ≤ 256;
 # 2-lev-sq second at L ≤ 256; 1-lev-perm:xor best at L > 256.
-read -r rc_ok rc_n sq_ok xor_ok xor_n < <(awk -F, 'NR > 1 {t[$1, $2] = $5 + 0; a[$1] = 1; if (!($2 in s)) {s[$2] = 1; o[++n] = $2}}
+# a2a_counts CSV: "rc_ok rc_n sq_ok xor_ok xor_n" as above, for one run's CSV.
+a2a_counts() { awk -F, 'NR > 1 {t[$1, $2] = $5 + 0; a[$1] = 1; if (!($2 in s)) {s[$2] = 1; o[++n] = $2}}
   END {for (i = 1; i <= n; i++) {L = o[i]; b = ""; c = ""
          for (x in a) {if (b == "" || t[x, L] < t[b, L]) b = x}
          for (x in a) if (x != b && (c == "" || t[x, L] < t[c, L])) c = x
          if (L + 0 <= 256) {rn++; if (b == "2-lev-rc") rk++; if (c == "2-lev-sq") sk++} else {xn++; if (b == "1-lev-perm:xor") xk++}}
-       print rk + 0, rn + 0, sk + 0, xk + 0, xn + 0}' "$tmp/c3-a2a.csv")
+       print rk + 0, rn + 0, sk + 0, xk + 0, xn + 0}' "$1"; }
+read -r rc_ok rc_n sq_ok xor_ok xor_n < <(a2a_counts "$tmp/c3-a2a.csv")
+# Sensitivity (runs started at the top): the same counts for each variant.
+wait "$c3_sens_pid"
+{
+  echo "variant,published,rk,rn,sk,xk,xn"
+  echo "profiles/delta.toml,profile,$(a2a_counts "$tmp/c3-a2a-sens-0.csv" | tr ' ' ,)"
+  i=0
+  for v in "${c3_sens_variants[@]}"; do
+    i=$((i + 1)); IFS='|' read -r pub label kv <<< "$v"
+    echo "$label,$pub,$(a2a_counts "$tmp/c3-a2a-sens-$i.csv" | tr ' ' ,)"
+  done
+} > "$tmp/sens-c3f7.csv"
 echo "Paper (§4.3, measured): 2-lev-r,c best for L ≤ 256 B — emulated best at $rc_ok of $rc_n such L"
-echo "$(verdict_claim C3.F7.rc "C³ Fig. 7" "2-lev-r,c best for L ≤ 256 B" "§4.3" order "ok=$rc_ok;all=$rc_n" "ok == all" "best at $rc_ok of $rc_n L ≤ 256 B" "not explained; suspected: the emulator's links have no buffering limits and no software flow control, so 1-lev-dir's flooding costs less than on the real machine")"
+echo "$(verdict_claim C3.F7.rc "C³ Fig. 7" "2-lev-r,c best for L ≤ 256 B" "§4.3" order "ok=$rc_ok;all=$rc_n" "ok == all" "best at $rc_ok of $rc_n L ≤ 256 B" "$(sens_cause "$tmp/sens-c3f7.csv" 'x["rk"] " of " x["rn"]' 'x["rk"] == x["rn"]' "no parameter in the sensitivity table (p = 64) brings it to the paper's side; suspected: the emulator's links have no buffering limits and no software flow control, so 1-lev-dir's flooding costs less than on the real machine")")"
 echo "(at 16 B the butterfly takes ${bfly_rc16}× 2-lev-rc's time: with $d_setup µs set-ups at both ends the number of messages"
 echo "per node, $(setups "$tmp/c3-a2a-terms.txt" logp-lev-bfly) against $(setups "$tmp/c3-a2a-terms.txt" 2-lev-rc), decides); 2-lev-sq second for small L — second at $sq_ok of $rc_n"
-echo "$(verdict_claim C3.F7.sq "C³ Fig. 7" "2-lev-sq second best for L ≤ 256 B" "§4.3" order "ok=$sq_ok;all=$rc_n" "ok == all" "second at $sq_ok of $rc_n L ≤ 256 B" "not explained");"
+echo "$(verdict_claim C3.F7.sq "C³ Fig. 7" "2-lev-sq second best for L ≤ 256 B" "§4.3" order "ok=$sq_ok;all=$rc_n" "ok == all" "second at $sq_ok of $rc_n L ≤ 256 B" "$(sens_cause "$tmp/sens-c3f7.csv" 'x["sk"] " of " x["rn"]' 'x["sk"] == x["rn"]' "no parameter in the sensitivity table (p = 64) brings it to the paper's side")");"
 echo "1-lev-perm with exclusive-or best for larger L — best at $xor_ok of $xor_n L above 256 B"
-echo "$(verdict_claim C3.F7.xor "C³ Fig. 7" "1-lev-perm with exclusive-or best for L > 256 B" "§4.3" order "ok=$xor_ok;all=$xor_n" "ok == all" "best at $xor_ok of $xor_n L > 256 B" "not explained; suspected: as for 2-lev-r,c, flooding (1-lev-dir) is cheap on links without buffering limits")."
+echo "$(verdict_claim C3.F7.xor "C³ Fig. 7" "1-lev-perm with exclusive-or best for L > 256 B" "§4.3" order "ok=$xor_ok;all=$xor_n" "ok == all" "best at $xor_ok of $xor_n L > 256 B" "$(sens_cause "$tmp/sens-c3f7.csv" 'x["xk"] " of " x["xn"]' 'x["xk"] == x["xn"]' "no parameter in the sensitivity table (p = 64) brings it to the paper's side; suspected: as for 2-lev-r,c, flooding (1-lev-dir) is cheap on links without buffering limits")")."
+echo
+read -r b_rk b_rn b_sk b_xk b_xn < <(awk -F, 'NR == 2 {print $3, $4, $5, $6, $7}' "$tmp/sens-c3f7.csv")
+echo "Sensitivity of [C3.F7.rc], [C3.F7.sq] and [C3.F7.xor], at p = 64 (8×8; the profile gives $b_rk, $b_sk and $b_xk there"
+echo "against $rc_ok, $sq_ok and $xor_ok at p = 256 above), one parameter of profiles/delta.toml per row changed"
+echo "(\"published\" no: none of our sources gives the value; yes: another paper states it):"
+echo
+sens_md "$tmp/sens-c3f7.csv" "2-lev-r,c best, L ≤ 256 B" "of (paper: all)" "2-lev-sq second, L ≤ 256 B (paper: all)" "1-lev-perm:xor best, L > 256 B" "of (paper: all)"
+echo
+echo "[C3.F7.rc]: $(sens_says "$tmp/sens-c3f7.csv" 'x["rk"] " of " x["rn"]' 'x["rk"] == x["rn"]' "2-lev-r,c")."
+echo "[C3.F7.sq]: $(sens_says "$tmp/sens-c3f7.csv" 'x["sk"] " of " x["rn"]' 'x["sk"] == x["rn"]' "2-lev-sq")."
+echo "[C3.F7.xor]: $(sens_says "$tmp/sens-c3f7.csv" 'x["xk"] " of " x["xn"]' 'x["xk"] == x["xn"]' "1-lev-perm:xor")."
+echo
 echo "The emulated switch-over to a 1-level algorithm comes at L = $a2a_one_lev B, and 1-lev-dir"
 echo "(unsynchronised flooding) is best until the exclusive-or permutation takes over (L ${xor_from:-: never})."
 echo "logp-lev-bfly, \"expensive for large message sizes\" (§4.3): at L = $a2a_maxL B the dearest are ${dear1% *}"

@@ -140,3 +140,93 @@ verdict_claim() {
 verdict_table() {
   python3 "$here/tools/repro/check_verdicts.py" --render "$ledger"
 }
+
+# ---------------- Sensitivity to unpublished parameters ----------------
+# profile_with SRC OUT KEY=VALUE...: a copy of the profile SRC with each "KEY = ..." line's value
+# replaced (for a host overhead, "KEY = { base_us = X" gets VALUE as X); exits 2 when SRC has no
+# such line, so a renamed profile field cannot silently leave the copy unchanged.
+profile_with() {
+  local src=$1 out=$2 kv k v; shift 2
+  cp "$src" "$out"
+  for kv in "$@"; do
+    k=${kv%%=*}; v=${kv#*=}
+    case $k in
+      *_overhead) grep -q "^$k = { base_us = [0-9.]*" "$out" || { echo "repro.sh: $src has no '$k = { base_us = ...' line" >&2; exit 2; }
+                  sed -i "s|^\($k = { base_us = \)[0-9.]*|\1$v|" "$out" ;;
+      *) grep -q "^$k = " "$out" || { echo "repro.sh: $src has no '$k = ...' line" >&2; exit 2; }
+         sed -i "s|^$k = .*|$k = $v|" "$out" ;;
+    esac
+  done
+}
+
+# A sensitivity table is a CSV: "variant,published,<metric>,..." — the first row the profile as it
+# is (published = profile), then one row per changed parameter (published = yes where the changed
+# value is itself published: within a measured time's rounding, or another paper's stated value;
+# no where no source gives it). Labels hold no commas.
+# sens_md CSV [HEADER...]: the CSV as a markdown table (HEADER replaces the metric columns' names).
+sens_md() {
+  local f=$1; shift
+  awk -F, -v hdr="$(IFS='|'; echo "$*")" 'NR == 1 {nh = split(hdr, H, "|"); h = "| " $1 " | " $2 " |"; s = "|---|---|"
+      for (i = 3; i <= NF; i++) {h = h " " ((i - 2 <= nh && hdr != "") ? H[i - 2] : $i) " |"; s = s "---:|"}; print h; print s; next}
+    {r = "| " $1 " | " $2 " |"; for (i = 3; i <= NF; i++) r = r " " $i " |"; print r}' "$f"
+}
+# sens_pass CSV SHOW TEST [PUBLISHED]: the rows after the profile's whose metrics pass TEST (an
+# awk expression over x["metric"]) as "variant: SHOW" joined by "; ", SHOW an awk expression over
+# the same x, e.g. "receive set-up ×2 (100 µs): 1.04"; only rows whose published column is
+# PUBLISHED when given. Empty when none passes.
+sens_pass() {
+  awk -F, -v pub="${4:-}" 'NR == 1 {for (i = 1; i <= NF; i++) c[i] = $i; next}
+    NR > 2 && (pub == "" || $2 == pub) {split("", x); for (i = 3; i <= NF; i++) x[c[i]] = $i
+      if ('"$3"') out = out (out == "" ? "" : "; ") $1 ": " ('"$2"')}
+    END {print out}' "$1"
+}
+# sens_cause CSV SHOW TEST OTHERWISE: a verdict's cause from its sensitivity table: "not explained;
+# suspected: <the unpublished parameters that bring it to the paper's side> (sensitivity table: ...)"
+# when some unpublished row passes TEST, else "not explained; OTHERWISE" (OTHERWISE says that no
+# parameter in the table does, and any other hypothesis).
+sens_cause() {
+  local hit
+  hit=$(sens_pass "$1" "$2" "$3" no)
+  if [[ -n $hit ]]; then echo "not explained; suspected: an unpublished parameter (sensitivity table: $hit, on the paper's side)"
+  else echo "not explained; $4"; fi
+}
+# sens_says CSV SHOW TEST WHAT: the sentence under a sensitivity table, computed from it: which rows
+# bring WHAT to the paper's side, or that none does.
+sens_says() {
+  local hit pub
+  hit=$(sens_pass "$1" "$2" "$3" no); pub=$(sens_pass "$1" "$2" "$3" yes)
+  if [[ -z $hit && -z $pub ]]; then echo "no parameter in this table brings $4 to the paper's side"
+  else
+    [[ -n $hit ]] && printf '%s reaches the paper'"'"'s side with %s' "$4" "$hit"
+    [[ -n $hit && -n $pub ]] && printf '; '
+    [[ -n $pub ]] && printf '%s with %s (published values)' "$([[ -n $hit ]] && echo "and" || echo "$4 reaches the paper's side")" "$pub"
+    echo
+  fi
+}
+# sens_between CSV METRIC PAPER: the unpublished rows whose METRIC lies on the other side of the
+# paper's value PAPER from the profile's (so a value of that parameter between the two would meet
+# the paper), as "variant: value" joined by "; ". Empty when none.
+sens_between() {
+  awk -F, -v m="$2" -v p="$3" 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == m) c = i; next}
+    NR == 2 {b = $c; next} $2 == "no" && ($c - p) * (b - p) < 0 {out = out (out == "" ? "" : "; ") $1 ": " $c}
+    END {print out}' "$1"
+}
+# sens_value_cause CSV METRIC PAPER OTHERWISE: sens_cause for a value verdict (within 10% of PAPER),
+# adding the rows that bracket the paper's value when none reaches it.
+sens_value_cause() {
+  local test="(x[\"$2\"] / $3 - 1 <= 0.10 && 1 - x[\"$2\"] / $3 <= 0.10)" hit br base
+  hit=$(sens_pass "$1" "x[\"$2\"]" "$test" no); br=$(sens_between "$1" "$2" "$3")
+  base=$(awk -F, -v m="$2" 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == m) c = i} NR == 2 {print $c}' "$1")
+  if [[ -n $hit ]]; then echo "not explained; suspected: an unpublished parameter (sensitivity table: $hit, within 10% of the paper's $3)"
+  elif [[ -n $br ]]; then echo "not explained; suspected: an unpublished parameter (sensitivity table: the paper's $3 lies between the profile's $base and $br)"
+  else echo "not explained; $4"; fi
+}
+# sens_value_says CSV METRIC PAPER WHAT: sens_says for a value verdict, with the bracketing rows.
+sens_value_says() {
+  local test="(x[\"$2\"] / $3 - 1 <= 0.10 && 1 - x[\"$2\"] / $3 <= 0.10)" br base
+  br=$(sens_between "$1" "$2" "$3")
+  base=$(awk -F, -v m="$2" 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == m) c = i} NR == 2 {print $c}' "$1")
+  printf '%s' "$(sens_says "$1" "x[\"$2\"]" "$test" "$4")"
+  [[ -z $br ]] || printf '; the paper'"'"'s %s lies between the profile'"'"'s %s and %s, so that parameter, between the two values, would meet it' "$3" "$base" "$br"
+  echo
+}

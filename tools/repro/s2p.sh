@@ -79,6 +79,66 @@ r2() {
 # pays CSV DIST [XCOL MAXX]: "k n", as pct_range counts them.
 pays() { pct_range "$@" | sed 's/.*pays in \([0-9]*\) of \([0-9]*\)/\1 \2/'; echo; }
 
+# ---------------- Sensitivity: the runs of tools/repro/s2p_sens.sh ----------------
+for pid in "${s2p_sens_pids[@]}"; do wait "$pid"; done
+# The numbers each off verdict below tests, as functions of one run's CSVs: the verdicts call them
+# on the profile's runs, the sensitivity tables on each variant's.
+m2() {  # Fig. 2 CSV: "2-Step's time at s = 100 over s = 10" "the broadcasts' slowest over fastest, worst s"
+  echo "$(ratio "$(value "$1" time_us algo=2-step s=100)" "$(value "$1" time_us algo=2-step s=10)")" \
+    "$(awk -F, 'NR > 1 && $2 ~ /^br-/ {k = $4; if (!(k in lo) || $6 + 0 < lo[k]) lo[k] = $6 + 0; if ($6 + 0 > hi[k]) hi[k] = $6 + 0}
+      END {for (k in lo) if (hi[k] / lo[k] > m) m = hi[k] / lo[k]; printf "%.2f", m}' "$1")"
+}
+xor_best() { ratio "$(value "$1" time_us algo=xor)" "$(awk -F, 'NR > 1 && (m == "" || $6 + 0 < m) {m = $6 + 0} END {print m}' "$1")"; }
+m5() {  # Fig. 5 CSV: "algorithms slower on block and cross" "of" "Br_Lin/best on block" "on cross" "Br_Lin best on both"
+  awk -F, 'NR > 1 {t[$2, $3] = $6 + 0; a[$2] = 1; d[$3] = 1; if (!(($3) in b) || $6 + 0 < b[$3]) b[$3] = $6 + 0}
+    END {for (x in a) {n++; ok = 1; for (y in d) if (y != "block" && y != "cross" && !(t[x, "block"] > t[x, y] && t[x, "cross"] > t[x, y])) ok = 0; k += ok}
+         printf "%d %d %.2f %.2f %s\n", k, n, t["br-lin", "block"] / b["block"], t["br-lin", "cross"] / b["cross"],
+           (t["br-lin", "block"] <= b["block"] && t["br-lin", "cross"] <= b["cross"]) ? "yes" : "no"}' "$1"
+}
+m6() {  # Fig. 6 CSV: "steps of s at which Br_xy_source gets faster" "steps"
+  awk -F, 'NR > 1 && $2 == "br-xy-source" {t[++n] = $6 + 0} END {for (i = 2; i <= n; i++) {m++; if (t[i] < t[i - 1]) k++}; print k + 0, m + 0}' "$1"
+}
+m8() {  # Fig. 8 CSV: "pays on equal" "of" "cross gain min (ms)" "max" "band's worst cost (%)" "Repos_Lin pays" "Repos_xy_source pays" "of"
+  local x=$tmp/m8-xy.csv l=$tmp/m8-lin.csv g=$tmp/m8-ms.csv
+  pct_csv "$1" dist,s br-xy-source repos-xy-source > "$x"
+  pct_csv "$1" dist,s br-lin repos-lin > "$l"
+  awk -F, 'NR == 1 {print "dist,s,gain_ms"; next} $2 == "br-xy-source" {b[$3 "," $4] = $6; o[++n] = $3 "," $4} $2 == "repos-xy-source" {r[$3 "," $4] = $6}
+    END {for (i = 1; i <= n; i++) printf "%s,%.2f\n", o[i], (b[o[i]] - r[o[i]]) / 1000}' "$1" > "$g"
+  echo "$(pays "$x" equal)" "$(col_range "$g" cross gain_ms | sed 's/ to / /')" \
+    "$(awk -F, 'NR > 1 && $1 == "band" && (m == "" || $3 < m) {m = $3} END {printf "%.1f", -m}' "$x")" \
+    "$(awk -F, 'NR > 1 {if ($3 > 0) k++} END {print k + 0}' "$l")" \
+    "$(awk -F, 'NR > 1 {n++; if ($3 > 0) k++} END {print k + 0, n}' "$x")"
+}
+m9() {  # Fig. 9 CSV: "L < 1 KB at which repositioning pays on cross" "of" "(distribution, L) cases it pays on the others"
+  local x=$tmp/m9.csv
+  pct_csv "$1" dist,bytes br-xy-source repos-xy-source > "$x"
+  echo "$(pays "$x" cross bytes 1024)" "$(for d in equal band block; do pays "$x" "$d" bytes 1024; done | awk '{k += $1} END {print k + 0}')"
+}
+# The variants' labels (tools/repro/s2p_sens.sh) and files: TAG base is the profile's own runs.
+s2p_label() {
+  local v
+  case $1 in
+    base) echo "profiles/paragon.toml (the runs above)" ;;
+    L05) echo "L = $((s2p_L / 2)) B (×0.5; L was lost in the extraction)" ;;
+    L2) echo "L = $((s2p_L * 2)) B (×2)" ;;
+    *) for v in "${s2p_variants[@]}"; do [[ ${v%%|*} == "$1" ]] && { v=${v#*|}; echo "${v%%|*}"; }; done ;;
+  esac
+}
+sf() { if [[ $1 == base ]]; then echo "$tmp/s2p-$2.csv"; else echo "$tmp/s2p-sens$3-$1.csv"; fi; }
+s2p_tags=base$(for v in "${s2p_variants[@]}"; do printf ' %s' "${v%%|*}"; done)
+{ echo "variant,published,g2,slight"; for t in $s2p_tags L05 L2; do echo "$(s2p_label $t),$([[ $t == base ]] && echo profile || echo no),$(m2 "$(sf $t fig2 2)" | tr ' ' ,)"; done; } > "$tmp/sens-s2p2.csv"
+{ echo "variant,published,x4,x16"; for t in $s2p_tags L05 L2; do echo "$(s2p_label $t),$([[ $t == base ]] && echo profile || echo no),$(xor_best "$(sf $t fig4-2 4a)"),$(xor_best "$(sf $t fig4-4 4b)")"; done; } > "$tmp/sens-s2p4.csv"
+{ echo "variant,published,k,n,lb,lc,linbest"; for t in $s2p_tags L05 L2; do echo "$(s2p_label $t),$([[ $t == base ]] && echo profile || echo no),$(m5 "$(sf $t fig5 5)" | tr ' ' ,)"; done; } > "$tmp/sens-s2p5.csv"
+{ echo "variant,published,k,n"; for t in $s2p_tags; do echo "$(s2p_label $t),$([[ $t == base ]] && echo profile || echo no),$(m6 "$(sf $t fig6 6)" | tr ' ' ,)"; done; } > "$tmp/sens-s2p6.csv"
+{ echo "variant,published,eqk,eqn,cmin,cmax,band,lnk,xyk,n"; for t in base $s2p_f8_tags; do echo "$(s2p_label $t),$([[ $t == base ]] && echo profile || echo no),$(m8 "$(sf $t fig8 8)" | tr ' ' ,)"; done; } > "$tmp/sens-s2p8.csv"
+{ echo "variant,published,ck,cn,other"; for t in $s2p_tags; do echo "$(s2p_label $t),$([[ $t == base ]] && echo profile || echo no),$(m9 "$(sf $t fig9 9)" | tr ' ' ,)"; done; } > "$tmp/sens-s2p9.csv"
+nohit="no parameter in the sensitivity table brings it to the paper's side"
+sens_intro() {
+  echo "Sensitivity of $1 (one parameter per row changed; \"published\" no: none of our sources gives"
+  echo "the value; the first row repeats the numbers of the verdicts above${2:+; $2}):"
+  echo
+}
+
 echo "## s-to-p broadcasting (Hambrusch et al.) Figs. 2-9 on the Paragon profile"
 echo
 echo "All runs: the plans of docs/s-to-p.md on the \`paragon\` profile, row-major ranks, blocking"
@@ -118,11 +178,17 @@ echo "Winner by s: $f2_win. 2-Step and Xor are both slower than the best of the 
 echo "$f2_ok of $f2_n s $(verdict_claim S2.poor "s-to-p Fig. 2" "2-Step and Xor are not efficient (slower than the best of Br_Lin, Br_xy_source, Br_xy_dim at every s)" "§5.1, Fig. 2" order "ok=$f2_ok;all=$f2_n" "ok == all" "$f2_ok of $f2_n s" "not explained")"
 echo "(Xor pays its p − 1 sends even for one source: $(ms "$(value "$tmp/s2p-fig2.csv" time_us algo=xor s=1)") ms at s = 1 against"
 echo "$(ms "$(value "$tmp/s2p-fig2.csv" time_us algo=br-xy-source s=1)") ms for Br_xy_source). From s = 10 to 100 (s grows 10×) 2-Step grows $g2×"
-echo "$(verdict_claim S2.2step "s-to-p Fig. 2" "2-Step grows faster than s (from s = 10 to 100 by more than 10×)" "§5.1, Fig. 2" claim "g=$g2" "g > 10" "$g2× from s = 10 to 100; largest time at s = $pk_s" "not explained") (its largest time is $pk_t ms, at s = $pk_s). The three broadcasts"
+echo "$(verdict_claim S2.2step "s-to-p Fig. 2" "2-Step grows faster than s (from s = 10 to 100 by more than 10×)" "§5.1, Fig. 2" claim "g=$g2" "g > 10" "$g2× from s = 10 to 100; largest time at s = $pk_s" "$(sens_cause "$tmp/sens-s2p2.csv" 'x["g2"] "×"' 'x["g2"] > 10' "$nohit")") (its largest time is $pk_t ms, at s = $pk_s). The three broadcasts"
 echo "grow linearly: the least R² of a straight line through each one's times for s = 10 … 100 is $r2min"
 echo "$(verdict_claim S2.lin "s-to-p Fig. 2" "Br_Lin, Br_xy_source and Br_xy_dim grow linearly in s (R² ≥ 0.95 for s = 10 … 100)" "§5.1, Fig. 2" claim "r=$r2min" "r >= 0.95" "least R² $r2min" "not explained");"
-echo "they differ by at most $slight× at any s $(verdict_claim S2.slight "s-to-p Fig. 2" "the three broadcasts differ only slightly (at most 10% at every s)" "§5.1, Fig. 2" claim "m=$slight" "m <= 1.10" "slowest over fastest at worst $slight" "not explained")"
+echo "they differ by at most $slight× at any s $(verdict_claim S2.slight "s-to-p Fig. 2" "the three broadcasts differ only slightly (at most 10% at every s)" "§5.1, Fig. 2" claim "m=$slight" "m <= 1.10" "slowest over fastest at worst $slight" "$(sens_cause "$tmp/sens-s2p2.csv" 'x["slight"]' 'x["slight"] <= 1.10' "$nohit")")"
 echo "(Br_xy_source and Br_xy_dim coincide on the equal distribution here: both pick the same dimension first)."
+echo
+sens_intro "[S2.2step] and [S2.slight]"
+sens_md "$tmp/sens-s2p2.csv" "2-Step, time at s = 100 over s = 10 (paper: > 10)" "the three broadcasts, slowest over fastest at the worst s (paper: ≤ 1.10)"
+echo
+echo "[S2.2step]: $(sens_says "$tmp/sens-s2p2.csv" 'x["g2"] "×"' 'x["g2"] > 10' "2-Step's growth"). [S2.slight]:"
+echo "$(sens_says "$tmp/sens-s2p2.csv" 'x["slight"]' 'x["slight"] <= 1.10' "the broadcasts' spread")."
 echo
 echo "### Fig. 3: time against message length (10×10, s = 30, right diagonal)"
 echo
@@ -158,7 +224,12 @@ x4=$(ratio "$(value "$tmp/s2p-fig4.csv" time_us algo=xor p=4)" "$(best4p 4)")
 x16=$(ratio "$(value "$tmp/s2p-fig4.csv" time_us algo=xor p=16)" "$(best4p 16)")
 x256=$(ratio "$(value "$tmp/s2p-fig4.csv" time_us algo=xor p=256)" "$(best4p 256)")
 echo "Winner by p: $f4_win. Xor against the best: ${x4}× at p = 4, ${x16}× at p = 16 and ${x256}× at p = 256"
-echo "$(verdict_claim S4.xor "s-to-p Fig. 4" "Xor as good as any other algorithm (within 10% of the best) for 4 to 16 processors" "§5.1, Fig. 4" claim "a=$x4;b=$x16" "a <= 1.10 && b <= 1.10" "${x4}× the best at p = 4, ${x16}× at p = 16" "not explained")."
+echo "$(verdict_claim S4.xor "s-to-p Fig. 4" "Xor as good as any other algorithm (within 10% of the best) for 4 to 16 processors" "§5.1, Fig. 4" claim "a=$x4;b=$x16" "a <= 1.10 && b <= 1.10" "${x4}× the best at p = 4, ${x16}× at p = 16" "$(sens_cause "$tmp/sens-s2p4.csv" 'x["x4"] "× / " x["x16"] "×"' 'x["x4"] <= 1.10 && x["x16"] <= 1.10' "$nohit")")."
+echo
+sens_intro "[S4.xor]"
+sens_md "$tmp/sens-s2p4.csv" "Xor over the best, p = 4" "Xor over the best, p = 16 (paper: both ≤ 1.10)"
+echo
+echo "[S4.xor]: $(sens_says "$tmp/sens-s2p4.csv" 'x["x4"] "× / " x["x16"] "×"' 'x["x4"] <= 1.10 && x["x16"] <= 1.10' "Xor at p = 4 and 16")."
 echo
 echo "### Fig. 5: the three broadcast algorithms on each distribution (10×10)"
 echo
@@ -183,11 +254,19 @@ echo "$(awk -v a="$(xs row)" -v b="$(xs col)" -v c="$(xs equal)" -v d="$(xs diag
   lo = a; hi = a; n = split(b " " c " " d " " e, v, " "); for (i = 1; i <= n; i++) { if (v[i] < lo) lo = v[i]; if (v[i] > hi) hi = v[i] }
   printf "%.2f to %.2f ms", lo / 1000, hi / 1000 }'); on block $(ms "$(xs block)") ms and cross $(ms "$(xs cross)") ms. Block and cross are"
 echo "slower than every other distribution for $bc_ok of the $bc_n algorithms"
-echo "$(verdict_claim S5.bc "s-to-p Fig. 5" "all three algorithms slower on block and cross than on the other distributions" "§5.1, Fig. 5" order "ok=$bc_ok;all=$bc_n" "ok == all" "$bc_ok of $bc_n algorithms" "not explained; suspected: our cross and block generators (docs/s-to-p.md) may not be the paper's, whose definitions the extraction garbled")."
+echo "$(verdict_claim S5.bc "s-to-p Fig. 5" "all three algorithms slower on block and cross than on the other distributions" "§5.1, Fig. 5" order "ok=$bc_ok;all=$bc_n" "ok == all" "$bc_ok of $bc_n algorithms" "$(sens_cause "$tmp/sens-s2p5.csv" 'x["k"] " of " x["n"]' 'x["k"] == x["n"]' "$nohit; suspected: our cross and block generators (docs/s-to-p.md) may not be the paper's, whose definitions the extraction garbled")")."
 echo "On block and cross Br_Lin takes $(ms "$(f5t br-lin block)") and $(ms "$(f5t br-lin cross)") ms against the best $(ms "$(awk -F, 'NR > 1 && $3 == "block" && (m == "" || $6 + 0 < m) {m = $6 + 0} END {print m}' "$tmp/s2p-fig5.csv")") and"
-echo "$(ms "$(awk -F, 'NR > 1 && $3 == "cross" && (m == "" || $6 + 0 < m) {m = $6 + 0} END {print m}' "$tmp/s2p-fig5.csv")") ms $(verdict_claim S5.lin "s-to-p Fig. 5" "Br_Lin best on block and cross" "§5.1, Fig. 5" order "lb=$(f5t br-lin block);xb=$(f5t br-xy-source block);db=$(f5t br-xy-dim block);lc=$(f5t br-lin cross);xc=$(f5t br-xy-source cross);dc=$(f5t br-xy-dim cross)" "lb <= xb && lb <= db && lc <= xc && lc <= dc" "Br_Lin $(ms "$(f5t br-lin block)") / $(ms "$(f5t br-lin cross)") ms on block / cross" "not explained; suspected: as above, the block and cross generators")."
+echo "$(ms "$(awk -F, 'NR > 1 && $3 == "cross" && (m == "" || $6 + 0 < m) {m = $6 + 0} END {print m}' "$tmp/s2p-fig5.csv")") ms $(verdict_claim S5.lin "s-to-p Fig. 5" "Br_Lin best on block and cross" "§5.1, Fig. 5" order "lb=$(f5t br-lin block);xb=$(f5t br-xy-source block);db=$(f5t br-xy-dim block);lc=$(f5t br-lin cross);xc=$(f5t br-xy-source cross);dc=$(f5t br-xy-dim cross)" "lb <= xb && lb <= db && lc <= xc && lc <= dc" "Br_Lin $(ms "$(f5t br-lin block)") / $(ms "$(f5t br-lin cross)") ms on block / cross" "$(sens_cause "$tmp/sens-s2p5.csv" 'x["lb"] "× / " x["lc"] "×"' 'x["linbest"] == "yes"' "$nohit; suspected: as above, the block and cross generators")")."
 echo "Br_xy_dim on the row distribution takes ${dimrow}× Br_xy_source's time (it starts along the rows,"
 echo "which are full of sources) $(verdict_claim S5.dim "s-to-p Fig. 5" "Br_xy_dim much slower (more than 10%) than Br_xy_source on the row distribution" "§5.1, Fig. 5" claim "r=$dimrow" "r > 1.10" "${dimrow}×" "not explained")."
+echo
+sens_intro "[S5.bc] and [S5.lin]"
+sens_md "$tmp/sens-s2p5.csv" "algorithms slower on block and cross than elsewhere" "of (paper: all)" "Br_Lin over the best, block" "cross" "Br_Lin best on both (paper: yes)"
+echo
+echo "[S5.bc]: $(sens_says "$tmp/sens-s2p5.csv" 'x["k"] " of " x["n"]' 'x["k"] == x["n"]' "the block-and-cross ordering"). [S5.lin]:"
+echo "$(sens_says "$tmp/sens-s2p5.csv" 'x["lb"] "× / " x["lc"] "×"' 'x["linbest"] == "yes"' "Br_Lin on block and cross"). The table cannot"
+echo "vary the block and cross generators themselves (docs/s-to-p.md), our reading of definitions the"
+echo "extraction garbled."
 echo
 echo "### Fig. 6: total message size fixed at 80 KB (10×10, right diagonal)"
 echo
@@ -215,7 +294,12 @@ echo "With the OSF/1 profile: $(ms "$f6_5") ms at s = 5 $(verdict_value S6.t5 "s
 echo "$(ms "$f6_40") ms at s = 40 $(verdict_value S6.t40 "s-to-p Fig. 6" "Br_xy_source, 40 sources of 2 KB, right diagonal (ms)" "about 7.3 ms (§5.1, Fig. 6)" 7.3 "$(ms "$f6_40")" "not explained"),"
 echo "ratio $(ratio "$f6_5" "$f6_40") $(verdict_value S6.ratio "s-to-p Fig. 6" "Br_xy_source time at s = 5 over s = 40" "11.4 / 7.3 = 1.56" 1.56 "$(ratio "$f6_5" "$f6_40")" "not explained"). Winner by s: $f6_win."
 echo "Br_xy_source gets faster from one s to the next at $mono_ok of the $mono_n steps"
-echo "$(verdict_claim S6.mono "s-to-p Fig. 6" "more sources (the same 80 KB) are faster at every step of s" "§5.1, Fig. 6" order "ok=$mono_ok;all=$mono_n" "ok == all" "faster at $mono_ok of $mono_n steps of s" "not explained; suspected: how the diagonals of Dr(s) line up with the halving partners changes with s")."
+echo "$(verdict_claim S6.mono "s-to-p Fig. 6" "more sources (the same 80 KB) are faster at every step of s" "§5.1, Fig. 6" order "ok=$mono_ok;all=$mono_n" "ok == all" "faster at $mono_ok of $mono_n steps of s" "$(sens_cause "$tmp/sens-s2p6.csv" 'x["k"] " of " x["n"]' 'x["k"] == x["n"]' "$nohit; suspected: how the diagonals of Dr(s) line up with the halving partners changes with s")")."
+echo
+sens_intro "[S6.mono]"
+sens_md "$tmp/sens-s2p6.csv" "steps of s at which Br_xy_source gets faster" "of (paper: all)"
+echo
+echo "[S6.mono]: $(sens_says "$tmp/sens-s2p6.csv" 'x["k"] " of " x["n"]' 'x["k"] == x["n"]' "the monotone decrease")."
 echo
 echo "**Which Paragon.** The paper names neither the operating system nor a machine figure. We assume"
 echo "OSF/1 AD: with NAS's SUNMOS figures the same broadcast would take the third row's times, far"
@@ -286,19 +370,19 @@ read -r be_k be_n < <(awk -F, 'NR > 1 && $2 <= 128 {n++; if ($3 > 0) k++} END {p
 read -r c9_k c9_n < <(pays "$tmp/s2p-fig9-pct.csv" cross bytes 1024)
 o9=$(for d in equal band block; do pays "$tmp/s2p-fig9-pct.csv" "$d" bytes 1024; done | awk '{k += $1} END {print k + 0}')
 echo "Fig. 8 (§5.2): repositioning pays for every distribution but band; on equal it pays in $eq_k of $eq_n s"
-echo "$(verdict_claim S8.equal "s-to-p Fig. 8" "repositioning pays on the equal distribution (at more than half of the s)" "§5.2, Fig. 8" claim "k=$eq_k;n=$eq_n" "2 * k > n" "pays at $eq_k of $eq_n s" "not explained; suspected: our E(s), the paper's own definition (§4), puts the sources on whole columns or a regular lattice, already a good input for Br_xy_source")"
+echo "$(verdict_claim S8.equal "s-to-p Fig. 8" "repositioning pays on the equal distribution (at more than half of the s)" "§5.2, Fig. 8" claim "k=$eq_k;n=$eq_n" "2 * k > n" "pays at $eq_k of $eq_n s" "$(sens_cause "$tmp/sens-s2p8.csv" 'x["eqk"] " of " x["eqn"]' '2 * x["eqk"] > x["eqn"]' "$nohit; suspected: our E(s), the paper's own definition (§4), puts the sources on whole columns or a regular lattice, already a good input for Br_xy_source")")"
 cross_min=$(col_range "$tmp/s2p-fig8-ms.csv" cross gain_ms | sed 's/ to .*//')
 echo "— gains significantly on cross and square block: median gains equal $(med equal)%, cross $(med cross)%,"
 echo "band $(med band)%, block $(med block)% $(verdict_claim S8.cross "s-to-p Fig. 8" "repositioning gains most on cross and square block (their median gains the two largest)" "§5.2" order "c=$(med cross);e=$(med equal);b=$(med band);k=$(med block)" "c > e && c > b && k > e && k > b" "median gains: cross $(med cross)%, block $(med block)%, equal $(med equal)%, band $(med band)%" "not explained; suspected: our cross generator (see Fig. 5)")"
-echo "(on cross between $cross_min and $cross_max ms: the smallest $(verdict_value S8.cross-min "s-to-p Fig. 8" "smallest gain by repositioning on cross (ms)" "13 ms (§5.2: between 13 and 31 ms)" 13 "$cross_min" "not explained; suspected: our cross generator (see Fig. 5)"),"
-echo "the largest $(verdict_value S8.cross-ms "s-to-p Fig. 8" "largest gain by repositioning on cross (ms)" "31 ms (§5.2: between 13 and 31 ms)" 31 "$cross_max" "not explained"));"
-echo "costs up to 6.5% on band — at worst $band_min% $(verdict_value S8.band "s-to-p Fig. 8" "largest cost of repositioning on band (%)" "up to 6.5% (§5.2)" 6.5 "$band_min" "not explained");"
+echo "(on cross between $cross_min and $cross_max ms: the smallest $(verdict_value S8.cross-min "s-to-p Fig. 8" "smallest gain by repositioning on cross (ms)" "13 ms (§5.2: between 13 and 31 ms)" 13 "$cross_min" "$(sens_value_cause "$tmp/sens-s2p8.csv" cmin 13 "$nohit; suspected: our cross generator (see Fig. 5)")"),"
+echo "the largest $(verdict_value S8.cross-ms "s-to-p Fig. 8" "largest gain by repositioning on cross (ms)" "31 ms (§5.2: between 13 and 31 ms)" 31 "$cross_max" "$(sens_value_cause "$tmp/sens-s2p8.csv" cmax 31 "$nohit")"));"
+echo "costs up to 6.5% on band — at worst $band_min% $(verdict_value S8.band "s-to-p Fig. 8" "largest cost of repositioning on band (%)" "up to 6.5% (§5.2)" 6.5 "$band_min" "$(sens_value_cause "$tmp/sens-s2p8.csv" band 6.5 "$nohit")");"
 echo "pays significantly on block — in $bl_k of $bl_n s $(verdict_claim S8.block "s-to-p Fig. 8" "repositioning pays on block (at more than half of the s)" "§5.2, Fig. 8" claim "k=$bl_k;n=$bl_n" "2 * k > n" "pays at $bl_k of $bl_n s" "not explained")."
 echo "The paper's conclusion, repositioning pays unless s > p/2 (among other conditions): above"
 echo "s = p/2 = 128 it pays in $ab_k of $ab_n cases, at s ≤ 128 in $be_k of $be_n"
 echo "$(verdict_claim S8.half "s-to-p Figs. 8-9" "repositioning pays less often above s = p/2 than below" "§5.2" order "above=$ab_k;na=$ab_n;below=$be_k;nb=$be_n" "above / na < below / nb" "$ab_k of $ab_n above, $be_k of $be_n below" "not explained")."
 echo "Fig. 9 (§5.2): below 1 KB only cross pays — cross pays at $c9_k of $c9_n such L, the other three"
-echo "distributions at $o9 $(verdict_claim S9.below1k "s-to-p Fig. 9" "below 1 KB repositioning pays only on cross (at every such L)" "§5.2, Fig. 9" claim "ck=$c9_k;cn=$c9_n;other=$o9" "ck == cn && other == 0" "cross $c9_k of $c9_n, the others $o9 (distribution, L) cases" "not explained")."
+echo "distributions at $o9 $(verdict_claim S9.below1k "s-to-p Fig. 9" "below 1 KB repositioning pays only on cross (at every such L)" "§5.2, Fig. 9" claim "ck=$c9_k;cn=$c9_n;other=$o9" "ck == cn && other == 0" "cross $c9_k of $c9_n, the others $o9 (distribution, L) cases" "$(sens_cause "$tmp/sens-s2p9.csv" 'x["ck"] " of " x["cn"] ", others " x["other"]' 'x["ck"] == x["cn"] && x["other"] == 0' "$nohit")")."
 echo "The curves are jagged: whether a distribution's rows pair up in the first halving steps changes"
 echo "from one s to the next, and the emulator shows every such effect without the measurement noise"
 echo "(and averaging) that smoothed the paper's curves."
@@ -319,8 +403,22 @@ echo
 read -r ln_k ln_n < <(awk -F, 'NR > 1 {n++; if ($3 > 0) k++} END {print k + 0, n}' "$tmp/s2p-fig8-lin.csv")
 read -r xy_k xy_n < <(awk -F, 'NR > 1 {n++; if ($3 > 0) k++} END {print k + 0, n}' "$tmp/s2p-fig8-pct.csv")
 echo "Repos_Lin pays in $ln_k of $ln_n of these configurations, Repos_xy_source in $xy_k of $xy_n"
-echo "$(verdict_claim S8.lin "s-to-p Fig. 8" "repositioning for Br_Lin gives similar results (pays in as many configurations, within 10% of all of them)" "§5.2" claim "a=$ln_k;b=$xy_k;n=$ln_n" "a - b <= 0.10 * n && b - a <= 0.10 * n" "$ln_k against $xy_k of $ln_n" "not explained")."
+echo "$(verdict_claim S8.lin "s-to-p Fig. 8" "repositioning for Br_Lin gives similar results (pays in as many configurations, within 10% of all of them)" "§5.2" claim "a=$ln_k;b=$xy_k;n=$ln_n" "a - b <= 0.10 * n && b - a <= 0.10 * n" "$ln_k against $xy_k of $ln_n" "$(sens_cause "$tmp/sens-s2p8.csv" 'x["lnk"] " against " x["xyk"]' 'x["lnk"] - x["xyk"] <= 0.10 * x["n"] && x["xyk"] - x["lnk"] <= 0.10 * x["n"]' "$nohit")")."
 echo "Our Repos_Lin repositions onto the left diagonal (its ideal distribution, docs/s-to-p.md)."
+echo
+sens_intro "[S8.equal], [S8.cross-min], [S8.cross-ms], [S8.band] and [S8.lin]" "Fig. 8's runs are the dearest, so only two parameters are varied"
+sens_md "$tmp/sens-s2p8.csv" "pays on equal" "of (paper: > half)" "cross gain, least (ms; paper 13)" "largest (paper 31)" "band's worst cost (%; paper 6.5)" "Repos_Lin pays" "Repos_xy_source pays" "of (paper: similar)"
+echo
+echo "[S8.equal]: $(sens_says "$tmp/sens-s2p8.csv" 'x["eqk"] " of " x["eqn"]' '2 * x["eqk"] > x["eqn"]' "the equal distribution's count")."
+echo "[S8.cross-min]: $(sens_value_says "$tmp/sens-s2p8.csv" cmin 13 "the least gain on cross (ms)")."
+echo "[S8.cross-ms]: $(sens_value_says "$tmp/sens-s2p8.csv" cmax 31 "the largest gain on cross (ms)")."
+echo "[S8.band]: $(sens_value_says "$tmp/sens-s2p8.csv" band 6.5 "band's worst cost (%)")."
+echo "[S8.lin]: $(sens_says "$tmp/sens-s2p8.csv" 'x["lnk"] " against " x["xyk"]' 'x["lnk"] - x["xyk"] <= 0.10 * x["n"] && x["xyk"] - x["lnk"] <= 0.10 * x["n"]' "Repos_Lin's count")."
+echo
+sens_intro "[S9.below1k]"
+sens_md "$tmp/sens-s2p9.csv" "L < 1 KB at which repositioning pays on cross" "of (paper: all)" "(distribution, L) cases it pays on the others (paper: 0)"
+echo
+echo "[S9.below1k]: $(sens_says "$tmp/sens-s2p9.csv" 'x["ck"] " of " x["cn"] ", others " x["other"]' 'x["ck"] == x["cn"] && x["other"] == 0' "Fig. 9 below 1 KB")."
 echo
 part_best=$(awk -F, 'NR > 1 && (m == "" || $3 > m) {m = $3} END {printf "%+.1f", m}' "$tmp/s2p-fig8-part.csv")
 part_pays=$(awk -F, 'NR > 1 && $3 > 0 {k++} NR > 1 {n++} END {printf "%d of %d", k, n}' "$tmp/s2p-fig8-part.csv")

@@ -5,10 +5,20 @@
 s2p_five=br-lin,br-xy-source,br-xy-dim,xor,2-step
 s2p_three=br-lin,br-xy-source,br-xy-dim
 s2p_L=4096  # L for Figs. 2, 4, 5 (lost in the extraction); Fig. 7 states 4K
+s2p_f2s=1,2,4,8,10,20,30,40,50,60,70,80,90,100  # Fig. 2's s
+s2p_f6s="5 8 10 16 20 32 40"  # Fig. 6's s (L = 80 KB / s)
+s2p_dists=row,col,equal,diag-right,diag-left,band,block,cross  # Fig. 5
+# Fig. 8: 16x16, L = 6K, s = 16..192, including s that are not multiples of 16 (those put E(s) in
+# whole columns of the 16x16 mesh).
+s2p_rdists=equal,cross,band,block
+s2p_f8s=16,24,32,40,48,64,75,80,96,100,112,128,144,160,176,192
+# The sensitivity runs (tools/repro/s2p_sens.sh) start first: their Fig. 8 runs go to the
+# background and overlap the runs below.
+. "$here/tools/repro/s2p_sens.sh"
 
 # Fig. 2: s = 1..100, equal distribution, 10x10.
 "$rp" s2p --machine paragon --mesh 10x10 --algos "$s2p_five" --dists equal \
-  --sources 1,2,4,8,10,20,30,40,50,60,70,80,90,100 --bytes "$s2p_L" > "$tmp/s2p-fig2.csv"
+  --sources "$s2p_f2s" --bytes "$s2p_L" > "$tmp/s2p-fig2.csv"
 # Fig. 3: L = 32 B..16 KB, s = 30, right diagonal, 10x10.
 "$rp" s2p --machine paragon --mesh 10x10 --algos "$s2p_five" --dists diag-right --sources 30 \
   --bytes 32,64,128,256,512,1024,2048,4096,8192,16384 > "$tmp/s2p-fig3.csv"
@@ -21,14 +31,13 @@ for n in 2 4 6 8 10 12 14 16; do
   csv_body "$tmp/s2p-fig4-$n.csv" | awk -v p="$p" '{print $0 "," p}' >> "$tmp/s2p-fig4.csv"
 done
 # Fig. 5: 10x10, s = 30, every distribution, the three broadcast algorithms.
-s2p_dists=row,col,equal,diag-right,diag-left,band,block,cross
 "$rp" s2p --machine paragon --mesh 10x10 --algos "$s2p_three" --dists "$s2p_dists" --sources 30 \
   --bytes "$s2p_L" > "$tmp/s2p-fig5.csv"
 awk -F, -v list="$s2p_dists" 'BEGIN {n = split(list, d, ","); for (i = 1; i <= n; i++) idx[d[i]] = i}
   NR == 1 {print $0 ",dist_index"; next} {print $0 "," idx[$3]}' "$tmp/s2p-fig5.csv" > "$tmp/s2p-fig5i.csv"
 # Fig. 6: 10x10, right diagonal, total message size s·L = 80 KB.
 echo "mesh,algo,dist,s,bytes,time_us" > "$tmp/s2p-fig6.csv"
-for s in 5 8 10 16 20 32 40; do
+for s in $s2p_f6s; do
   "$rp" s2p --machine paragon --mesh 10x10 --algos "$s2p_three" --dists diag-right --sources "$s" \
     --bytes $((81920 / s)) > "$tmp/s2p-fig6-$s.csv"
   csv_body "$tmp/s2p-fig6-$s.csv" >> "$tmp/s2p-fig6.csv"
@@ -53,11 +62,8 @@ done
 "$rp" s2p --machine paragon --mesh 2x60,3x40,4x30,5x24,6x20,8x15,10x12 --algos br-lin --dists equal \
   --sources 10,30,60 --bytes 4096 > "$tmp/s2p-fig7.csv"
 awk -F, 'NR == 1 {print $0 ",rows,sources"; next} {split($1, d, "x"); print $0 "," d[1] ",s = " $4}' "$tmp/s2p-fig7.csv" > "$tmp/s2p-fig7r.csv"
-# Fig. 8: 16x16, L = 6K, s = 16..192, including s that are not multiples of 16 (those put E(s) in
-# whole columns of the 16x16 mesh); Repos_xy_source and Part_xy_source against Br_xy_source, and
-# Repos_Lin and Part_Lin against Br_Lin.
-s2p_rdists=equal,cross,band,block
-s2p_f8s=16,24,32,40,48,64,75,80,96,100,112,128,144,160,176,192
+# Fig. 8: Repos_xy_source and Part_xy_source against Br_xy_source, and Repos_Lin and Part_Lin
+# against Br_Lin.
 "$rp" s2p --machine paragon --mesh 16x16 --algos br-xy-source,repos-xy-source,part-xy-source,br-lin,repos-lin,part-lin \
   --dists "$s2p_rdists" --sources "$s2p_f8s" --bytes 6144 > "$tmp/s2p-fig8.csv"
 pct_csv "$tmp/s2p-fig8.csv" dist,s br-xy-source repos-xy-source > "$tmp/s2p-fig8-pct.csv"
