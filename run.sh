@@ -29,7 +29,7 @@ WERROR=OFF
 
 PACKAGES=(g++ cmake make pkg-config libhwloc-dev libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev libboost-dev libomp-dev graphviz util-linux
-  libcpp-httplib-dev chromium chromium-driver python3-selenium fonts-dejavu-core spin
+  libcpp-httplib-dev libgraphviz-dev chromium chromium-driver python3-selenium fonts-dejavu-core spin
   openmpi-bin libopenmpi-dev libboost-context-dev dpkg-dev file pybind11-dev python3-numpy python3-matplotlib
   python3-pytest)
 # Only `./run.sh fuzz` builds with clang (libFuzzer, ASan, UBSan): the rest never needs it.

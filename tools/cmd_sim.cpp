@@ -20,6 +20,8 @@
 #include "postbox/collectives/rational.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/frontend/goal_parse.hpp"
+#include "postbox/frontend/network_file.hpp"
+#include "postbox/emulator/flow_network.hpp"
 #include "postbox/emulator/schedule.hpp"
 #include "postbox/emulator/calibrate.hpp"
 #include "postbox/emulator/simulator.hpp"
@@ -41,7 +43,19 @@ struct SimArgs {
   bool qstat = false;
   std::string trace;
   std::string goal;
+  std::string network_file;
 };
+
+// --network-file: the logp machine's network, with at least p hosts.
+void attach_network(sim::Machine& m, const std::string& path, const std::string& machine, int p) {
+  if (path.empty()) return;
+  if (m.kind != sim::ModelKind::loggp)
+    throw InputError("--network-file needs a logp machine (logp:L:o:g:G...), '" + machine + "' is not one");
+  m.network = sim::read_network_file(path);
+  if (m.network->hosts() < p)
+    throw InputError("network file '" + path + "' has " + std::to_string(m.network->hosts()) +
+                     " hosts (nodes named H...), fewer than p = " + std::to_string(p));
+}
 
 // A double as nlohmann::json writes it (shortest round trip, integral values with ".0").
 void put_double(std::string& out, double v) {
@@ -76,10 +90,12 @@ void run_sim(const SimArgs& a) {
     std::optional<Mesh> ranks_mesh;
     if (goal.mesh_rows > 0) ranks_mesh = Mesh{goal.mesh_rows, goal.mesh_cols};
     m = select_schedule_machine(given, schedule.p, ranks_mesh);
+    attach_network(m, a.network_file, machine, schedule.p);
     if (dry_run()) return;
   } else {
     EmulatedRun run = select_emulated_run(given);
     m = std::move(run.machine);
+    attach_network(m, a.network_file, machine, run.request.p);
     if (dry_run()) return;
     schedule = sim::schedule_of(build_plan(run.request));  // the plan is not needed past here
   }
@@ -107,6 +123,11 @@ void run_sim(const SimArgs& a) {
   if (a.json) {
     nlohmann::json j = frontend::sim_result_json(r, machine, schedule.op, schedule.algo, schedule.p, schedule.bytes);
     j["events_per_s"] = eps;  // the only field that depends on the host's speed
+    if (m.network) {
+      j["network_file"] = a.network_file;
+      j["max_link_flows"] = r.max_link_flows;
+      j["slowed_flows"] = r.slowed_flows;
+    }
     j["per_rank_us"] = nullptr;
     // per_rank_us is written here, not through nlohmann::json: 10^7 ranks would take GiBs there.
     const std::string head = j.dump(2);
@@ -134,6 +155,10 @@ void run_sim(const SimArgs& a) {
     std::printf(", channel waits %llu (ties %llu)", static_cast<unsigned long long>(r.channel_waits),
                 static_cast<unsigned long long>(r.channel_ties));
   std::printf("\n");
+  if (m.network)
+    std::printf("network  %s: %d hosts, %zu nodes, %zu links; most flows on one link %u, flows slowed %llu\n",
+                a.network_file.c_str(), m.network->hosts(), m.network->node_names.size(), m.network->links.size(),
+                r.max_link_flows, static_cast<unsigned long long>(r.slowed_flows));
   if (a.qstat) {
     std::uint32_t posted = 0, unexpected = 0;
     int posted_at = 0, unexpected_at = 0;
@@ -178,6 +203,12 @@ void register_sim(CLI::App& app) {
                 "when posted (--json: \"queues\" with max_posted, mean_posted, max_unexpected, mean_unexpected, one\n"
                 "entry per rank; text: the longest of each)");
   sub->add_option("--trace", args->trace, "Write a Chrome trace-event JSON file (open in Perfetto)");
+  sub->add_option("--network-file", args->network_file,
+                  "logp machines: the network as LogGOPSim's --network-file gives it, a DOT digraph (nodes named H...\n"
+                  "are the hosts, rank i the i-th; edges are links, their comment the destinations routed through\n"
+                  "them, \"*\" all). Each message's bytes cross their route as a flow at G per byte, slowed to 1/k\n"
+                  "when k flows share the busiest link of the route; the message arrives o + L after its flow ends,\n"
+                  "and the receiver's CPU is charged o + O per byte (not max(O, G)). See docs/emulator.md");
   sub->callback([args] { run_sim(*args); });
 }
 

@@ -116,6 +116,10 @@ struct SimResult {
   // Messages sent by rendezvous: more than the machine's eager limit (LogGOPS's S) bytes.
   std::uint64_t rendezvous = 0;
   std::uint64_t packets = 0;
+  // A network file: the most flows that shared one link at once, and how many flows ran slower
+  // than full speed at some point (another flow on a link of their route).
+  std::uint32_t max_link_flows = 0;
+  std::uint64_t slowed_flows = 0;
   std::vector<Span> rank_spans;       // when traced
   std::vector<Span> link_spans;       // when traced, mesh models only
   std::vector<LinkPlace> links;       // when traced, mesh models: link index → its place
