@@ -206,9 +206,11 @@ void register_sim(CLI::App& app) {
   sub->add_option("--network-file", args->network_file,
                   "logp machines: the network as LogGOPSim's --network-file gives it, a DOT digraph (nodes named H...\n"
                   "are the hosts, rank i the i-th; edges are links, their comment the destinations routed through\n"
-                  "them, \"*\" all). Each message's bytes cross their route as a flow at G per byte, slowed to 1/k\n"
-                  "when k flows share the busiest link of the route; the message arrives o + L after its flow ends,\n"
-                  "and the receiver's CPU is charged o + O per byte (not max(O, G)). See docs/emulator.md");
+                  "them, \"*\" all). Each message's bytes after the first cross its route as a flow from the send's\n"
+                  "start, (b-1)*G alone, at 1/k of full speed while k flows share the busiest link of the route; the\n"
+                  "message arrives o + L after its flow ends. G is charged there only: the gaps are g and the\n"
+                  "receiver's CPU o + O per byte. See docs/emulator.md, \"Network from a DOT file\"")
+      ->type_name("FILE");
   sub->callback([args] { run_sim(*args); });
 }
 
