@@ -208,8 +208,8 @@ void register_sim(CLI::App& app) {
                   "are the hosts, rank i the i-th; edges are links, their comment the destinations routed through\n"
                   "them, \"*\" all). Each message's bytes after the first cross its route as a flow from the send's\n"
                   "start, (b-1)*G alone, at 1/k of full speed while k flows share the busiest link of the route; the\n"
-                  "message arrives o + L after its flow ends. G is charged there only: the gaps are g and the\n"
-                  "receiver's CPU o + O per byte. See docs/emulator.md, \"Network from a DOT file\"")
+                  "message arrives o + L after its flow ends. The receiver is not charged G again: its gap is g,\n"
+                  "its CPU o + O per byte. See docs/emulator.md, \"Network from a DOT file\"")
       ->type_name("FILE");
   sub->callback([args] { run_sim(*args); });
 }

@@ -218,16 +218,16 @@ TickTerm tick_term(const Linear& x, const std::string& what) {
                   to_ticks(x.per_packet, "the machine's " + what + " per packet")};
 }
 
-// A network file (flow_network.hpp) carries a message's bytes at G per byte on its route, so G
-// is charged there only: the gaps between sends and between receives are g, the receiver's CPU
-// o + O per byte (without a network: g + G per byte, and o + max(O, G) per byte). A host's own
-// link then spaces its messages' bytes as the gaps did (docs/emulator.md, "Network from a DOT file").
+// A network file (flow_network.hpp) carries a message's bytes to the receiver at G per byte, so
+// the receiving side is not charged G again: the gap between receives is g and the receiver's CPU
+// o + O per byte (without a network: g + G per byte, and o + max(O, G) per byte). The sender's
+// gap keeps its g + G per byte: its NIC injects one message after the other, as in LogGOPSim
+// (docs/emulator.md, "Network from a DOT file").
 void network_costs(const Machine& m, Costs& c) {
   if (m.kind != ModelKind::loggp)
     throw InputError("machine '" + m.name + "': a network file needs a logp machine (logp:L:o:g:G...), not " +
                      model_kind_name(m.kind));
   c.flow = to_per_byte(m.G, "the machine's G");
-  c.send_gap.per_byte = PerByte{};
   c.recv_gap.per_byte = PerByte{};
   c.recv_overhead.per_byte = to_per_byte(m.O, "the machine's O");
 }

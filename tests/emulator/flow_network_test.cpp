@@ -119,6 +119,27 @@ TEST(FlowNetworkTest, AllToOneOnAStar) {
   EXPECT_EQ(finish(loggp, 0), (11 + 3 * 101) * kUs);
 }
 
+TEST(FlowNetworkTest, MessagesSharingNoLinkGiveLogGPsTimes) {
+  // The binomial broadcast over the star: the root's two sends are spaced by its gap
+  // g + (b - 1)·G, so they never share its link up; rank 2's send to 3 shares no link with the
+  // root's to 1. With O = 0 every rank finishes when LogGP says: rank 2 receives at o + L +
+  // (b - 1)·G + o = 1 + 10 + 1000 + 1 = 1012 and its send keeps it o more; rank 1 receives 1012
+  // after the root's second send starts at g + 1000 = 1000, and rank 3 1012 after rank 2's
+  // send starts at 1012.
+  const std::string goal =
+      "num_ranks 4\nrank 0 {\nl1: send 1001b to 2 tag 0\nl2: send 1001b to 1 tag 0\nl2 requires l1\n}\n"
+      "rank 1 {\nl1: recv 1001b from 0 tag 0\n}\n"
+      "rank 2 {\nl1: recv 1001b from 0 tag 0\nl2: send 1001b to 3 tag 0\nl2 requires l1\n}\n"
+      "rank 3 {\nl1: recv 1001b from 2 tag 0\n}\n";
+  const SimResult with = run(goal, logp(dot(kStar)));
+  const SimResult without = run(goal, logp(nullptr));
+  EXPECT_EQ(finish(with, 2), (1012 + 1) * kUs);
+  EXPECT_EQ(finish(with, 1), (1000 + 1012) * kUs);
+  EXPECT_EQ(finish(with, 3), (1012 + 1012) * kUs);
+  EXPECT_EQ(with.per_rank_ticks, without.per_rank_ticks);
+  EXPECT_EQ(with.slowed_flows, 0u);
+}
+
 TEST(FlowNetworkTest, ModelDirectly) {
   // Flows on the trunk: a from 0 with 10 ticks of work, b from 4 with 10: a has 6 left at 4, at
   // half speed until 16; b has done 6 by then, its last 4 alone end at 20.
