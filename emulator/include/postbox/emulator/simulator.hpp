@@ -134,8 +134,9 @@ inline constexpr std::uint64_t kMaxMeshPackets = std::uint64_t{1} << 24;
 
 // Runs the schedule. What the run trips over (a send never received, a receive never matched,
 // a message larger than its receive, a deadlock or dependency cycle, a mesh smaller than p,
-// more than kMaxMeshPackets packets on a mesh, a cluster with fewer than p cores,
-// virtual time past kMaxTicks, a schedule too large for the memory) → InputError.
+// more than kMaxMeshPackets packets on a mesh, a cluster with fewer than p cores, a network file
+// (Machine::network) on a machine other than logp, with fewer than p hosts or without a route a
+// message needs, virtual time past kMaxTicks, a schedule too large for the memory) → InputError.
 SimResult simulate(const Schedule& schedule, const Machine& machine, const SimOptions& options = {});
 // simulate(schedule_of(plan), ...).
 SimResult simulate(const Plan& plan, const Machine& machine, const SimOptions& options = {});
