@@ -171,7 +171,7 @@ case "$cmd" in
     build_fuzz
     "$BUILD/bin/postbox_fuzz_cli" --seconds "$seconds" --seed "$(date +%s)"
     # -timeout=30: hwloc loads synthetic descriptions and XML in a child stopped at 10 s (topology.hpp).
-    for t in plan_json goal calibration profile topology_xml rational shape synthetic mesh source_list; do
+    for t in plan_json goal calibration profile topology_xml rational shape synthetic mesh source_list network_dot; do
       say "libFuzzer: $t for $seconds s (new inputs into build-fuzz/corpus/$t; a crash leaves crash-* in build-fuzz/)"
       mkdir -p "$FUZZ_BUILD/corpus/$t"
       (cd "$FUZZ_BUILD" && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$FUZZ_BUILD/bin/postbox_fuzz_$t" \
