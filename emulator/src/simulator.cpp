@@ -224,15 +224,15 @@ TickTerm tick_term(const Linear& x, const std::string& what) {
 // gap keeps its g + G per byte: its NIC injects one message after the other, as in LogGOPSim
 // (docs/emulator.md, "Network from a DOT file").
 void network_costs(const Machine& m, Costs& c) {
-  if (m.kind != ModelKind::loggp)
-    throw InputError("machine '" + m.name + "': a network file needs a logp machine (logp:L:o:g:G...), not " +
-                     model_kind_name(m.kind));
   c.flow = to_per_byte(m.G, "the machine's G");
   c.recv_gap.per_byte = PerByte{};
   c.recv_overhead.per_byte = to_per_byte(m.O, "the machine's O");
 }
 
 Costs costs_of(const Machine& m) {
+  if (m.network && m.kind != ModelKind::loggp)
+    throw InputError("machine '" + m.name + "': a network file needs a logp machine (logp:L:o:g:G...), not " +
+                     model_kind_name(m.kind));
   Costs c;
   c.reduce = to_per_byte(m.reduce_us_per_byte, "the machine's reduce time per byte");
   c.copy = to_per_byte(m.copy_us_per_byte, "the machine's copy time per byte");

@@ -239,6 +239,10 @@ TEST(FlowNetworkTest, BadFilesAreOneLineErrors) {
   postal.network = dot(kStar);
   EXPECT_NE(error_of([&] { run("num_ranks 1\nrank 0 {\nl1: calc 1\n}\n", postal); }).find("needs a logp machine"),
             std::string::npos);
+  Machine cluster = load_machine("cluster:2x2");
+  cluster.network = dot(kStar);
+  EXPECT_NE(error_of([&] { run("num_ranks 1\nrank 0 {\nl1: calc 1\n}\n", cluster); }).find("needs a logp machine"),
+            std::string::npos);
 }
 
 }  // namespace

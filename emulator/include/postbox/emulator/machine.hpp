@@ -140,6 +140,8 @@ std::vector<std::int64_t> place_ranks(const MeshSpec& mesh, const Placement& pla
 //                its own; no gaps, wire 0 (the network delivers: links, routers, packets)
 //   host         the registered model's costs of its figures
 // reduce and copy are not host costs of a message (Machine::reduce_us_per_byte, copy_us_per_byte).
+// With a network file (Machine::network) the engine charges G in the network instead of on the
+// receiving side: recv_gap g, recv_overhead o + O·b' (docs/emulator.md, "Network from a DOT file").
 // A cluster → PB_CHECK (its levels have the host costs).
 HostCosts normalised_host_costs(const Machine& m);
 
