@@ -29,7 +29,7 @@ WERROR=OFF
 
 PACKAGES=(g++ cmake make pkg-config libhwloc-dev libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev libboost-dev libomp-dev graphviz util-linux
-  libcpp-httplib-dev chromium chromium-driver python3-selenium fonts-dejavu-core spin
+  libcpp-httplib-dev libgraphviz-dev chromium chromium-driver python3-selenium fonts-dejavu-core spin
   openmpi-bin libopenmpi-dev libboost-context-dev dpkg-dev file pybind11-dev python3-numpy python3-matplotlib
   python3-pytest)
 # Only `./run.sh fuzz` builds with clang (libFuzzer, ASan, UBSan): the rest never needs it.
@@ -171,7 +171,7 @@ case "$cmd" in
     build_fuzz
     "$BUILD/bin/postbox_fuzz_cli" --seconds "$seconds" --seed "$(date +%s)"
     # -timeout=30: hwloc loads synthetic descriptions and XML in a child stopped at 10 s (topology.hpp).
-    for t in plan_json goal calibration profile topology_xml rational shape synthetic mesh source_list; do
+    for t in plan_json goal calibration profile topology_xml rational shape synthetic mesh source_list network_dot; do
       say "libFuzzer: $t for $seconds s (new inputs into build-fuzz/corpus/$t; a crash leaves crash-* in build-fuzz/)"
       mkdir -p "$FUZZ_BUILD/corpus/$t"
       (cd "$FUZZ_BUILD" && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$FUZZ_BUILD/bin/postbox_fuzz_$t" \

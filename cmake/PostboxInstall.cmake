@@ -17,6 +17,9 @@ set(_postbox_dep_pclib_Threads::Threads "-pthread")
 set(_postbox_dep_find_PkgConfig::HWLOC
   "find_dependency(PkgConfig)\n  pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc>=2.0)")
 set(_postbox_dep_pclib_PkgConfig::HWLOC "-lhwloc")
+set(_postbox_dep_find_PkgConfig::CGRAPH
+  "find_dependency(PkgConfig)\n  pkg_check_modules(CGRAPH REQUIRED IMPORTED_TARGET libcgraph)")
+set(_postbox_dep_pclib_PkgConfig::CGRAPH "-lcgraph -lcdt")
 set(_postbox_dep_find_Boost::context "find_dependency(Boost 1.74 CONFIG COMPONENTS context)")
 set(_postbox_dep_pclib_Boost::context "-lboost_context")
 set(_postbox_dep_find_TBB::tbb "find_dependency(TBB CONFIG)")

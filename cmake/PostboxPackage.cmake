@@ -2,9 +2,9 @@
 # what `cmake --install` puts under /usr: the static and shared libraries, the headers, the CMake
 # package and pkg-config files, the `postbox` CLI with its man pages and the machine profiles
 # (and the Python module when it is built). Its dependencies on shared libraries (hwloc,
-# Boost.Context, oneTBB, Open MPI, libstdc++) are computed by dpkg-shlibdeps; the -dev packages
-# a static link or the frontend's and cluster's headers need are recommended, and NumPy for the
-# Python module.
+# Boost.Context, oneTBB, graphviz's cgraph, Open MPI, libstdc++) are computed by dpkg-shlibdeps;
+# the -dev packages a static link or the frontend's and cluster's headers need are recommended,
+# and NumPy for the Python module.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME postbox)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
@@ -28,6 +28,6 @@ if(postbox_shlibs_components)
   file(WRITE ${PROJECT_BINARY_DIR}/debian/shlibs "${postbox_shlibs}")
   set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/debian/shlibs)
 endif()
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "pkg-config, libhwloc-dev, libboost-context-dev, libtbb-dev, nlohmann-json3-dev, libopenmpi-dev, python3-numpy")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "pkg-config, libhwloc-dev, libgraphviz-dev, libboost-context-dev, libtbb-dev, nlohmann-json3-dev, libopenmpi-dev, python3-numpy")
 set(CPACK_PACKAGE_DIRECTORY ${PROJECT_BINARY_DIR}/package)
 include(CPack)

@@ -23,6 +23,8 @@
 #include "postbox/frontend/goal_parse.hpp"
 #include "postbox/frontend/noise_parse.hpp"
 #include "postbox/runtime/parse.hpp"
+#include "postbox/frontend/network_file.hpp"
+#include "postbox/emulator/flow_network.hpp"
 #include "postbox/emulator/schedule.hpp"
 #include "postbox/emulator/calibrate.hpp"
 #include "postbox/emulator/simulator.hpp"
@@ -47,6 +49,7 @@ struct SimArgs {
   std::string noise;
   std::string noise_trace;
   bool noise_cosched = false;
+  std::string network_file;
 };
 
 // A file named by an option is a regular file this process can read: a device such as
@@ -80,6 +83,17 @@ std::optional<sim::Noise> noise_of(const SimArgs& a, const std::map<std::string,
   return sim::parse_noise_trace(read_text_file(a.noise_trace, "--noise-trace"), a.noise_trace, s, a.noise_cosched);
 }
 
+// --network-file: the logp machine's network, with at least p hosts.
+void attach_network(sim::Machine& m, const std::string& path, const std::string& machine, int p) {
+  if (path.empty()) return;
+  if (m.kind != sim::ModelKind::loggp)
+    throw InputError("--network-file needs a logp machine (logp:L:o:g:G...), '" + machine + "' is not one");
+  m.network = sim::read_network_file(path);
+  if (m.network->hosts() < p)
+    throw InputError("network file '" + path + "' has " + std::to_string(m.network->hosts()) +
+                     " hosts (nodes named H...), fewer than p = " + std::to_string(p));
+}
+
 // A double as nlohmann::json writes it (shortest round trip, integral values with ".0").
 void put_double(std::string& out, double v) {
   char buf[32];
@@ -108,10 +122,12 @@ void run_sim(const SimArgs& a) {
     std::optional<Mesh> ranks_mesh;
     if (goal.mesh_rows > 0) ranks_mesh = Mesh{goal.mesh_rows, goal.mesh_cols};
     m = select_schedule_machine(given, schedule.p, ranks_mesh);
+    attach_network(m, a.network_file, machine, schedule.p);
     if (dry_run()) return;
   } else {
     EmulatedRun run = select_emulated_run(given);
     m = std::move(run.machine);
+    attach_network(m, a.network_file, machine, run.request.p);
     if (dry_run()) return;
     schedule = sim::schedule_of(build_plan(run.request));  // the plan is not needed past here
   }
@@ -151,6 +167,11 @@ void run_sim(const SimArgs& a) {
       n["detour_us"] = r.noise_us;  // what the detours added to the ranks' operations, all ranks
       j["noise"] = n;
     }
+    if (m.network) {
+      j["network_file"] = a.network_file;
+      j["max_link_flows"] = r.max_link_flows;
+      j["slowed_flows"] = r.slowed_flows;
+    }
     j["per_rank_us"] = nullptr;
     // per_rank_us is written here, not through nlohmann::json: 10^7 ranks would take GiBs there.
     const std::string head = j.dump(2);
@@ -183,6 +204,10 @@ void run_sim(const SimArgs& a) {
                 a.noise.empty() ? ("trace " + a.noise_trace).c_str() : a.noise.c_str(),
                 noise->cosched() ? "co-scheduled" : "a random offset per rank", static_cast<unsigned long long>(noise->seed()),
                 r.noise_us);
+  if (m.network)
+    std::printf("network  %s: %d hosts, %zu nodes, %zu links; most flows on one link %u, flows slowed %llu\n",
+                a.network_file.c_str(), m.network->hosts(), m.network->node_names.size(), m.network->links.size(),
+                r.max_link_flows, static_cast<unsigned long long>(r.slowed_flows));
   if (a.qstat) {
     std::uint32_t posted = 0, unexpected = 0;
     int posted_at = 0, unexpected_at = 0;
@@ -214,14 +239,15 @@ void register_sim(CLI::App& app) {
   args->options = std::make_shared<TextOptions>(sub, emulated_run_options(), emulated_run_defaults());
   sub->add_option("--goal", args->goal,
                   "Run a schedule in LogGOPSim's GOAL language instead of a plan (calc values in the machine's unit; "
-                  "with --machine, --mesh, --placement, --seed and the --noise options only)");
+                  "with --machine, --mesh, --placement, --seed, the --noise options and --network-file only)");
   sub->add_flag("--json", args->json,
                 "Print JSON: machine, op, algo, p, bytes, time_us, time_ticks, messages, rendezvous (messages sent by\n"
                 "rendezvous: more than the machine's S bytes), events, inline_steps, packets,\n"
                 "channel_waits (mesh: times a packet got a channel after the tick it asked), channel_ties (wormhole:\n"
                 "of those, the ones where the holder before it asked at the same tick), events_per_s, "
                 "per_rank_us; with noise, \"noise\": source, cosched, seed, period_us, detours_per_period,\n"
-                "detour_us_per_period, detour_us (the CPU time the detours added to the ranks' operations, all ranks)");
+                "detour_us_per_period, detour_us (the CPU time the detours added to the ranks' operations, all ranks);\n"
+                "with --network-file, network_file, max_link_flows and slowed_flows");
   sub->add_flag("--qstat", args->qstat,
                 "Matching-queue statistics, as LogGOPSim's --qstat samples them: per rank the longest and mean\n"
                 "posted-receive queue a message found when accepted, and unexpected-message queue a receive found\n"
@@ -245,6 +271,14 @@ void register_sim(CLI::App& app) {
       ->type_name("FILE");
   sub->add_flag("--noise-cosched", args->noise_cosched,
                 "Co-scheduled noise: every rank sees the noise from offset 0 (default: a random offset per rank)");
+  sub->add_option("--network-file", args->network_file,
+                  "logp machines: the network as LogGOPSim's --network-file gives it, a DOT digraph (nodes named H...\n"
+                  "are the hosts, rank i the i-th; edges are links, their comment the destinations routed through\n"
+                  "them, \"*\" all). Each message's bytes after the first cross its route as a flow from the send's\n"
+                  "start, (b-1)*G alone, at 1/k of full speed while k flows share the busiest link of the route; the\n"
+                  "message arrives o + L after its flow ends. The receiver is not charged G again: its gap is g,\n"
+                  "its CPU o + O per byte. Not with the noise options. See docs/emulator.md, \"Network from a DOT file\"")
+      ->type_name("FILE");
   sub->callback([args] { run_sim(*args); });
 }
 

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "mesh_network.hpp"
+#include "postbox/emulator/flow_network.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/limits.hpp"
 #include "trace.hpp"
@@ -126,6 +127,7 @@ struct Costs {
   std::uint64_t eager_limit = kAlwaysEager;  // more bytes: rendezvous
   PerByte reduce, copy;
   MeshCosts mesh;
+  PerByte flow;  // a network file: a message's full-speed time on its route per byte (LogGP's G)
 };
 
 // Dynamic matching of GOAL receives (any source, any tag) with arrived messages, in the order
@@ -278,7 +280,21 @@ TickTerm tick_term(const Linear& x, const std::string& what) {
                   to_ticks(x.per_packet, "the machine's " + what + " per packet")};
 }
 
+// A network file (flow_network.hpp) carries a message's bytes to the receiver at G per byte, so
+// the receiving side is not charged G again: the gap between receives is g and the receiver's CPU
+// o + O per byte (without a network: g + G per byte, and o + max(O, G) per byte). The sender's
+// gap keeps its g + G per byte: its NIC injects one message after the other, as in LogGOPSim
+// (docs/emulator.md, "Network from a DOT file").
+void network_costs(const Machine& m, Costs& c) {
+  c.flow = to_per_byte(m.G, "the machine's G");
+  c.recv_gap.per_byte = PerByte{};
+  c.recv_overhead.per_byte = to_per_byte(m.O, "the machine's O");
+}
+
 Costs costs_of(const Machine& m) {
+  if (m.network && m.kind != ModelKind::loggp)
+    throw InputError("machine '" + m.name + "': a network file needs a logp machine (logp:L:o:g:G...), not " +
+                     model_kind_name(m.kind));
   Costs c;
   c.reduce = to_per_byte(m.reduce_us_per_byte, "the machine's reduce time per byte");
   c.copy = to_per_byte(m.copy_us_per_byte, "the machine's copy time per byte");
@@ -299,6 +315,7 @@ Costs costs_of(const Machine& m) {
   c.first_byte_free = h.first_byte_free;
   c.eager_limit = h.eager_limit;
   if (m.kind == ModelKind::mesh) PB_CHECK(c.eager_limit == kAlwaysEager, "a mesh machine's messages are eager");
+  if (m.network) network_costs(m, c);
   return c;
 }
 
@@ -314,7 +331,7 @@ class Engine {
  public:
   Engine(const Schedule& s, const Machine& m, const SimOptions& opt)
       : s_(s), m_(m), opt_(opt), c_(costs_of(m)), levels_(level_costs(m)), dynamic_(s.partner.empty()),
-        mesh_(m.kind == ModelKind::mesh), msg_records_(dynamic_ || mesh_),
+        mesh_(m.kind == ModelKind::mesh), msg_records_(dynamic_ || mesh_ || m.network != nullptr),
         rendezvous_(c_.eager_limit != kAlwaysEager ||
                     std::any_of(levels_.begin(), levels_.end(), [](const Costs& l) { return l.eager_limit != kAlwaysEager; })),
         obs_(opt.trace ? &recorder_ : nullptr), noise_(opt.noise) {}
@@ -322,6 +339,12 @@ class Engine {
   SimResult run() {
     build();
     if (mesh_) build_mesh();
+    if (m_.network) {
+      // A detour in a sender's overhead delays its message (cpu_end()); a flow enters the network
+      // only at the time being handled, so a delayed flow would need an event of its own.
+      if (noise_ != nullptr) throw InputError("noise and a network file in one run are not supported");
+      flow_.emplace(m_.network, s_.p);
+    }
     for (int r = 0; r < s_.p; ++r) {
       ready_.clear();
       for (std::uint32_t g = s_.first[static_cast<std::size_t>(r)]; g < s_.first[static_cast<std::size_t>(r) + 1]; ++g)
@@ -353,6 +376,10 @@ class Engine {
         out.mean_posted = q.samples[0] ? static_cast<double>(q.sum[0]) / static_cast<double>(q.samples[0]) : 0.0;
         out.mean_unexpected = q.samples[1] ? static_cast<double>(q.sum[1]) / static_cast<double>(q.samples[1]) : 0.0;
       }
+    }
+    if (flow_) {
+      res_.max_link_flows = flow_->max_link_flows();
+      res_.slowed_flows = flow_->slowed_flows();
     }
     if (net_) {
       const auto& n = net_->counts();
@@ -683,6 +710,10 @@ class Engine {
       }
       dirty_.clear();
       while (!heap_.empty() && !valid(heap_.top())) heap_.pop();
+      if (flow_ && !flow_->empty() && (heap_.empty() || flow_->next_time() <= heap_.top().t)) {  // network first at one tick
+        flow_ended();
+        continue;
+      }
       const bool have_rank = !heap_.empty();
       const bool have_net = net_ && !net_->empty();
       if (!effects_.empty() && (!have_net || net_->next_time() > effects_.front().t)) {
@@ -731,6 +762,10 @@ class Engine {
   // network's events come before the ranks'.
   void run_reference() {
     for (;;) {
+      if (flow_ && !flow_->empty() && (q_.empty() || flow_->next_time() <= q_.top().t)) {
+        flow_ended();
+        continue;
+      }
       const bool net_next = net_ && !net_->empty() && (q_.empty() || net_->next_time() <= q_.top().t);
       if (!effects_.empty() && (!net_next || net_->next_time() > effects_.front().t)) {
         apply_effects();
@@ -878,7 +913,8 @@ class Engine {
         msg.packets = packets_of(b);
         msg.overhead_end = os_end;
         if (!mesh_) {
-          push_rank_event(t + k.wire + delay, mi, kArrive);
+          if (flow_) send_flow(mi, k, t);
+          else push_rank_event(t + k.wire + delay, mi, kArrive);
           if (eager) complete(g, os_end);
           return;
         }
@@ -1054,6 +1090,24 @@ class Engine {
     }
   }
 
+  // ---- a network file's flows ----
+  // Message mi's send started at t: its bytes (after the first, whose time is in L, as the host
+  // costs charge them) enter the network as a flow; the message arrives o + L after the flow ends.
+  void send_flow(std::uint32_t mi, const Costs& k, Ticks t) {
+    const Msg& msg = msgs_[mi];
+    const std::uint64_t charged = k.first_byte_free && msg.bytes > 0 ? msg.bytes - 1 : msg.bytes;
+    const Ticks work = k.flow.at(charged);
+    if (work == 0) push_rank_event(t + k.wire, mi, kArrive);
+    else flow_->insert(t, msg.src, msg.dst, work, mi);
+  }
+  void flow_ended() {
+    const FlowNetwork::Ended e = flow_->pop();
+    ++res_.events;
+    now_ = e.t;
+    const Msg& msg = msgs_[e.msg];
+    push_rank_event(checked(e.t + costs(msg.src, msg.dst).wire), e.msg, kArrive);
+  }
+
   // ---- the mesh network and its calls back ----
   void build_mesh() {
     std::uint64_t packets = 0;
@@ -1181,6 +1235,7 @@ class Engine {
   std::vector<std::vector<Event>> parked_;
 
   std::optional<Network> net_;       // mesh models
+  std::optional<FlowNetwork> flow_;  // a logp machine with a network file
   std::vector<RankEffect> effects_;  // a tick's network events' effects on the ranks, not yet applied
 };
 

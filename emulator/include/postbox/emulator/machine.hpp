@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,8 @@
 #include "postbox/emulator/host_model.hpp"
 
 namespace postbox::sim {
+
+struct NetworkTopology;  // flow_network.hpp
 
 // A message-size dependent cost in microseconds: base + per_byte·bytes + per_packet·packets.
 struct Cost {
@@ -88,6 +91,10 @@ struct Machine {
   // (LogGOPS); S: a message of more than S bytes goes by rendezvous (kAlwaysEager: never).
   double L = 0, o = 0, g = 0, G = 0, O = 0;
   std::uint64_t S = kAlwaysEager;
+  // loggp only: a network of hosts, switches and links with routing tables (LogGOPSim's
+  // --network-file, read by frontend/network_file.hpp) that every message crosses as a flow
+  // sharing its links' bandwidth (flow_network.hpp). Null: the complete graph without contention.
+  std::shared_ptr<const NetworkTopology> network;
   // host: the registered model's name, its figures as given, and their HostCosts
   std::string host_model;
   std::vector<double> figures;
@@ -133,6 +140,8 @@ std::vector<std::int64_t> place_ranks(const MeshSpec& mesh, const Placement& pla
 //                its own; no gaps, wire 0 (the network delivers: links, routers, packets)
 //   host         the registered model's costs of its figures
 // reduce and copy are not host costs of a message (Machine::reduce_us_per_byte, copy_us_per_byte).
+// With a network file (Machine::network) the engine charges G in the network instead of on the
+// receiving side: recv_gap g, recv_overhead o + O·b' (docs/emulator.md, "Network from a DOT file").
 // A cluster → PB_CHECK (its levels have the host costs).
 HostCosts normalised_host_costs(const Machine& m);
 

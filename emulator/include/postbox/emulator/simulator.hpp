@@ -126,6 +126,10 @@ struct SimResult {
   // SimOptions::noise: the CPU time the detours added to the ranks' operations, all ranks together.
   Ticks noise_ticks = 0;
   double noise_us = 0;                // the same in the model's unit
+  // A network file: the most flows that shared one link at once, and how many flows ran slower
+  // than full speed at some point (another flow on a link of their route).
+  std::uint32_t max_link_flows = 0;
+  std::uint64_t slowed_flows = 0;
   std::vector<Span> rank_spans;       // when traced; with noise, a detour met by an operation is a span of its own (what 6) inside the operation's
   std::vector<Span> link_spans;       // when traced, mesh models only
   std::vector<LinkPlace> links;       // when traced, mesh models: link index → its place
@@ -140,8 +144,10 @@ inline constexpr std::uint64_t kMaxMeshPackets = std::uint64_t{1} << 24;
 
 // Runs the schedule. What the run trips over (a send never received, a receive never matched,
 // a message larger than its receive, a deadlock or dependency cycle, a mesh smaller than p,
-// more than kMaxMeshPackets packets on a mesh, a cluster with fewer than p cores,
-// virtual time past kMaxTicks, a schedule too large for the memory) → InputError.
+// more than kMaxMeshPackets packets on a mesh, a cluster with fewer than p cores, noise
+// (SimOptions::noise) with a network file (Machine::network), a network file
+// (Machine::network) on a machine other than logp, with fewer than p hosts or without a route a
+// message needs, virtual time past kMaxTicks, a schedule too large for the memory) → InputError.
 SimResult simulate(const Schedule& schedule, const Machine& machine, const SimOptions& options = {});
 // simulate(schedule_of(plan), ...).
 SimResult simulate(const Plan& plan, const Machine& machine, const SimOptions& options = {});
