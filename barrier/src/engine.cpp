@@ -247,12 +247,10 @@ std::unique_ptr<Shape> Engine::make_shape(const std::vector<int>& active) const 
       }
       PB_CHECK(2 * s.rounds.size() < kStepMask, "barrier: too many rounds");
       s.send_to.assign(N * static_cast<std::size_t>(s.m), -1);
-      s.recv_from.assign(N * static_cast<std::size_t>(s.m), -1);
       for (std::size_t i = 0; i < N; ++i) {
         for (std::size_t j = 0; j < static_cast<std::size_t>(s.m); ++j) {
-          const std::size_t to = (i + static_cast<std::size_t>(b.offset[j])) % N;
-          s.send_to[i * static_cast<std::size_t>(s.m) + j] = active[to];
-          s.recv_from[to * static_cast<std::size_t>(s.m) + j] = active[i];
+          s.send_to[i * static_cast<std::size_t>(s.m) + j] =
+              active[(i + static_cast<std::size_t>(b.offset[j])) % N];
         }
       }
       break;
@@ -579,13 +577,13 @@ bool Engine::rounds_run(int rank, RankSlot& me, bool block_on_receive) {
     if (me.step % 2 == 0) {
       if (r <= s.m) {
         const auto j = static_cast<std::size_t>(r - 1);
-        deliver(s, rank, s.send_to[static_cast<std::size_t>(i) * static_cast<std::size_t>(s.m) + j], static_cast<int>(j), e, me);
+        deliver(s, s.send_to[static_cast<std::size_t>(i) * static_cast<std::size_t>(s.m) + j], static_cast<int>(j), e, me);
       }
       continue;
     }
     if (r < s.lambda) continue;
     // Received in round r: what index i − N_λ(r − 1) sent in round r − λ + 1.
-    Word& in = in_flag(s, i, r - s.lambda);
+    Word& in = flags_[R * static_cast<std::size_t>(m0_) + static_cast<std::size_t>(r - s.lambda)];
     auto done = [e](std::uint64_t v) { return reached(v, e); };
     // acquire: pairs with the sender's raise.
     if (done(in.v.load(std::memory_order_acquire))) continue;
@@ -595,17 +593,9 @@ bool Engine::rounds_run(int rank, RankSlot& me, bool block_on_receive) {
   return true;
 }
 
-Word& Engine::in_flag(const Shape& s, int index, int j) {
-  const int from = s.recv_from[static_cast<std::size_t>(index) * static_cast<std::size_t>(s.m) + static_cast<std::size_t>(j)];
-  return flags_[static_cast<std::size_t>(from) * static_cast<std::size_t>(m0_) + static_cast<std::size_t>(j)];
-}
-
-void Engine::deliver(const Shape& s, int from, int to, int j, std::uint64_t e, RankSlot& actor) {
+void Engine::deliver(const Shape& s, int to, int j, std::uint64_t e, RankSlot& actor) {
   const auto T = static_cast<std::size_t>(to);
-  // The sender's own word: the receiver polls a line the sender writes, one line transfer per
-  // signal (a word of the receiver's would take two: the sender pulls it, the receiver pulls
-  // it back).
-  Word& w = flags_[static_cast<std::size_t>(from) * static_cast<std::size_t>(m0_) + static_cast<std::size_t>(j)];
+  Word& w = flags_[T * static_cast<std::size_t>(m0_) + static_cast<std::size_t>(j)];
   if (!raise_phase(w.v, e)) return;  // a duplicate: whoever raised it first acted
   signal(w);
   sync_point();
@@ -640,10 +630,10 @@ bool Engine::advance(const Shape& s, int rank, std::uint64_t e, bool block_on_re
     if (k % 2 == 0) {
       if (r <= s.m) {
         const auto j = static_cast<std::size_t>(r - 1);
-        deliver(s, rank, s.send_to[static_cast<std::size_t>(i) * static_cast<std::size_t>(s.m) + j], static_cast<int>(j), e, actor);
+        deliver(s, s.send_to[static_cast<std::size_t>(i) * static_cast<std::size_t>(s.m) + j], static_cast<int>(j), e, actor);
       }
     } else if (r >= s.lambda) {
-      Word& in = in_flag(s, i, r - s.lambda);
+      Word& in = flags_[R * static_cast<std::size_t>(m0_) + static_cast<std::size_t>(r - s.lambda)];
       auto done = [e](std::uint64_t v) { return reached(v, e); };
       if (!done(in.v.load(std::memory_order_acquire))) {
         if (!block_on_receive) return false;

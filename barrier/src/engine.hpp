@@ -80,8 +80,7 @@ struct Shape {
   int t = 0;
   int m = 0;
   std::vector<int> rounds;   // the rounds that send or receive, in order (step 2k: send, 2k+1: receive)
-  std::vector<int> send_to;    // [index * m + j]: rank signalled in send round j + 1
-  std::vector<int> recv_from;  // [index * m + j]: rank whose send round j + 1 signals this index
+  std::vector<int> send_to;  // [index * m + j]: rank signalled in send round j + 1
   std::string variant;
   // central, ranks that are fibers: by index, the group (the fiber worker it arrived from) whose
   // counter an arrival increments first; the group's last arrival counts once in count_
@@ -185,9 +184,7 @@ class Engine {
   // Runs rank's rounds from me.step; returns false when a receive is missing and !block.
   bool rounds_run(int rank, RankSlot& me, bool block);
   // `actor`: the slot of the calling thread's own rank (a completion error it runs lands there).
-  void deliver(const Shape& s, int from, int to, int j, std::uint64_t e, RankSlot& actor);
-  // The word that signals index's receive of send round j + 1: its sender's (flags_).
-  Word& in_flag(const Shape& s, int index, int j);
+  void deliver(const Shape& s, int to, int j, std::uint64_t e, RankSlot& actor);
   // Advances an absent rank's rounds (or the rank's own, after it was absent) through prog_.
   // Returns true when this call moved the rank past its last step. block: only for the rank's
   // own thread (actor is then its slot).
@@ -260,9 +257,7 @@ class Engine {
   // tree and rounds: the phase in which a rank is absent
   std::unique_ptr<Line[]> absent_;    // by rank
   // rounds
-  // [rank * m0 + j]: the message rank sends in send round j + 1, raised by rank or by a proxy
-  // advancing rank's rounds while it is absent, polled by its one receiver of that round.
-  std::unique_ptr<Word[]> flags_;
+  std::unique_ptr<Word[]> flags_;  // [rank * m0 + j]: the message of send round j + 1 to rank
   std::unique_ptr<Line[]> prog_;   // by rank: (phase << 16) | step, while the rank is absent
   int m0_ = 0;
 };

@@ -10,22 +10,19 @@
 #define OFF(j) R_off[NN * 3 + (j)]
 #define RANK(i) T_rank[mymask * 4 + (i)]
 #define INDEX(r) T_index[mymask * 4 + (r)]
-/* flag[i][j]: the message index i sends in send round j + 1 (a Word: its one receiver of that
- * round blocks on it), raised by i or by a proxy advancing i. FROM(i, j): the index whose send
- * round j + 1 signals index i. */
+/* flag[i][j]: the message of send round j + 1 to index i (a Word: receivers block on it). */
 #define W_FLAG(i, j) (3 + (i) * 3 + (j))
-#define FROM(i, j) (((i) + NN - (OFF(j) % NN)) % NN)
 
-#define PC_R_SEND  40       /* own rounds: raise(flag[i][r-1], e) */
+#define PC_R_SEND  40       /* own rounds: raise(flag[to][r-1], e) */
 #define PC_R_SENT  41       /*   after signal: absent[to] == e? then advance(to) as proxy */
 #define PC_R_RECVD 42       /* own rounds, present: the receive's block returned (BLOCK_RETURN) */
-#define PC_R_TRY   43       /* own rounds, absent mode: load flag[from(i)][r-λ] */
+#define PC_R_TRY   43       /* own rounds, absent mode: load flag[i][r-λ] */
 #define PC_R_PROG  44       /*   must wait: prog[k] = (e, step) */
 #define PC_R_ABS   45       /*   absent[k] = e, then advance(k) once more */
 #define PC_R_ADV   46       /* advance(a): cur = prog[a] */
-#define PC_R_ASEND 47       /*   send step: raise(flag[i(a)][r-1], e) */
+#define PC_R_ASEND 47       /*   send step: raise(flag[to][r-1], e) */
 #define PC_R_ASENT 48       /*   after signal: absent[to] == e? then advance(to) too */
-#define PC_R_ARECV 49       /*   receive step: flag[from(i(a))][r-λ] >= e? */
+#define PC_R_ARECV 49       /*   receive step: flag[i(a)][r-λ] >= e? */
 #define PC_R_ACAS  50       /*   CAS prog[a]: (e, step) -> (e, step + 1) */
 #define PC_R_REL   51       /* the leader's completer: release.v = e; signal(release) */
 
@@ -88,19 +85,19 @@ inline own_next() {
   if
   :: st > 2 * TT -> rounds_done(oblk, 1)
   :: st <= 2 * TT && (st % 2) == 1 -> pc = PC_R_SEND
-  :: st <= 2 * TT && (st % 2) == 0 && oblk -> call_block(W_FLAG(FROM(idx, st / 2 - LAMBDA), st / 2 - LAMBDA), e, 0, PC_R_RECVD)
+  :: st <= 2 * TT && (st % 2) == 0 && oblk -> call_block(W_FLAG(idx, st / 2 - LAMBDA), e, 0, PC_R_RECVD)
   :: st <= 2 * TT && (st % 2) == 0 && !oblk -> pc = PC_R_TRY
   fi
 }
 
-/* Send of round r = (st+1)/2 to to = idx + offset[r-1]: deliver: raise(flag[idx][r-1], e); if it
+/* Send of round r = (st+1)/2: deliver(idx + offset[r-1], r-1): raise(flag[to][r-1], e); if it
  * succeeded: signal, then absent[to] == e? */
 inline own_send() {
   x = (idx + OFF((st + 1) / 2 - 1)) % NN;
   if
-  :: wv[W_FLAG(idx, (st + 1) / 2 - 1)] < e ->
-     wv[W_FLAG(idx, (st + 1) / 2 - 1)] = e;
-     call_signal(W_FLAG(idx, (st + 1) / 2 - 1), PC_R_SENT)
+  :: wv[W_FLAG(x, (st + 1) / 2 - 1)] < e ->
+     wv[W_FLAG(x, (st + 1) / 2 - 1)] = e;
+     call_signal(W_FLAG(x, (st + 1) / 2 - 1), PC_R_SENT)
   :: else -> x = 0; st++; own_next()
   fi
 }
@@ -172,7 +169,7 @@ proctype rank(byte k) {
   :: atomic {
        pc == PC_R_TRY ->
        if
-       :: wv[W_FLAG(FROM(idx, st / 2 - LAMBDA), st / 2 - LAMBDA)] >= e -> st++; own_next()
+       :: wv[W_FLAG(idx, st / 2 - LAMBDA)] >= e -> st++; own_next()
        :: else -> pc = PC_R_PROG
        fi
      }
@@ -187,7 +184,7 @@ proctype rank(byte k) {
 #endif
      }
   /* advance(a): loop { cur = prog[a]; if phase(cur) != e: return; if step > 2t: return; a
-   * send step with r <= m: deliver(...); a receive step with r >= λ and flag[from(i(a))][r-λ] < e:
+   * send step with r <= m: deliver(...); a receive step with r >= λ and flag[i(a)][r-λ] < e:
    * return (blocked); CAS prog[a]: cur -> (e, step + 1) (on failure reload) }. */
   :: atomic {
        pc == PC_R_ADV ->
@@ -208,9 +205,9 @@ proctype rank(byte k) {
        x = (INDEX(arank[asp - 1]) + OFF((astep[asp - 1] + 1) / 2 - 1)) % NN;
        astage[asp - 1] = 1;
        if
-       :: wv[W_FLAG(INDEX(arank[asp - 1]), (astep[asp - 1] + 1) / 2 - 1)] < e ->
-          wv[W_FLAG(INDEX(arank[asp - 1]), (astep[asp - 1] + 1) / 2 - 1)] = e;
-          call_signal(W_FLAG(INDEX(arank[asp - 1]), (astep[asp - 1] + 1) / 2 - 1), PC_R_ASENT)
+       :: wv[W_FLAG(x, (astep[asp - 1] + 1) / 2 - 1)] < e ->
+          wv[W_FLAG(x, (astep[asp - 1] + 1) / 2 - 1)] = e;
+          call_signal(W_FLAG(x, (astep[asp - 1] + 1) / 2 - 1), PC_R_ASENT)
        :: else -> x = 0; pc = PC_R_ACAS
        fi
      }
@@ -227,10 +224,10 @@ proctype rank(byte k) {
        pc == PC_R_ARECV ->
        if
 #ifndef MUT_SKIP_RECV
-       :: wv[W_FLAG(FROM(INDEX(arank[asp - 1]), astep[asp - 1] / 2 - LAMBDA), astep[asp - 1] / 2 - LAMBDA)] < e ->
+       :: wv[W_FLAG(INDEX(arank[asp - 1]), astep[asp - 1] / 2 - LAMBDA)] < e ->
           if
           :: asp == 1 && ablk ->       /* wait(): block on it, then reload */
-             call_block(W_FLAG(FROM(INDEX(arank[0]), astep[0] / 2 - LAMBDA), astep[0] / 2 - LAMBDA), e, 0, PC_R_ADV)
+             call_block(W_FLAG(INDEX(arank[0]), astep[0] / 2 - LAMBDA), e, 0, PC_R_ADV)
           :: else -> adv_pop()         /* blocked: return */
           fi
 #endif
