@@ -7,6 +7,8 @@
 #   tools/repro/barrier.sh POSTBOX --check FILE  exit 1 when FILE's block differs (a ctest)
 # Deterministic: the same binary and profile give the same text.
 set -euo pipefail
+# shellcheck source=tools/repro/splice.sh
+source "$(dirname "$0")/splice.sh"
 pb=${1:?usage: barrier.sh POSTBOX [--write FILE | --check FILE]}
 mode=${2:-}
 file=${3:-}
@@ -72,25 +74,6 @@ block() {
   echo "$end"
 }
 
-case "$mode" in
-  "") block ;;
-  --write | --check)
-    [[ -f $file ]] || { echo "barrier.sh: no file $file" >&2; exit 2; }
-    grep -qxF "$begin" "$file" && grep -qxF "$end" "$file" || { echo "barrier.sh: $file lacks the markers" >&2; exit 2; }
-    new=$(mktemp)
-    trap 'rm -f "$new"' EXIT
-    block > "$new.block"
-    awk -v b="$begin" -v e="$end" -v blk="$new.block" '
-      $0 == b { while ((getline l < blk) > 0) print l; skip = 1; next }
-      $0 == e { skip = 0; next }
-      !skip' "$file" > "$new"
-    rm -f "$new.block"
-    if [[ $mode == --write ]]; then
-      cp "$new" "$file"
-    elif ! diff -u "$file" "$new"; then
-      echo "barrier.sh: $file is out of date; run tools/repro/barrier.sh $pb --write $file" >&2
-      exit 1
-    fi
-    ;;
-  *) echo "barrier.sh: unknown mode '$mode' (--write or --check)" >&2; exit 2 ;;
-esac
+# Made whole first: a generator that fails writes nothing.
+text=$(block)
+printf '%s\n' "$text" | splice_block barrier.sh "$pb" "$mode" "$file" "$begin" "$end"

@@ -7,6 +7,8 @@
 #   tools/repro/noise.sh POSTBOX --check FILE  exit 1 when FILE's block differs (a ctest)
 # Deterministic: the same binary gives the same text (the offsets come from --seed, default 1).
 set -euo pipefail
+# shellcheck source=tools/repro/splice.sh
+source "$(dirname "$0")/splice.sh"
 pb=${1:?usage: noise.sh POSTBOX [--write FILE | --check FILE]}
 mode=${2:-}
 file=${3:-}
@@ -60,24 +62,6 @@ block() {
   echo "$end"
 }
 
-case "$mode" in
-  "") block ;;
-  --write | --check)
-    [[ -f $file ]] || { echo "noise.sh: no file $file" >&2; exit 2; }
-    grep -qxF "$begin" "$file" && grep -qxF "$end" "$file" || { echo "noise.sh: $file lacks the markers" >&2; exit 2; }
-    new=$(mktemp)
-    trap 'rm -f "$new" "$new.block"' EXIT
-    block > "$new.block"
-    awk -v b="$begin" -v e="$end" -v blk="$new.block" '
-      $0 == b { while ((getline l < blk) > 0) print l; skip = 1; next }
-      $0 == e { skip = 0; next }
-      !skip' "$file" > "$new"
-    if [[ $mode == --write ]]; then
-      cp "$new" "$file"
-    elif ! diff -u "$file" "$new"; then
-      echo "noise.sh: $file is out of date; run tools/repro/noise.sh $pb --write $file" >&2
-      exit 1
-    fi
-    ;;
-  *) echo "noise.sh: unknown mode '$mode' (--write or --check)" >&2; exit 2 ;;
-esac
+# Made whole first: a generator that fails writes nothing.
+text=$(block)
+printf '%s\n' "$text" | splice_block noise.sh "$pb" "$mode" "$file" "$begin" "$end"
