@@ -1,6 +1,8 @@
 // The text forms of OS noise (noise_parse.hpp).
 #include "postbox/frontend/noise_parse.hpp"
 
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -107,6 +109,40 @@ Noise parse_noise_trace(std::string_view text, std::string_view name, std::uint6
   } catch (const InputError& e) {
     throw InputError(std::string(name) + ": " + e.what());
   }
+}
+
+std::optional<Noise> take_noise_options(std::map<std::string, std::string>& given) {
+  auto take = [&](const char* key) -> std::optional<std::string> {
+    const auto it = given.find(key);
+    if (it == given.end()) return std::nullopt;
+    std::string v = it->second;
+    given.erase(it);
+    return v;
+  };
+  const auto spec = take("noise");
+  const auto cosched = take("noise-cosched");
+  const auto gap = take("noise-gap");
+  const auto detour = take("noise-detour");
+  if (!spec) {
+    if (gap || detour) throw InputError(std::string("--param ") + (gap ? "noise-gap" : "noise-detour") + " needs --noise SPEC");
+    if (cosched) throw InputError("--noise-cosched needs --noise");
+    return std::nullopt;
+  }
+  std::string text = *spec;
+  if (gap || detour) {
+    const auto colon = text.find(':');
+    std::vector<std::string> f;
+    if (colon != std::string::npos)
+      for (std::string_view v : split_list(std::string_view(text).substr(colon + 1), ':', "--noise '" + text + "'"))
+        f.emplace_back(v);
+    if (f.size() < 2) throw InputError("--noise '" + text + "' has no numbers for --param noise-gap or noise-detour to replace");
+    if (gap) f[0] = *gap;
+    if (detour) f[1] = *detour;
+    text.resize(colon + 1);
+    for (std::size_t k = 0; k < f.size(); ++k) text += (k ? ":" : "") + f[k];
+  }
+  const auto seed = given.find("seed");
+  return parse_noise_spec(text, seed != given.end() ? parse_uint(seed->second, "--seed") : 1, cosched.has_value());
 }
 
 }  // namespace postbox::sim

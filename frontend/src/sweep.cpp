@@ -33,43 +33,6 @@ std::string decimal_text(double v) {
   return t == "-0" ? "0" : t;
 }
 
-// The configuration's noise (sweep.hpp): "noise" with the swept "noise-gap" and "noise-detour"
-// written into its first and second number, "noise-cosched", seeded by "seed". The noise keys
-// are taken out of `given`: the selection does not read them.
-std::optional<sim::Noise> take_noise(std::map<std::string, std::string>& given) {
-  auto take = [&](const char* key) -> std::optional<std::string> {
-    const auto it = given.find(key);
-    if (it == given.end()) return std::nullopt;
-    std::string v = it->second;
-    given.erase(it);
-    return v;
-  };
-  const auto spec = take("noise");
-  const auto cosched = take("noise-cosched");
-  const auto gap = take("noise-gap");
-  const auto detour = take("noise-detour");
-  if (!spec) {
-    if (gap || detour) throw InputError(std::string("--param ") + (gap ? "noise-gap" : "noise-detour") + " needs --noise SPEC");
-    if (cosched) throw InputError("--noise-cosched needs --noise");
-    return std::nullopt;
-  }
-  std::string text = *spec;
-  if (gap || detour) {
-    const auto colon = text.find(':');
-    std::vector<std::string> f;
-    if (colon != std::string::npos)
-      for (std::string_view v : split_list(std::string_view(text).substr(colon + 1), ':', "--noise '" + text + "'"))
-        f.emplace_back(v);
-    if (f.size() < 2) throw InputError("--noise '" + text + "' has no numbers for --param noise-gap or noise-detour to replace");
-    if (gap) f[0] = *gap;
-    if (detour) f[1] = *detour;
-    text.resize(colon + 1);
-    for (std::size_t k = 0; k < f.size(); ++k) text += (k ? ":" : "") + f[k];
-  }
-  const auto seed = given.find("seed");
-  return sim::parse_noise_spec(text, seed != given.end() ? parse_uint(seed->second, "--seed") : 1, cosched.has_value());
-}
-
 }  // namespace
 
 SweepParam parse_sweep_param(const std::string& text) {
@@ -188,7 +151,7 @@ SweepResult run_sweep(const SweepGrid& grid, const std::function<void(std::size_
   };
   for_all([&](std::size_t i) {
     auto given = grid.given(i);
-    (void)take_noise(given);
+    (void)sim::take_noise_options(given);
     (void)select_emulated_run(given);
   });
   SweepResult out;
@@ -198,7 +161,7 @@ SweepResult run_sweep(const SweepGrid& grid, const std::function<void(std::size_
   std::mutex report;
   for_all([&](std::size_t i) {
     auto given = grid.given(i);
-    const std::optional<sim::Noise> noise = take_noise(given);
+    const std::optional<sim::Noise> noise = sim::take_noise_options(given);
     const EmulatedRun run = select_emulated_run(given);
     sim::SimOptions opt;
     if (noise) opt.noise = &*noise;
@@ -213,7 +176,7 @@ SweepResult run_sweep(const SweepGrid& grid, const std::function<void(std::size_
     }
   });
   auto first = grid.given(0);
-  (void)take_noise(first);
+  (void)sim::take_noise_options(first);
   out.first = select_emulated_run(first).request;
   return out;
 }

@@ -147,24 +147,42 @@ def plan_export(op, *, format="goal", machine=None, **selection):
     return _postbox.plan_export(given, _text(format, "format"), None if machine is None else _text(machine, "machine"))
 
 
-def sim(machine, **selection):
+def _noise(noise, noise_cosched):
+    """`--noise SPEC` and `--noise-cosched` as option map entries."""
+    if not isinstance(noise_cosched, bool):
+        raise TypeError(f"noise_cosched: expected a bool, got {type(noise_cosched).__name__}")
+    given = {}
+    if noise is not None:
+        given["noise"] = _text(noise, "noise")
+    if noise_cosched:
+        given["noise-cosched"] = "1"
+    return given
+
+
+def sim(machine, *, noise=None, noise_cosched=False, **selection):
     """`postbox sim`: one plan on an emulated machine (postal:L, sr:S:R, logp:..., a profile).
 
     selection: op (default bcast), algo (binomial), p (2), bytes (8), root, lambda_, s, r,
     alpha, mesh, sources, dist, seed, source_list, elem_bytes, placement.
+    noise: OS noise as `--noise` takes it (periodic:PERIOD:DETOUR, exp:MEAN_GAP:MEAN_DETOUR,
+    pareto:MEAN_GAP:MIN_DETOUR:ALPHA; docs/emulator.md, "Noise"), seen from a random offset per
+    rank drawn from seed, or from offset 0 with noise_cosched=True.
     """
     given = _options(dict(selection, machine=machine), _postbox.emulated_run_options(), "sim")
+    given.update(_noise(noise, noise_cosched))
     return _postbox.sim(given)
 
 
-def sweep(machine, params, **selection):
+def sweep(machine, params, *, noise=None, noise_cosched=False, **selection):
     """`postbox sweep`: sim over a grid, in parallel. params: "NAME=FROM:TO:STEP" strings or a
-    dict NAME -> (FROM, TO, STEP), NAME one of alpha, bytes, p, lambda, seed; the last varies
-    fastest. selection as for sim().
+    dict NAME -> (FROM, TO, STEP), NAME one of alpha, bytes, p, lambda, seed, noise-gap,
+    noise-detour (these two replace the noise spec's first and second number); the last varies
+    fastest. selection, noise and noise_cosched as for sim().
     """
     if isinstance(params, (str, bytes)):
         raise TypeError("sweep(): params must be a list of 'NAME=FROM:TO:STEP' strings or a dict")
     if isinstance(params, dict):
         params = [f"{_option_name(name)}=" + ":".join(_text(v, name) for v in values) for name, values in params.items()]
     given = _options(dict(selection, machine=machine), _postbox.emulated_run_options(), "sweep")
+    given.update(_noise(noise, noise_cosched))
     return _postbox.sweep(given, [_text(param, "params") for param in params])

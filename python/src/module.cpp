@@ -19,6 +19,7 @@
 #include "postbox/emulator/schedule.hpp"
 #include "postbox/emulator/simulator.hpp"
 #include "postbox/frontend/model_report.hpp"
+#include "postbox/frontend/noise_parse.hpp"
 #include "postbox/frontend/plan_export.hpp"
 #include "postbox/frontend/render.hpp"
 #include "postbox/frontend/selection.hpp"
@@ -68,7 +69,9 @@ struct SimRun {
   sim::SimResult result;
 };
 
-SimRun run_sim(const Options& given) {
+SimRun run_sim(const Options& options) {
+  Options given = options;
+  const std::optional<sim::Noise> noise = sim::take_noise_options(given);
   EmulatedRun run = select_emulated_run(given);
   const sim::Schedule schedule = sim::schedule_of(build_plan(run.request));
   SimRun out;
@@ -79,7 +82,9 @@ SimRun run_sim(const Options& given) {
   out.bytes = schedule.bytes;
   {
     py::gil_scoped_release release;
-    out.result = sim::simulate(schedule, run.machine);
+    sim::SimOptions opt;
+    if (noise) opt.noise = &*noise;
+    out.result = sim::simulate(schedule, run.machine, opt);
   }
   return out;
 }
@@ -285,6 +290,7 @@ PYBIND11_MODULE(_postbox, m) {
       .def_property_readonly("channel_waits", [](const SimRun& s) { return s.result.channel_waits; })
       .def_property_readonly("channel_ties", [](const SimRun& s) { return s.result.channel_ties; })
       .def_property_readonly("per_rank_us", [](const SimRun& s) { return array(s.result.per_rank_us); })
+      .def_property_readonly("noise_us", [](const SimRun& s) { return s.result.noise_us; })
       .def("__repr__", [](const SimRun& s) {
         return "SimResult(machine='" + s.machine + "', op='" + s.op + "', algo='" + s.algo + "', p=" + std::to_string(s.p) +
                ", bytes=" + std::to_string(s.bytes) + ", time_us=" + py::repr(py::float_(s.result.time_us)).cast<std::string>() + ")";

@@ -178,6 +178,37 @@ def test_sim_of_the_postal_model_is_the_tree():
     assert r.time_us == float(postbox.T_lambda(2, 8))
 
 
+def test_sim_under_noise_by_hand():
+    # logp L=5 o=1 g=2: a message of one flat broadcast to p = 2 takes o + L + o = 7 us. With one
+    # 3 us detour at the start of every 100 us seen by every rank (co-scheduled), the sender's o
+    # runs from 3 to 4, the message arrives at 9 and is accepted by 10.
+    quiet = postbox.sim("logp:5:1:2:0", op="bcast", algo="flat", p=2, bytes=1)
+    noisy = postbox.sim("logp:5:1:2:0", op="bcast", algo="flat", p=2, bytes=1, noise="periodic:100:3",
+                        noise_cosched=True)
+    assert (quiet.time_us, quiet.noise_us) == (7.0, 0.0)
+    assert (noisy.time_us, noisy.noise_us) == (10.0, 3.0)
+
+
+@needs_cli
+def test_sim_and_sweep_under_noise_match_cli():
+    r = postbox.sim("logp:5:1:2:0", op="barrier", algo="dissemination", p=64, noise="periodic:50:5", seed=7)
+    doc = json.loads(cli("sim", "--machine", "logp:5:1:2:0", "--op", "barrier", "--algo", "dissemination", "--p", "64",
+                         "--noise", "periodic:50:5", "--seed", "7", "--json"))
+    assert r.time_ticks == doc["time_ticks"] and r.noise_us == doc["noise"]["detour_us"]
+    s = postbox.sweep("logp:5:1:2:0", {"noise_detour": (1, 3, 1)}, op="barrier", algo="fibo", p=64, noise="periodic:50:5")
+    doc = json.loads(cli("sweep", "--machine", "logp:5:1:2:0", "--op", "barrier", "--algo", "fibo", "--p", "64", "--noise", "periodic:50:5",
+                         "--param", "noise-detour=1:3:1", "--json"))
+    assert s.time_us.tolist() == [row["time_us"] for row in doc["results"]]
+    assert len(set(s.time_us.tolist())) > 1, "the detour axis changed nothing"
+
+
+def test_noise_errors():
+    with pytest.raises(ValueError, match="--noise-cosched needs --noise"):
+        postbox.sim("logp:5:1:2:0", noise_cosched=True)
+    with pytest.raises(TypeError, match="noise_cosched: expected a bool"):
+        postbox.sim("logp:5:1:2:0", noise="periodic:100:3", noise_cosched="yes")
+
+
 @needs_cli
 def test_sweep_matches_cli():
     s = postbox.sweep("postal:1.8", {"alpha": (0.5, 0.6, 0.05)}, op="bcast", algo="lambda", p=64, bytes=512)

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "postbox/emulator/noise.hpp"
@@ -25,5 +28,13 @@ Noise parse_noise_spec(std::string_view spec, std::uint64_t seed, bool cosched);
 // shorter than the trace, no lines, a last start of 0, or detours that leave no CPU time →
 // InputError "NAME:LINE: problem" (NAME: the file, as the user named it).
 Noise parse_noise_trace(std::string_view text, std::string_view name, std::uint64_t seed, bool cosched);
+
+// A run's noise from options given by name, as sweep and the Python module take them: "noise"
+// (a spec above), "noise-cosched" (any value: co-scheduled), "noise-gap" and "noise-detour"
+// (written into the spec's first and second number, for a sweep's axes), seeded by "seed"
+// (default 1). Those four keys are taken out of `given` (the plan selection does not read them;
+// "seed" stays). No "noise": nullopt, and noise-gap, noise-detour or noise-cosched without it →
+// InputError.
+std::optional<Noise> take_noise_options(std::map<std::string, std::string>& given);
 
 }  // namespace postbox::sim
