@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -24,7 +23,11 @@
 namespace postbox {
 namespace {
 
-bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+// ASCII only, as txt2bin's grammar is, and without the C library's locale lookup per character
+// (a tenth of the reading time of a large file went there).
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_alnum(char c) { return is_alpha(c) || is_digit(c); }
 
 std::int64_t to_int(std::string_view s, int lineno, const char* what) {
   std::int64_t v = 0;
@@ -101,9 +104,9 @@ class GoalReader {
         while (j < line.size() && is_digit(line[j])) ++j;
         toks_.push_back(line.substr(i, j - i));
         i = j;
-      } else if (std::isalpha(static_cast<unsigned char>(c))) {
+      } else if (is_alpha(c)) {
         std::size_t j = i + 1;
-        while (j < line.size() && (std::isalnum(static_cast<unsigned char>(line[j])) || line[j] == '_')) ++j;
+        while (j < line.size() && (is_alnum(line[j]) || line[j] == '_')) ++j;
         toks_.push_back(line.substr(i, j - i));
         i = j;
       } else {
@@ -297,7 +300,7 @@ class GoalReader {
     GoalOpView op;
     const std::string_view tok = toks_[t_];
     if (tok != "send" && tok != "recv" && tok != "calc") {
-      if (!std::isalpha(static_cast<unsigned char>(tok[0]))) fail("expected a label or an operation, got '" + std::string(tok) + "'");
+      if (!is_alpha(tok[0])) fail("expected a label or an operation, got '" + std::string(tok) + "'");
       const std::string_view label = tok;
       ++t_;
       const std::string_view what = next("':', 'requires' or 'irequires'");
