@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <string>
@@ -63,6 +64,24 @@ struct Node {  // an event in a rank's pairing heaps
   std::int32_t next = kNil;
 };
 
+// The event nodes, in blocks of 2^11 (64 KiB): growing never copies the nodes nor holds twice
+// their memory, as a vector's doubling would when every rank's first events are created at once.
+class NodePool {
+ public:
+  Node& operator[](std::size_t i) { return blocks_[i >> kShift][i & kMask]; }
+  const Node& operator[](std::size_t i) const { return blocks_[i >> kShift][i & kMask]; }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  void emplace_back() {
+    if ((size_ & kMask) == 0) blocks_.push_back(std::make_unique<Node[]>(kBlock));
+    ++size_;
+  }
+
+ private:
+  static constexpr std::size_t kShift = 11, kBlock = std::size_t{1} << kShift, kMask = kBlock - 1;
+  std::vector<std::unique_ptr<Node[]>> blocks_;
+  std::size_t size_ = 0;
+};
+
 struct Event {  // a rank event in the reference discipline's global queue
   Ticks t;
   std::uint64_t seq;
@@ -85,12 +104,11 @@ struct Msg {
   Ticks overhead_end = 0;
 };
 
-// Everything the engine keeps per rank, in one cache line and a bit.
+// Everything the engine keeps per rank but its finishing time (Engine::finish_), in one cache line.
 struct RankState {
   Ticks cpu = 0;   // LogGOPSim nexto (kBlocked during a blocking send)
   Ticks sgap = 0;  // nextgs
   Ticks rgap = 0;  // nextgr
-  Ticks finish = 0;
   Ticks sched_t = -1;  // key of the rank's entry in the rank queue (-1: none)
   std::uint64_t sched_seq = 0;
   // The rank's events: the pending heap by (t, seq) and a ready heap by seq per class.
@@ -102,14 +120,17 @@ struct RankState {
   // key alone does not say where the event now is.
   std::int8_t sched_src = 0;
 };
+static_assert(sizeof(RankState) == 64, "docs/emulator.md gives this size");
 
 // Everything the engine keeps per op; the successors of op g are succ_[op_[g].succ, op_[g + 1].succ).
 struct OpState {
-  std::uint32_t remaining = 0;  // deps (and irequires) not yet satisfied
+  std::uint32_t remaining : 28 = 0;  // deps (and irequires) not yet satisfied (< kMaxDeps)
+  std::uint32_t flags : 4 = 0;       // Engine::kDone, kPosted, kAccepted, kRendezvous
   std::uint32_t succ = 0;
   std::int32_t rank = 0;
-  std::uint8_t flags = 0;
 };
+static_assert(sizeof(OpState) == 12, "docs/emulator.md gives this size");
+constexpr std::uint32_t kMaxDeps = (1U << 28) - 1;  // per op: what OpState::remaining holds
 
 // A HostCosts term (host_model.hpp) in ticks.
 struct TickTerm {
@@ -354,12 +375,20 @@ class Engine {
     if (opt_.reference_queue) run_reference();
     else run_lazy();
     finish_checks();
-    res_.per_rank_ticks.resize(static_cast<std::size_t>(s_.p));
+    // The run's state goes before the per-rank results are made, so they do not add to the peak.
+    op_ = {};
+    succ_ = {};
+    isucc_first_ = {};
+    isucc_ = {};
+    ranks_ = {};
+    nodes_ = {};
+    heap_ = {};
+    dirty_ = {};
+    res_.per_rank_ticks = std::move(finish_);
     res_.per_rank_us.resize(static_cast<std::size_t>(s_.p));
     Ticks end = 0;
     for (int r = 0; r < s_.p; ++r) {
-      const Ticks f = ranks_[static_cast<std::size_t>(r)].finish;
-      res_.per_rank_ticks[static_cast<std::size_t>(r)] = f;
+      const Ticks f = res_.per_rank_ticks[static_cast<std::size_t>(r)];
       res_.per_rank_us[static_cast<std::size_t>(r)] = to_units(f);
       end = std::max(end, f);
     }
@@ -421,7 +450,11 @@ class Engine {
       for (std::uint32_t g = 0; g < n; ++g) {
         const std::uint32_t base = s_.first[static_cast<std::size_t>(op_[g].rank)];
         const std::uint32_t count = s_.first[static_cast<std::size_t>(op_[g].rank) + 1] - base;
-        op_[g].remaining += first[g + 1] - first[g];
+        const std::uint64_t deps = std::uint64_t{op_[g].remaining} + (first[g + 1] - first[g]);
+        if (deps > kMaxDeps)
+          throw InputError(s_.where(g) + " waits for " + std::to_string(deps) + " ops; at most " +
+                           std::to_string(kMaxDeps) + " are supported");
+        op_[g].remaining = static_cast<std::uint32_t>(deps);
         for (std::uint32_t i = first[g]; i < first[g + 1]; ++i) {
           if (list[i] >= count)
             throw InputError(s_.where(g) + " depends on op " + std::to_string(list[i]) + " of a rank with " +
@@ -444,6 +477,7 @@ class Engine {
     }
     if (!s_.ideps.empty()) successors(s_.idep_first, s_.ideps, isucc_first_, isucc_);
     ranks_.assign(static_cast<std::size_t>(s_.p), RankState{});
+    finish_.assign(static_cast<std::size_t>(s_.p), 0);
     if (opt_.queue_stats) queues_.assign(static_cast<std::size_t>(s_.p), QueueCounts{});
     if (opt_.reference_queue) parked_.resize(static_cast<std::size_t>(s_.p));
     if (dynamic_) {
@@ -586,20 +620,19 @@ class Engine {
         b.items = std::move(spare_.back());
         spare_.pop_back();
       }
-      if (b.head == b.items.size() || b.items.back().seq < s.seq) b.items.push_back(s);
+      if (b.head == b.items.size() || b.items.back().seq < s.seq) b.items.push_back(Queued{s.seq, s.rank, s.src});
       else heap_.push(s);
     }
-    [[nodiscard]] const Slot& top() const {
+    [[nodiscard]] Slot top() const {
       if (buckets_.empty()) return heap_.top();
-      const Bucket& b = buckets_.begin()->second;
-      const Slot& f = b.items[b.head];
+      const Slot f = front();
       return heap_.empty() || slot_before(f, heap_.top()) ? f : heap_.top();
     }
     void pop() {
       if (!buckets_.empty()) {
         auto it = buckets_.begin();
         Bucket& b = it->second;
-        if (heap_.empty() || slot_before(b.items[b.head], heap_.top())) {
+        if (heap_.empty() || slot_before(front(), heap_.top())) {
           if (++b.head == b.items.size()) {
             b.items.clear();
             spare_.push_back(std::move(b.items));
@@ -612,12 +645,22 @@ class Engine {
     }
 
    private:
+    struct Queued {  // a Slot in its time's FIFO, which has the time: 16 bytes instead of 24
+      std::uint64_t seq;
+      std::int32_t rank;
+      std::int8_t src;
+    };
     struct Bucket {
-      std::vector<Slot> items;
+      std::vector<Queued> items;
       std::size_t head = 0;
     };
+    [[nodiscard]] Slot front() const {
+      const auto& [t, b] = *buckets_.begin();
+      const Queued& q = b.items[b.head];
+      return Slot{t, q.seq, q.rank, q.src};
+    }
     std::map<Ticks, Bucket> buckets_;
-    std::vector<std::vector<Slot>> spare_;
+    std::vector<std::vector<Queued>> spare_;
     std::priority_queue<Slot, std::vector<Slot>, SlotAfter> heap_;
   };
   [[nodiscard]] bool valid(const Slot& s) const {
@@ -829,8 +872,8 @@ class Engine {
     op_[g].flags |= kDone;
     ++done_;
     if ((done_ & 0xFFFFu) == 0 && opt_.progress) opt_.progress(done_, s_.ops());
-    RankState& rs = ranks_[static_cast<std::size_t>(op_[g].rank)];
-    rs.finish = std::max(rs.finish, t_done);
+    Ticks& f = finish_[static_cast<std::size_t>(op_[g].rank)];
+    f = std::max(f, t_done);
     ready_.clear();
     for (std::uint32_t i = op_[g].succ; i < op_[g + 1].succ; ++i)
       if (--op_[succ_[i]].remaining == 0) ready_.push_back(succ_[i]);
@@ -894,7 +937,7 @@ class Engine {
         if (!eager) {
           ++res_.rendezvous;
           op_[g].flags |= kRendezvous;
-          rs.finish = std::max(rs.finish, os_end);
+          finish_[static_cast<std::size_t>(r)] = std::max(finish_[static_cast<std::size_t>(r)], os_end);
         }
         if (!msg_records_) {
           push_rank_event(t + k.wire + delay, s_.partner[g], kArrive);
@@ -993,7 +1036,7 @@ class Engine {
     const Ticks orv_end = cpu_end(d, t, at(k, k.recv_overhead, bytes));
     rs.cpu = checked(orv_end);
     rs.rgap = checked(t + at(k, k.recv_gap, bytes));
-    rs.finish = std::max(rs.finish, rs.cpu);
+    finish_[static_cast<std::size_t>(d)] = std::max(finish_[static_cast<std::size_t>(d)], rs.cpu);
     span_rank(d, t, orv_end, 1, src);
     if (dynamic_) {
       g = matcher_.take_recv(d, src, msgs_[a].tag);
@@ -1212,6 +1255,7 @@ class Engine {
   std::vector<std::uint32_t> ready_;  // scratch of complete(); push_ready_sorted() never re-enters it
   std::vector<std::uint32_t> succ_, isucc_first_, isucc_;
   std::vector<RankState> ranks_;
+  std::vector<Ticks> finish_;  // per rank: when its last op completed (SimResult::per_rank_ticks)
   std::vector<QueueCounts> queues_;  // SimOptions::queue_stats
   std::vector<Ticks> unblocked_;  // mesh: when each rank last left a blocking send
   std::vector<Msg> msgs_;
@@ -1226,7 +1270,7 @@ class Engine {
   Ticks horizon_ = -1;
 
   // default discipline
-  std::vector<Node> nodes_;
+  NodePool nodes_;
   std::int32_t free_nodes_ = kNil;
   SlotQueue heap_;
   std::vector<int> dirty_;
