@@ -1,4 +1,7 @@
 // postbox sim: run one collective plan on an emulated machine (docs/emulator.md).
+#include <linux/magic.h>
+#include <sys/statfs.h>
+
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -25,6 +28,7 @@
 #include "postbox/runtime/parse.hpp"
 #include "postbox/frontend/network_file.hpp"
 #include "postbox/emulator/flow_network.hpp"
+#include "postbox/emulator/mapped_storage.hpp"
 #include "postbox/emulator/schedule.hpp"
 #include "postbox/emulator/calibrate.hpp"
 #include "postbox/emulator/simulator.hpp"
@@ -50,6 +54,9 @@ struct SimArgs {
   std::string noise_trace;
   bool noise_cosched = false;
   std::string network_file;
+  bool save_mem = false;
+  std::string save_mem_dir = "/var/tmp";
+  bool options_given_save_mem_dir = false;
 };
 
 // A file named by an option is a regular file this process can read: a device such as
@@ -107,6 +114,17 @@ void run_sim(const SimArgs& a) {
   const auto t_start = std::chrono::steady_clock::now();
   const auto given = a.options->given();
   const std::string machine = given.count("machine") != 0 ? given.at("machine") : std::string();
+  if (!a.save_mem && a.options_given_save_mem_dir) throw InputError("--save-mem-dir needs --save-mem");
+  // Declared before the schedule: its arrays are freed while the scope still lives (freeing
+  // does not need it, but the order keeps the peak report whole).
+  std::optional<sim::MappedStorage> mapped;
+  if (a.save_mem) {
+    mapped.emplace(a.save_mem_dir);
+    struct statfs fs {};
+    if (::statfs(a.save_mem_dir.c_str(), &fs) == 0 && fs.f_type == TMPFS_MAGIC)
+      std::fprintf(stderr, "postbox: note: --save-mem-dir '%s' is a tmpfs, whose files are memory too\n",
+                   a.save_mem_dir.c_str());
+  }
   sim::Schedule schedule;
   sim::Machine m;
   const std::optional<sim::Noise> noise = noise_of(a, given);
@@ -218,6 +236,9 @@ void run_sim(const SimArgs& a) {
     std::printf("queues   longest posted-receive queue %u (rank %d), longest unexpected-message queue %u (rank %d)\n", posted,
                 posted_at, unexpected, unexpected_at);
   }
+  if (mapped)
+    std::printf("save-mem at most %.1f MiB of the schedule and the run's state in files under %s\n",
+                static_cast<double>(mapped->peak_bytes()) / 1048576.0, a.save_mem_dir.c_str());
   std::printf("wall     %.2f s building the schedule, %.2f s simulating\n", build_s, wall);
 }
 
@@ -279,7 +300,19 @@ void register_sim(CLI::App& app) {
                   "message arrives o + L after its flow ends. The receiver is not charged G again: its gap is g,\n"
                   "its CPU o + O per byte. Not with the noise options. See docs/emulator.md, \"Network from a DOT file\"")
       ->type_name("FILE");
-  sub->callback([args] { run_sim(*args); });
+  sub->add_flag("--save-mem", args->save_mem,
+                "Schedules larger than memory, as LogGOPSim's --save-mem: the schedule's arrays and the run's\n"
+                "state per op and per rank (each array of 1 MiB or more) live in files under --save-mem-dir,\n"
+                "unlinked at once, which the kernel writes back and drops under memory pressure instead of\n"
+                "the process being killed; slower when memory is short. A built plan's own building is not\n"
+                "covered (a GOAL file is read mapped). Results are the same");
+  sub->add_option("--save-mem-dir", args->save_mem_dir,
+                  "Where --save-mem puts its files: a directory on a disk, not a tmpfs (default /var/tmp)")
+      ->type_name("DIR");
+  sub->callback([args, sub] {
+    args->options_given_save_mem_dir = sub->count("--save-mem-dir") > 0;
+    run_sim(*args);
+  });
 }
 
 }  // namespace postbox::cli

@@ -58,7 +58,10 @@ Schedule schedule_of(const Plan& plan) {
   s.bytes = plan.bytes;
   s.pacing = plan.pacing;
   s.pacing_latency = plan.pacing_latency;
-  s.partner = match_messages(plan);
+  {
+    const std::vector<std::uint32_t> partner = match_messages(plan);
+    s.partner.assign(partner.begin(), partner.end());
+  }
   s.first.resize(static_cast<std::size_t>(plan.p) + 1);
   s.items.resize(n);
   s.dep_first.assign(static_cast<std::size_t>(n) + 1, 0);
@@ -136,8 +139,8 @@ constexpr std::int32_t kTagTooBig = std::numeric_limits<std::int32_t>::min();
 
 // Appends each op's dependencies of one kind, sorted and without repeats, to list, and their
 // ends to first; count, cursor and scratch are reused from block to block.
-void append_deps(std::span<const GoalDepView> deps, bool immediate, std::size_t ops, std::vector<std::uint32_t>& first,
-                 std::vector<std::uint32_t>& list, std::vector<std::uint32_t>& count, std::vector<std::uint32_t>& scratch) {
+void append_deps(std::span<const GoalDepView> deps, bool immediate, std::size_t ops, Array<std::uint32_t>& first,
+                 Array<std::uint32_t>& list, std::vector<std::uint32_t>& count, std::vector<std::uint32_t>& scratch) {
   count.assign(ops + 1, 0);
   std::size_t k = 0;
   for (const GoalDepView& d : deps)
@@ -239,9 +242,9 @@ void GoalScheduleBuilder::reorder() {
     for (const Block& x : b) out.insert(out.end(), v.begin() + x.begin, v.begin() + x.end);
     v = std::move(out);
   };
-  auto move_lists = [&](std::vector<std::uint32_t>& first, std::vector<std::uint32_t>& list) {
+  auto move_lists = [&](Array<std::uint32_t>& first, Array<std::uint32_t>& list) {
     if (first.empty()) return;
-    std::vector<std::uint32_t> f{0}, l;
+    Array<std::uint32_t> f{0}, l;
     f.reserve(first.size());
     l.reserve(list.size());
     for (const Block& x : b)

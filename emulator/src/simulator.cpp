@@ -66,19 +66,22 @@ struct Node {  // an event in a rank's pairing heaps
 
 // The event nodes, in blocks of 2^11 (64 KiB): growing never copies the nodes nor holds twice
 // their memory, as a vector's doubling would when every rank's first events are created at once.
+// Inside a MappedStorage scope the blocks are 2^15 nodes (1 MiB), so they are file-backed too.
 class NodePool {
  public:
-  Node& operator[](std::size_t i) { return blocks_[i >> kShift][i & kMask]; }
-  const Node& operator[](std::size_t i) const { return blocks_[i >> kShift][i & kMask]; }
+  NodePool() : shift_(MappedStorage::active() ? 15 : 11) {}
+  Node& operator[](std::size_t i) { return blocks_[i >> shift_][i & mask()]; }
+  const Node& operator[](std::size_t i) const { return blocks_[i >> shift_][i & mask()]; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   void emplace_back() {
-    if ((size_ & kMask) == 0) blocks_.push_back(std::make_unique<Node[]>(kBlock));
+    if ((size_ & mask()) == 0) blocks_.emplace_back(std::size_t{1} << shift_);
     ++size_;
   }
 
  private:
-  static constexpr std::size_t kShift = 11, kBlock = std::size_t{1} << kShift, kMask = kBlock - 1;
-  std::vector<std::unique_ptr<Node[]>> blocks_;
+  [[nodiscard]] std::size_t mask() const noexcept { return (std::size_t{1} << shift_) - 1; }
+  unsigned shift_;
+  std::vector<Array<Node>> blocks_;
   std::size_t size_ = 0;
 };
 
@@ -271,7 +274,7 @@ class Matcher {
       return slots_[i];
     }
     void grow() {
-      std::vector<Bin> old = std::move(slots_);
+      Array<Bin> old = std::move(slots_);
       slots_.assign(std::max<std::size_t>(64, old.size() * 2), Bin{});
       mask_ = slots_.size() - 1;
       for (const Bin& b : old) {
@@ -281,9 +284,9 @@ class Matcher {
         slots_[i] = b;
       }
     }
-    std::vector<Bin> slots_;
+    Array<Bin> slots_;
     std::size_t mask_ = 0, used_ = 0;
-    std::vector<Link> links_;
+    Array<Link> links_;
     std::uint32_t free_ = kNil;  // popped links, for reuse
   };
   static_assert(sizeof(Bins::Bin) == 24 && sizeof(Bins::Link) == 16, "docs/emulator.md gives these sizes");
@@ -291,7 +294,7 @@ class Matcher {
     return Key{(static_cast<std::int64_t>(dst) << 32) | static_cast<std::uint32_t>(src), tag};
   }
   Bins recvs_, msgs_;
-  std::vector<std::uint8_t> consumed_;
+  Array<std::uint8_t> consumed_;
   std::uint64_t posted_ = 0;
   std::uint64_t unexpected_ = 0;
 };
@@ -444,8 +447,8 @@ class Engine {
     for (int r = 0; r < s_.p; ++r)
       for (std::uint32_t g = s_.first[static_cast<std::size_t>(r)]; g < s_.first[static_cast<std::size_t>(r) + 1]; ++g)
         op_[g].rank = r;
-    auto successors = [&](const std::vector<std::uint32_t>& first, const std::vector<std::uint32_t>& list,
-                          std::vector<std::uint32_t>& out_first, std::vector<std::uint32_t>& out) {
+    auto successors = [&](const Array<std::uint32_t>& first, const Array<std::uint32_t>& list,
+                          Array<std::uint32_t>& out_first, Array<std::uint32_t>& out) {
       out_first.assign(static_cast<std::size_t>(n) + 1, 0);
       for (std::uint32_t g = 0; g < n; ++g) {
         const std::uint32_t base = s_.first[static_cast<std::size_t>(op_[g].rank)];
@@ -464,14 +467,14 @@ class Engine {
       }
       for (std::uint32_t g = 0; g < n; ++g) out_first[g + 1] += out_first[g];
       out.resize(out_first.back());
-      std::vector<std::uint32_t> fill(out_first.begin(), out_first.end() - 1);
+      Array<std::uint32_t> fill(out_first.begin(), out_first.end() - 1);
       for (std::uint32_t g = 0; g < n; ++g) {
         const std::uint32_t base = s_.first[static_cast<std::size_t>(op_[g].rank)];
         for (std::uint32_t i = first[g]; i < first[g + 1]; ++i) out[fill[base + list[i]]++] = g;
       }
     };
     {
-      std::vector<std::uint32_t> first;
+      Array<std::uint32_t> first;
       successors(s_.dep_first, s_.deps, first, succ_);
       for (std::uint32_t g = 0; g <= n; ++g) op_[g].succ = first[g];
     }
@@ -651,7 +654,7 @@ class Engine {
       std::int8_t src;
     };
     struct Bucket {
-      std::vector<Queued> items;
+      Array<Queued> items;
       std::size_t head = 0;
     };
     [[nodiscard]] Slot front() const {
@@ -660,7 +663,7 @@ class Engine {
       return Slot{t, q.seq, q.rank, q.src};
     }
     std::map<Ticks, Bucket> buckets_;
-    std::vector<std::vector<Queued>> spare_;
+    std::vector<Array<Queued>> spare_;
     std::priority_queue<Slot, std::vector<Slot>, SlotAfter> heap_;
   };
   [[nodiscard]] bool valid(const Slot& s) const {
@@ -860,7 +863,7 @@ class Engine {
     }
   }
 
-  void release(const std::vector<std::uint32_t>& first, const std::vector<std::uint32_t>& list, std::uint32_t g,
+  void release(const Array<std::uint32_t>& first, const Array<std::uint32_t>& list, std::uint32_t g,
                Ticks lower) {
     std::vector<std::uint32_t> ready;
     for (std::uint32_t i = first[g]; i < first[g + 1]; ++i)
@@ -1251,14 +1254,14 @@ class Engine {
   Ticks now_ = 0;
   std::uint32_t done_ = 0;
 
-  std::vector<OpState> op_;  // one per op, and one holding the end of the last op's successors
+  Array<OpState> op_;  // one per op, and one holding the end of the last op's successors
   std::vector<std::uint32_t> ready_;  // scratch of complete(); push_ready_sorted() never re-enters it
-  std::vector<std::uint32_t> succ_, isucc_first_, isucc_;
-  std::vector<RankState> ranks_;
+  Array<std::uint32_t> succ_, isucc_first_, isucc_;
+  Array<RankState> ranks_;
   std::vector<Ticks> finish_;  // per rank: when its last op completed (SimResult::per_rank_ticks)
   std::vector<QueueCounts> queues_;  // SimOptions::queue_stats
   std::vector<Ticks> unblocked_;  // mesh: when each rank last left a blocking send
-  std::vector<Msg> msgs_;
+  Array<Msg> msgs_;
   std::vector<std::uint32_t> free_msgs_;
   Matcher matcher_;
   bool pacing_ = false;

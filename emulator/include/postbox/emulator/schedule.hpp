@@ -1,5 +1,5 @@
 // The emulator's input: per rank, a program of sends, receives and local work with the
-// dependencies between them, in flat arrays. Two sources:
+// dependencies between them, in flat arrays (Array: file-backed inside a MappedStorage scope). Two sources:
 //  * a Plan (schedule_of): its messages are matched before the run by the plan's rule (the
 //    k-th send a → b meets the k-th receive from a at b), so no queue is searched;
 //  * a GOAL schedule (GoalScheduleBuilder, fed one rank block at a time by the reader in
@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "postbox/emulator/mapped_storage.hpp"
 #include "postbox/runtime/goal.hpp"
 #include "postbox/runtime/plan.hpp"
 
@@ -30,20 +31,20 @@ struct Schedule {
     std::int32_t peer = -1;  // send: destination; recv: source, -1 = any; else -1
     Work kind = Work::send;
   };
-  std::vector<std::uint32_t> first{0};  // p + 1: rank r's ops are items[first[r], first[r + 1])
-  std::vector<Item> items;
+  Array<std::uint32_t> first{0};  // p + 1: rank r's ops are items[first[r], first[r + 1])
+  Array<Item> items;
   // requires: op g starts after ops deps[dep_first[g], dep_first[g + 1]) of its rank completed
   // (rank-local numbers). irequires (GOAL): ... after ops ideps[...] started; empty if none.
-  std::vector<std::uint32_t> dep_first{0}, deps;
-  std::vector<std::uint32_t> idep_first, ideps;
-  std::vector<std::uint32_t> round;  // Plan::pacing rounds: empty, or one per op
+  Array<std::uint32_t> dep_first{0}, deps;
+  Array<std::uint32_t> idep_first, ideps;
+  Array<std::uint32_t> round;  // Plan::pacing rounds: empty, or one per op
   Pacing pacing = Pacing::none;
   std::uint32_t pacing_latency = 0;
   // A plan's matching: per op, the global number of its partner (send ↔ recv); empty for GOAL,
   // whose receives match while the run goes.
-  std::vector<std::uint32_t> partner;
-  std::vector<std::int32_t> tags;   // GOAL: per op its tag (-1 = any, recv); empty for plans
-  std::vector<std::int32_t> lines;  // GOAL: per op its line; empty for plans
+  Array<std::uint32_t> partner;
+  Array<std::int32_t> tags;   // GOAL: per op its tag (-1 = any, recv); empty for plans
+  Array<std::int32_t> lines;  // GOAL: per op its line; empty for plans
   // GOAL labels, only for messages: an op's label is l<j> (j its number in its rank, what
   // plan export writes) unless the op is listed here, sorted by op, with the offset of its
   // NUL-terminated label in label_pool or kNoLabel. A file as exported costs nothing here.
