@@ -6,16 +6,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include <tbb/parallel_pipeline.h>
+#include <tbb/task_arena.h>
 
 #include "postbox/collectives/mesh.hpp"
 #include "postbox/runtime/limits.hpp"
@@ -64,25 +69,61 @@ class GoalReader {
  public:
   GoalReader(GoalSink& sink, std::function<void(std::size_t)> released = {}) : sink_(sink), released_(std::move(released)) {}
 
+  // Thrown in a piece (read_piece) for what only the whole text can decide.
+  struct NeedsWholeText {};
+
+  // The lines before the first rank block, as read() reads them (num_ranks, directives,
+  // comments), without the end's checks; false when they leave something open (a block comment,
+  // a pending round) or give no num_ranks.
+  bool read_prefix(std::string_view text, GoalSchedule& head) {
+    head_ = &head;
+    for_each_line(text, [](std::size_t) {});
+    return have_num_ranks_ && !in_rank_ && !in_block_comment_ && pending_round_ == 0;
+  }
+
+  // A piece of the text made of whole rank blocks, whose first line is line first_line, read
+  // after the prefix: num_ranks and the time-unit, pacing and mesh directives throw
+  // NeedsWholeText, as does a piece that ends inside a block; a rank given twice is left to the
+  // caller, which sees every piece's ranks.
+  void read_piece(std::string_view text, int first_line, GoalSchedule& head) {
+    head_ = &head;
+    piece_ = true;
+    have_num_ranks_ = begun_ = true;
+    lineno_ = first_line - 1;
+    for_each_line(text, [](std::size_t) {});
+    if (in_rank_ || in_block_comment_ || pending_round_ != 0) throw NeedsWholeText{};
+  }
+
   // The header's fields (num_ranks, time unit, pacing, mesh) of `head`; ranks go to the sink.
   void read(std::string_view text, GoalSchedule& head) {
     head_ = &head;
-    std::size_t pos = 0;
-    while (pos <= text.size()) {
-      const std::size_t nl = text.find('\n', pos);
-      const std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-      pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
-      ++lineno_;
-      read_line(line);
-      if (closed_ && released_) released_(pos);
-      closed_ = false;
-    }
+    for_each_line(text, [this](std::size_t pos) {
+      if (released_) released_(pos);
+    });
     if (in_rank_) throw GoalSyntaxError("GOAL: rank " + std::to_string(rank_) + " is not closed with '}'");
     if (!have_num_ranks_) throw GoalSyntaxError("GOAL: no num_ranks line");
     if (!begun_) sink_.begin(head.num_ranks);
   }
 
  private:
+  // Reads every line of text; closed(pos) after a line that closed a block, pos where the next
+  // line starts. A text ending in a newline ends with an empty line, as the sequential reading
+  // of the whole text has; a piece cut before a line does not.
+  template <class Closed>
+  void for_each_line(std::string_view text, Closed&& closed) {
+    std::size_t pos = 0;
+    const std::size_t stop = piece_ && !text.empty() && text.back() == '\n' ? text.size() - 1 : text.size();
+    while (pos <= stop) {
+      const std::size_t nl = text.find('\n', pos);
+      const std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+      pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+      ++lineno_;
+      read_line(line);
+      if (closed_) closed(pos);
+      closed_ = false;
+    }
+  }
+
   [[noreturn]] void fail(const std::string& what) const {
     throw GoalSyntaxError("GOAL line " + std::to_string(lineno_) + ": " + what);
   }
@@ -189,6 +230,7 @@ class GoalReader {
       if (j > i) words.push_back(directive.substr(i, j - i));
       i = j;
     }
+    if (piece_ && !(words.size() == 2 && words[0] == "round")) throw NeedsWholeText{};
     if (words.size() == 2 && words[0] == "time-unit") {
       if (!toks_.empty()) fail("'time-unit' must be on a line of its own");
       const std::string_view u = words[1];
@@ -240,6 +282,7 @@ class GoalReader {
   void header_item() {
     const std::string_view tok = toks_[t_];
     if (tok == "num_ranks") {
+      if (piece_) throw NeedsWholeText{};
       ++t_;
       const auto n = to_int(next("an integer"), lineno_, "the number of ranks");
       if (n < 1 || n > (std::int64_t{1} << 30)) fail("num_ranks must be in 1..2^30");
@@ -258,8 +301,10 @@ class GoalReader {
         seen_ranks_.assign(static_cast<std::size_t>(head_->num_ranks), false);
         begun_ = true;
       }
-      if (seen_ranks_[static_cast<std::size_t>(r)]) fail("rank " + std::to_string(r) + " is given twice");
-      seen_ranks_[static_cast<std::size_t>(r)] = true;
+      if (!piece_) {
+        if (seen_ranks_[static_cast<std::size_t>(r)]) fail("rank " + std::to_string(r) + " is given twice");
+        seen_ranks_[static_cast<std::size_t>(r)] = true;
+      }
       in_rank_ = true;
       rank_ = static_cast<int>(r);
     } else {
@@ -391,6 +436,7 @@ class GoalReader {
   std::deque<std::string> copies_;  // labels of copied lines, for the open block
   std::vector<bool> seen_ranks_;
   bool in_block_comment_ = false;
+  bool piece_ = false;  // read_piece
   int lineno_ = 0;
   std::string clean_;                   // a line with comments, without them
   bool copied_ = false;                 // the tokens are in clean_
@@ -436,6 +482,127 @@ class ScheduleSink final : public GoalSink {
   std::optional<sim::GoalScheduleBuilder> builder_;
 };
 
+// A piece's blocks, kept until they are handed over in file order. Labels that are views of
+// the text stay views; those of copied lines (the reader's, gone at the block's end) are copied.
+class PieceSink final : public GoalSink {
+ public:
+  explicit PieceSink(std::string_view text) : text_(text) {}
+  void begin(int) override {}
+  void block(const GoalRankView& b) override {
+    blocks_.push_back(Block{b.rank, ops_.size(), b.ops.size(), deps_.size(), b.deps.size()});
+    for (GoalOpView op : b.ops) {
+      if (!op.label.empty() && (op.label.data() < text_.data() || op.label.data() >= text_.data() + text_.size()))
+        op.label = copies_.emplace_back(op.label);
+      ops_.push_back(op);
+    }
+    deps_.insert(deps_.end(), b.deps.begin(), b.deps.end());
+  }
+  // Hands the blocks to `to` in order; false at a rank already in `seen` (the whole text then
+  // says which line gives it twice).
+  bool hand_over(GoalSink& to, std::vector<bool>& seen) const {
+    for (const Block& b : blocks_) {
+      if (seen[static_cast<std::size_t>(b.rank)]) return false;
+      seen[static_cast<std::size_t>(b.rank)] = true;
+      to.block(GoalRankView{b.rank, std::span<const GoalOpView>(ops_).subspan(b.op, b.ops),
+                            std::span<const GoalDepView>(deps_).subspan(b.dep, b.deps)});
+    }
+    return true;
+  }
+
+ private:
+  struct Block {
+    int rank;
+    std::size_t op, ops, dep, deps;
+  };
+  std::string_view text_;
+  std::vector<Block> blocks_;
+  std::vector<GoalOpView> ops_;
+  std::vector<GoalDepView> deps_;
+  std::deque<std::string> copies_;
+};
+
+// Reads `text` into `sink` in pieces of about piece_bytes, cut where a line starts with "rank",
+// with a oneTBB pipeline: the pieces are read in parallel (at most two per thread at once) and
+// their blocks handed to the sink in file order, so the schedule is the one a sequential reading
+// builds; returns how many pieces. 0, with nothing handed to the sink, where the text does not allow it: a block
+// comment anywhere, no rank block, a prefix (the lines before the first block) that leaves
+// something open, num_ranks or a time-unit, pacing or mesh directive after it; and 0 too,
+// after the sink got blocks, at any error, which the caller then finds by reading the whole
+// text again (the same message, naming the same line, as without pieces).
+int read_in_pieces(std::string_view text, GoalSchedule& head, GoalSink& sink, std::size_t piece_bytes,
+                   const std::function<void(std::size_t)>& released) {
+  if (text.find("/*") != std::string_view::npos) return 0;
+  std::size_t first = text.starts_with("rank ") ? 0 : text.find("\nrank ");
+  if (first == std::string_view::npos) return 0;
+  if (first != 0) ++first;
+  try {
+    struct NoBlocks final : GoalSink {
+      void begin(int) override {}
+      void block(const GoalRankView&) override {}
+    } no_blocks;
+    if (!GoalReader(no_blocks).read_prefix(text.substr(0, first), head)) return 0;
+  } catch (const GoalReader::NeedsWholeText&) {
+    return 0;
+  } catch (const GoalSyntaxError&) {
+    return 0;
+  }
+  sink.begin(head.num_ranks);
+  std::vector<bool> seen(static_cast<std::size_t>(head.num_ranks), false);
+  struct Piece {
+    std::size_t begin = 0, end = 0;
+    int first_line = 0;
+    std::unique_ptr<PieceSink> blocks;
+    bool ok = true;
+  };
+  std::size_t pos = first;
+  int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(first), '\n'));
+  bool ok = true;
+  int pieces = 0;
+  const GoalSchedule piece_head = head;
+  tbb::parallel_pipeline(
+      2 * static_cast<std::size_t>(tbb::this_task_arena::max_concurrency()),
+      tbb::make_filter<void, std::shared_ptr<Piece>>(
+          tbb::filter_mode::serial_in_order,
+          [&](tbb::flow_control& fc) -> std::shared_ptr<Piece> {
+            if (pos >= text.size() || !ok) {
+              fc.stop();
+              return nullptr;
+            }
+            auto piece = std::make_shared<Piece>();
+            ++pieces;
+            piece->begin = pos;
+            const std::size_t cut = text.find("\nrank ", std::min(text.size(), pos + piece_bytes) - 1);
+            piece->end = cut == std::string_view::npos ? text.size() : cut + 1;
+            piece->first_line = line;
+            line += static_cast<int>(std::count(text.begin() + static_cast<std::ptrdiff_t>(piece->begin),
+                                                text.begin() + static_cast<std::ptrdiff_t>(piece->end), '\n'));
+            pos = piece->end;
+            return piece;
+          }) &
+          tbb::make_filter<std::shared_ptr<Piece>, std::shared_ptr<Piece>>(
+              tbb::filter_mode::parallel,
+              [&](std::shared_ptr<Piece> piece) {
+                const std::string_view part = text.substr(piece->begin, piece->end - piece->begin);
+                piece->blocks = std::make_unique<PieceSink>(text);
+                GoalSchedule h = piece_head;
+                try {
+                  GoalReader(*piece->blocks).read_piece(part, piece->first_line, h);
+                } catch (const GoalReader::NeedsWholeText&) {
+                  piece->ok = false;
+                } catch (const InputError&) {
+                  piece->ok = false;
+                }
+                return piece;
+              }) &
+          tbb::make_filter<std::shared_ptr<Piece>, void>(tbb::filter_mode::serial_in_order,
+                                                         [&](std::shared_ptr<Piece> piece) {
+                                                           if (!ok) return;
+                                                           ok = piece->ok && piece->blocks->hand_over(sink, seen);
+                                                           if (ok && released) released(piece->end);
+                                                         }));
+  return ok ? pieces : 0;
+}
+
 // Ops a text of `bytes` bytes may hold, for reserving: an exported op line and its dependency
 // line take about 40 bytes, so this errs high, and pages reserved but never written cost nothing.
 std::uint64_t ops_hint(std::size_t bytes) { return bytes / 16; }
@@ -449,11 +616,43 @@ GoalSchedule parse_goal(std::string_view text) {
   return out;
 }
 
-GoalRead read_goal_schedule(std::string_view text, std::string name) {
+namespace {
+
+// Files from this size on are read in pieces where they allow it (about 1 MiB each).
+constexpr std::size_t kPiecesFrom = std::size_t{8} << 20;
+constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
+
+GoalRead read_schedule(std::string_view text, const std::string& name, std::size_t piece_bytes,
+                       const std::function<void(std::size_t)>& released) {
+  if (piece_bytes > 0) {
+    GoalSchedule head;
+    ScheduleSink sink(name, ops_hint(text.size()));
+    if (const int n = read_in_pieces(text, head, sink, piece_bytes, released); n > 0) {
+      GoalRead out = sink.finish(head);
+      out.pieces = n;
+      return out;
+    }
+  }
   GoalSchedule head;
-  ScheduleSink sink(std::move(name), ops_hint(text.size()));
-  GoalReader(sink).read(text, head);
+  ScheduleSink sink(name, ops_hint(text.size()));
+  GoalReader(sink, released).read(text, head);
   return sink.finish(head);
+}
+
+// Pieces where more than one thread can read them.
+std::size_t piece_bytes_for(std::size_t size) {
+  return size >= kPiecesFrom && tbb::this_task_arena::max_concurrency() > 1 ? kPieceBytes : 0;
+}
+
+}  // namespace
+
+GoalRead read_goal_schedule(std::string_view text, std::string name) {
+  return read_schedule(text, name, piece_bytes_for(text.size()), {});
+}
+
+GoalRead read_goal_schedule_in_pieces(std::string_view text, std::string name, std::size_t piece_bytes) {
+  PB_CHECK(piece_bytes > 0, "read_goal_schedule_in_pieces: piece_bytes must be positive");
+  return read_schedule(text, name, piece_bytes, {});
 }
 
 GoalRead read_goal_file(const std::string& path, std::string name) {
@@ -489,10 +688,7 @@ GoalRead read_goal_file(const std::string& path, std::string name) {
     ::madvise(const_cast<char*>(base) + given, to - given, MADV_DONTNEED);
     given = to;
   };
-  GoalSchedule head;
-  ScheduleSink sink(std::move(name), ops_hint(size));
-  GoalReader(sink, release).read(std::string_view(base, size), head);
-  return sink.finish(head);
+  return read_schedule(std::string_view(base, size), name, piece_bytes_for(size), release);
 }
 
 }  // namespace postbox

@@ -46,8 +46,16 @@ struct GoalRead {
   sim::Schedule schedule;
   int mesh_rows = 0;
   int mesh_cols = 0;
+  int pieces = 0;  // the pieces read in parallel; 0 when the text was read whole
 };
+// A text of 8 MiB or more is read in pieces of about 1 MiB, in parallel with oneTBB, where it
+// allows it (no block comment; num_ranks and the time-unit, pacing and mesh directives before
+// the first rank block): the schedule, and any error's message, are those of the sequential
+// reading, to which any other text, and any text with an error, goes.
 GoalRead read_goal_schedule(std::string_view text, std::string name = "goal");
+// The same with pieces of about piece_bytes whatever the text's size and the threads (the
+// tests' way in).
+GoalRead read_goal_schedule_in_pieces(std::string_view text, std::string name, std::size_t piece_bytes);
 // The same from a file, mapped read-only; the pages already read are given back as it goes, so
 // the file's size adds little to the memory held. A file that cannot be opened → InputError.
 GoalRead read_goal_file(const std::string& path, std::string name);
