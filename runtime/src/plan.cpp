@@ -72,6 +72,20 @@ Access access_of(const OpView& op) {
   return acc;
 }
 
+// access_of(plan.op_at(g)) without building the OpView: a send or a receive reads only its code
+// and region a, the fields the hot loops over every op of a plan need.
+Access access_at(const Plan& plan, std::uint32_t g) {
+  const OpCode code = plan.code_at(g);
+  Access acc;
+  switch (code) {
+    case OpCode::send: acc.reads[acc.nreads++] = causal(plan.a_at(g)); return acc;
+    case OpCode::recv: acc.write = causal(plan.a_at(g)); acc.writes = true; return acc;
+    case OpCode::reduce:
+    case OpCode::copy: break;
+  }
+  return access_of(plan.op_at(g));
+}
+
 // The sweep behind derive_dependencies() and validate()'s hazard check. Over one rank's
 // program it yields, for op j, the earlier ops j must follow because of shared bytes: the last
 // writer of every byte j touches, and, if j writes, the readers of the bytes it writes since
@@ -165,6 +179,10 @@ class Sweep {
   Map::iterator cover(Map& m, std::uint64_t lo, std::uint64_t hi) {
     // Past every segment (builders mostly walk a buffer upwards): one new segment at the end.
     if (m.empty() || std::prev(m.end())->second.end <= lo) return m.emplace_hint(m.end(), lo, Seg{hi, -1, -1});
+    // [lo, hi) already one whole segment (a region touched again: a barrier's token, the slot it
+    // just received into), nothing to split or fill: the last segment first, then a search.
+    if (const auto last = std::prev(m.end()); last->first == lo && last->second.end == hi) return last;
+    if (const auto at = m.find(lo); at != m.end() && at->second.end == hi) return at;
     auto split = [&](std::uint64_t x) {
       auto it = m.upper_bound(x);
       if (it == m.begin()) return;
@@ -208,9 +226,21 @@ bool touches_disjoint(const Plan& plan, int r, std::vector<std::pair<Region, std
   spans.clear();
   const std::uint32_t base = plan.first_op(r), end = plan.first_op(r + 1);
   for (std::uint32_t g = base; g < end; ++g) {
-    const Access acc = access_of(plan.op_at(g));
-    for (int i = 0; i < acc.nreads; ++i) spans.emplace_back(acc.reads[i], g - base);
-    if (acc.writes) spans.emplace_back(acc.write, g - base);
+    const Access acc = access_at(plan, g);
+    // An op that touches the region the previous span, of another op, names shares a byte with
+    // it (a causal region has at least one): no need to sort to know (a barrier's copy of the
+    // message it just received).
+    const auto same_as_last = [&](const Region& x) {
+      return !spans.empty() && spans.back().second != g - base && spans.back().first == x;
+    };
+    for (int i = 0; i < acc.nreads; ++i) {
+      if (same_as_last(acc.reads[i])) return false;
+      spans.emplace_back(acc.reads[i], g - base);
+    }
+    if (acc.writes) {
+      if (same_as_last(acc.write)) return false;
+      spans.emplace_back(acc.write, g - base);
+    }
   }
   const auto before = [](const auto& x, const auto& y) {
     return x.first.buffer != y.first.buffer ? x.first.buffer < y.first.buffer : x.first.offset < y.first.offset;
@@ -442,11 +472,15 @@ std::optional<std::string> run_in_program_order(const Plan& plan, const std::vec
     std::uint32_t& i = pc[static_cast<std::size_t>(r)];
     const std::uint32_t start = i;
     while (i < ops.size()) {
-      const OpView op = ops[i];
+      // The fields a step needs, read one by one: this loop runs over every op of the plan.
+      struct {
+        OpCode code;
+        int peer;
+      } const op{plan.code_at(base + i), plan.peer_at(base + i)};
       if (op.code == OpCode::send) {
         if (capacity != 0) {
           std::uint64_t& occ = occupancy[pair_key(r, op.peer)];
-          const std::uint64_t rec = internal::record_bytes(op.a.bytes);
+          const std::uint64_t rec = internal::record_bytes(plan.a_at(base + i).bytes);
           // kRingReserve: the part of a ring a sender can never count on (ring_format.hpp).
           if (occ + rec + internal::kRingReserve <= capacity) {
             occ += rec;
@@ -471,7 +505,7 @@ std::optional<std::string> run_in_program_order(const Plan& plan, const std::vec
           if (capacity != 0) enqueue(op.peer);
           break;
         }
-        if (capacity != 0) occupancy[pair_key(op.peer, r)] -= internal::record_bytes(op.a.bytes);
+        if (capacity != 0) occupancy[pair_key(op.peer, r)] -= internal::record_bytes(plan.a_at(base + i).bytes);
       }
       ++i;
     }
@@ -758,7 +792,7 @@ void derive_dependencies(Plan& plan) {
     };
     for (std::uint32_t j = 0; j < count; ++j) {
       cand.clear();
-      sweep.step(j, access_of(plan.op_at(base + j)), cand);
+      sweep.step(j, access_at(plan, base + j), cand);
       std::sort(cand.begin(), cand.end(), std::greater<>());
       cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
       // Latest candidate first: anything it already implies needs no edge of its own.
@@ -807,8 +841,18 @@ std::optional<std::string> check_ops(const Plan& plan) {
       return std::string(g.buffer == Buffer::user ? "user" : "scratch") + "[" + std::to_string(g.offset) + ", +" +
              std::to_string(g.bytes) + ")";
     };
+    const std::uint32_t base = plan.first_op(r);
     for (std::size_t j = 0; j < ops.size(); ++j) {
-      const OpView op = ops[j];
+      // The fields one by one, region b (which only local ops have) through the whole view:
+      // this loop runs over every op of the plan.
+      const auto g = base + static_cast<std::uint32_t>(j);
+      struct {
+        OpCode code;
+        int peer;
+        Region a, b;
+        std::span<const std::uint32_t> deps;
+      } op{plan.code_at(g), plan.peer_at(g), plan.a_at(g), {}, plan.deps_at(g)};
+      if (op.code == OpCode::reduce || op.code == OpCode::copy) op.b = plan.op_at(g).b;
       for (std::uint32_t d : op.deps) {
         if (d >= j) return where(r, j, op.code) + ": dependency on op " + std::to_string(d) + " does not point backwards";
       }
@@ -849,6 +893,8 @@ std::optional<std::string> check_matching(const Plan& plan, const std::vector<st
     const RankOps ops = plan.ops(r);
     const std::uint32_t base = plan.first_op(r);
     for (std::size_t j = 0; j < ops.size(); ++j) {
+      const OpCode code = plan.code_at(base + static_cast<std::uint32_t>(j));
+      if (code != OpCode::send && code != OpCode::recv) continue;  // local ops have no tag to check
       const OpView op = ops[j];
       const std::uint32_t k = seq[base + j];
       if (op.code == OpCode::send) {
@@ -861,11 +907,10 @@ std::optional<std::string> check_matching(const Plan& plan, const std::vector<st
           return "unmatched send: " + where(r, j, op.code) + " (#" + std::to_string(k) + " to " + std::to_string(op.peer) +
                  ", " + std::to_string(op.a.bytes) + " bytes) has no matching recv at rank " + std::to_string(op.peer);
         }
-        const OpView rv = plan.op_at(m);
-        if (rv.a.bytes != op.a.bytes) {
+        if (plan.a_at(m).bytes != op.a.bytes) {
           return "size mismatch: " + where(r, j, op.code) + " sends " + std::to_string(op.a.bytes) + " bytes to " +
-                 std::to_string(op.peer) + " but " + where(op.peer, m - plan.first_op(op.peer), rv.code) + " receives " +
-                 std::to_string(rv.a.bytes);
+                 std::to_string(op.peer) + " but " + where(op.peer, m - plan.first_op(op.peer), plan.code_at(m)) +
+                 " receives " + std::to_string(plan.a_at(m).bytes);
         }
       } else if (op.code == OpCode::recv) {
         if (op.tag != k) {
@@ -897,17 +942,17 @@ std::optional<std::string> check_hazards(const Plan& plan) {
     const RankOps ops = plan.ops(r);
     const std::uint32_t base = plan.first_op(r);
     if (mark.size() < ops.size()) mark.assign(ops.size(), 0);
-    auto deps_of = [&](std::uint32_t i) { return plan.op_at(base + i).deps; };
+    auto deps_of = [&](std::uint32_t i) { return plan.deps_at(base + i); };
     for (std::uint32_t j = 0; j < ops.size(); ++j) {
-      const OpView op = ops[j];
       cand.clear();
-      sweep.step(j, access_of(op), cand);
+      sweep.step(j, access_at(plan, base + j), cand);
       if (cand.empty()) continue;
       std::sort(cand.begin(), cand.end());
       cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
       // Fast path: every candidate is a direct dep.
+      const auto deps = plan.deps_at(base + j);
       bool all_direct = true;
-      for (std::uint32_t c : cand) all_direct = all_direct && std::binary_search(op.deps.begin(), op.deps.end(), c);
+      for (std::uint32_t c : cand) all_direct = all_direct && std::binary_search(deps.begin(), deps.end(), c);
       if (all_direct) continue;
       if (++stamp == 0) {
         std::fill(mark.begin(), mark.end(), 0);
@@ -916,8 +961,8 @@ std::optional<std::string> check_hazards(const Plan& plan) {
       mark_ancestors(j, cand.front(), stamp, mark, stack, deps_of);
       for (std::uint32_t c : cand) {
         if (mark[c] != stamp) {
-          return "rank " + std::to_string(r) + ": ops " + std::to_string(c) + " (" + to_string(ops[c].code) + ") and " +
-                 std::to_string(j) + " (" + to_string(op.code) + ") touch the same bytes without a dependency between them";
+          return "rank " + std::to_string(r) + ": ops " + std::to_string(c) + " (" + to_string(plan.code_at(base + c)) +
+                 ") and " + std::to_string(j) + " (" + to_string(plan.code_at(base + j)) + ") touch the same bytes without a dependency between them";
         }
       }
     }

@@ -176,6 +176,38 @@ TEST(PlanDeps, IndependentReceivesAreUnordered) {
   EXPECT_EQ(total_message_bytes(plan), 16U);
 }
 
+// A region touched again as a whole (a barrier copying out the slot it just received into, or
+// an earlier slot) follows its last writer, and without that dependency is a hazard; one op
+// reading and writing one region (a copy onto itself) is none.
+TEST(PlanDeps, RegionTouchedAgainFollowsItsLastWriter) {
+  auto copy = [](Region a, Region b) { return Op{OpCode::copy, -1, a, b, false, 0, {}}; };
+  Hand h = empty_plan(3, 16);
+  add(h, 0, recv(1, S(0, 8)));            // 0
+  add(h, 0, recv(2, S(8, 8)));            // 1
+  add(h, 0, copy(U(8, 8), S(8, 8)));      // 2: the last slot written
+  add(h, 0, copy(U(0, 8), S(0, 8)));      // 3: an earlier one
+  add(h, 0, send(1, U(0, 8)));            // 4: what 3 wrote
+  add(h, 1, send(0, U(0, 8)));
+  add(h, 1, recv(0, U(8, 8)));
+  add(h, 2, send(0, U(0, 8)));
+  add(h, 2, copy(U(8, 8), U(8, 8)));
+  Hand derived = h;
+  derived.ranks = h.pack().programs();
+  const Plan plan = derived.pack(false);
+  EXPECT_EQ(deps(plan.ops(0)[2]), (std::vector<std::uint32_t>{1}));
+  EXPECT_EQ(deps(plan.ops(0)[3]), (std::vector<std::uint32_t>{0}));
+  EXPECT_EQ(deps(plan.ops(0)[4]), (std::vector<std::uint32_t>{3}));
+  EXPECT_TRUE(plan.ops(2)[1].deps.empty());
+  EXPECT_EQ(validate(plan), std::nullopt);
+  for (std::size_t j : {2, 3, 4}) {
+    Hand bad = derived;
+    bad.ranks[0].ops[j].deps.clear();
+    const auto problem = validate(bad.pack(false));
+    ASSERT_TRUE(problem.has_value()) << j;
+    EXPECT_NE(problem->find("without a dependency"), std::string::npos) << *problem;
+  }
+}
+
 TEST(PlanDeps, TransitivelyImpliedEdgesAreDropped) {
   Hand h = empty_plan(2, 8);
   add(h, 0, recv(1, U(0, 8)));     // 0 writes
