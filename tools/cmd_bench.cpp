@@ -56,8 +56,8 @@ void print_load(const char* when, const bench::LoadSample& l) {
 void print_table(const bench::BarrierBenchResult& res, const std::vector<int>& ps, const bench::BarrierBenchOptions& o) {
   const auto& c = res.calibration;
   std::printf("EPCC syncbench: overhead per barrier = (time of inner x {delay; barrier} - time of inner x delay) / inner;\n"
-              "interleaved: per p a warm-up pass, then %d rounds, each measuring every competitor in turn (the first one\n"
-              "rotating) with %d outer repetitions of about %.0f ms; median = the median over the rounds of each round's\n"
+              "interleaved: per p a warm-up pass, then %d rounds, each measuring every competitor in turn (each round in\n"
+              "its own seeded order) with %d outer repetitions of about %.0f ms; median = the median over the rounds of each round's\n"
               "median, mean and sd over all %d repetitions. Threads are not pinned.\n",
               res.rounds, res.outer_per_round, static_cast<double>(o.params.target_ns) / 1e6,
               res.rounds * res.outer_per_round);
@@ -417,7 +417,9 @@ void register_bench(CLI::App& app) {
       "postbox-omp-llvm, run as child processes from this executable's directory (the two runtimes cannot\n"
       "share a process); a missing helper is reported and its rows omitted. Every kernel-thread row runs\n"
       "on one team of threads per p, made once (--threads). Competitors are interleaved: per p a warm-up\n"
-      "pass, then rounds in which every competitor is measured once in turn; a competitor's median is the\n"
+      "pass, then rounds in which every competitor is measured once, each round in its own order (a shuffle\n"
+      "seeded by p and the round: a measurement inherits where the scheduler left the threads after the one\n"
+      "before it, so no competitor always follows the same one); a competitor's median is the\n"
       "median of its round medians, so load hits all alike. Prints the CPUs this process may use, the load\n"
       "before and after, a table per p with each competitor's ratio to std::barrier, the default barrier's\n"
       "choice and reason, and the default's ratios with their targets.");

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -470,9 +471,17 @@ BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& o,
     }
     std::vector<std::vector<double>> samples(n), medians(n);
     std::vector<syncbench::Histogram> tails(n);
+    // Each round in its own order, a shuffle seeded by p and the round (the same every run): a
+    // measurement inherits where the scheduler left the team's threads after the one before it
+    // (oversubscribed, 3 + 1 threads on 2 CPUs instead of 2 + 2 for a while), so in a fixed
+    // cyclic order each competitor would always pay for the same predecessor.
+    std::vector<std::size_t> order(n);
+    for (std::size_t k = 0; k < n; ++k) order[k] = k;
     for (int round = 0; round < res.rounds; ++round) {
+      std::mt19937_64 rng(static_cast<std::uint64_t>(p) * 1000003U + static_cast<std::uint64_t>(round));
+      for (std::size_t k = n; k > 1; --k) std::swap(order[k - 1], order[rng() % k]);
       for (std::size_t k = 0; k < n; ++k) {
-        const std::size_t i = (k + static_cast<std::size_t>(round)) % n;
+        const std::size_t i = order[k];
         if (progress) {
           progress(competitors[i] + " p=" + std::to_string(p) + " round " + std::to_string(round + 1) + "/" +
                    std::to_string(res.rounds));

@@ -4,8 +4,8 @@
 // child processes from helper_dir), all measured with the EPCC syncbench method (syncbench.hpp).
 //
 // Interleaved: per p, one untimed warm-up pass over every competitor, then `rounds` rounds, each
-// measuring every competitor once (round-robin, the starting competitor rotating from round to
-// round) with a share of the outer repetitions. A competitor's median_ns is the median over the
+// measuring every competitor once (each round in its own order, a shuffle seeded by p and the
+// round, so that no competitor always follows the same one) with a share of the outer repetitions. A competitor's median_ns is the median over the
 // rounds of its per-round medians, so a burst of load that hits one round hits every
 // competitor of that round alike; mean_ns and sd_ns are over all its repetitions.
 #pragma once
