@@ -50,8 +50,12 @@ void expect_same_read(const std::string& text, Pieces allowed = Pieces::allowed)
   for (std::size_t piece : {1, 7, 64, 1000}) {
     SCOPED_TRACE("piece_bytes " + std::to_string(piece));
     const GoalRead pieces = read_goal_schedule_in_pieces(text, "goal", piece);
-    if (allowed == Pieces::allowed) EXPECT_GE(pieces.pieces, piece == 1 ? pieces.schedule.p : 1);
-    if (allowed == Pieces::refused) EXPECT_EQ(pieces.pieces, 0);
+    if (allowed == Pieces::allowed) {
+      EXPECT_GE(pieces.pieces, piece == 1 ? pieces.schedule.p : 1);
+    }
+    if (allowed == Pieces::refused) {
+      EXPECT_EQ(pieces.pieces, 0);
+    }
     expect_same(pieces.schedule, whole.schedule);
     EXPECT_EQ(pieces.mesh_rows, whole.mesh_rows);
     EXPECT_EQ(pieces.mesh_cols, whole.mesh_cols);
