@@ -65,8 +65,8 @@ MappedStorage::MappedStorage(std::string dir) : dir_(std::move(dir)), outer_(cur
   if (!std::filesystem::is_directory(dir_, ec)) throw InputError("--save-mem: '" + dir_ + "' is not a directory");
   if (::access(dir_.c_str(), W_OK | X_OK) != 0)
     throw InputError("--save-mem: cannot create files in '" + dir_ + "': " + why(errno));
-  Registry& r = registry();
-  {
+  if (current_dir == nullptr) {  // the outermost scope on this thread: its peak starts here
+    Registry& r = registry();
     const std::lock_guard<std::mutex> lock(r.mu);
     r.peak = r.bytes;
   }
@@ -82,6 +82,18 @@ std::size_t MappedStorage::mapped_bytes() noexcept {
 }
 
 bool MappedStorage::active() noexcept { return current_dir != nullptr; }
+
+const std::string* MappedStorage::current() noexcept { return current_dir; }
+
+MappedStorage::Enter::Enter(const std::string* dir) noexcept : outer_(current_dir) { current_dir = dir; }
+
+MappedStorage::Enter::~Enter() { current_dir = outer_; }
+
+bool MappedStorage::is_mapped(const void* p) noexcept {
+  Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mu);
+  return r.live.find(const_cast<void*>(p)) != r.live.end();
+}
 
 std::size_t MappedStorage::peak_bytes() const noexcept {
   Registry& r = registry();

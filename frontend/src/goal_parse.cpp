@@ -23,6 +23,7 @@
 #include <tbb/task_arena.h>
 
 #include "postbox/collectives/mesh.hpp"
+#include "postbox/emulator/mapped_storage.hpp"
 #include "postbox/runtime/limits.hpp"
 
 namespace postbox {
@@ -559,6 +560,9 @@ int read_in_pieces(std::string_view text, GoalSchedule& head, GoalSink& sink, st
   bool ok = true;
   int pieces = 0;
   const GoalSchedule piece_head = head;
+  // The schedule grows in the last stage, on whichever thread runs it: inside the caller's
+  // --save-mem scope, as it would on the caller's thread.
+  const std::string* mapped = sim::MappedStorage::current();
   tbb::parallel_pipeline(
       2 * static_cast<std::size_t>(tbb::this_task_arena::max_concurrency()),
       tbb::make_filter<void, std::shared_ptr<Piece>>(
@@ -597,6 +601,7 @@ int read_in_pieces(std::string_view text, GoalSchedule& head, GoalSink& sink, st
           tbb::make_filter<std::shared_ptr<Piece>, void>(tbb::filter_mode::serial_in_order,
                                                          [&](std::shared_ptr<Piece> piece) {
                                                            if (!ok) return;
+                                                           const sim::MappedStorage::Enter enter(mapped);
                                                            ok = piece->ok && piece->blocks->hand_over(sink, seen);
                                                            if (ok && released) released(piece->end);
                                                          }));

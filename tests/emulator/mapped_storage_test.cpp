@@ -57,6 +57,8 @@ TEST(MappedStorage, LargeArraysInAScopeAreUnlinkedFilesUnderItsDirectory) {
     EXPECT_EQ(mappings_under(dir.path), 1);  // the big one only
     EXPECT_EQ(MappedStorage::mapped_bytes(), kMappedMin);
     EXPECT_EQ(scope.peak_bytes(), kMappedMin);
+    EXPECT_TRUE(MappedStorage::is_mapped(big.data()));
+    EXPECT_FALSE(MappedStorage::is_mapped(small.data()));
     // Unlinked at once: the directory stays empty while the mapping lives.
     EXPECT_TRUE(fs::is_empty(dir.path));
     big.push_back(8);  // grows into a new mapping, the old one unmapped
@@ -78,6 +80,25 @@ TEST(MappedStorage, OutsideAScopeAndOnOtherThreadsArraysComeFromTheHeap) {
     EXPECT_EQ(MappedStorage::mapped_bytes(), 0U);
   }).join();
   EXPECT_EQ(mappings_under(dir.path), 0);
+}
+
+TEST(MappedStorage, AnotherThreadEntersTheScopeItWorksFor) {
+  TempDir dir;
+  const MappedStorage scope(dir.path.string());
+  const std::string* mine = MappedStorage::current();
+  ASSERT_NE(mine, nullptr);
+  Array<std::uint64_t> made;
+  std::thread([&made, mine] {
+    EXPECT_EQ(MappedStorage::current(), nullptr);
+    {
+      const MappedStorage::Enter enter(mine);
+      EXPECT_TRUE(MappedStorage::active());
+      made.resize(kMappedMin / sizeof(std::uint64_t));
+    }
+    EXPECT_FALSE(MappedStorage::active());
+  }).join();
+  EXPECT_TRUE(MappedStorage::is_mapped(made.data()));
+  EXPECT_EQ(mappings_under(dir.path), 1);
 }
 
 TEST(MappedStorage, AnArrayMadeInAScopeCanBeFreedAfterItOnAnotherThread) {
@@ -139,6 +160,26 @@ TEST(MappedStorage, NoRoomForAnArrayIsAnInputErrorAtTheAllocation) {
   std::signal(SIGXFSZ, old_handler);
   EXPECT_EQ(MappedStorage::mapped_bytes(), 0U);
   EXPECT_TRUE(fs::is_empty(dir.path));
+}
+
+// A GOAL text read in pieces (oneTBB stages on other threads) inside a scope: the arrays the
+// stages grow are file-backed too (here `round`, which no reservation covers: it is made at the
+// first op with a round). Which thread runs the last stage is the scheduler's choice, so
+// without MappedStorage::Enter this fails in some runs only; the test above is the exact one.
+TEST(MappedStorage, AGoalTextReadInPiecesBuildsItsArraysInTheScope) {
+  TempDir dir;
+  std::string text = "num_ranks 70000\n";
+  for (int r = 0; r < 70000; ++r) {
+    text += "rank " + std::to_string(r) + " {\n";
+    for (int j = 0; j < 4; ++j) text += "// postbox: round " + std::to_string(j + 1) + "\ncalc 1\n";
+    text += "}\n";
+  }
+  const MappedStorage scope(dir.path.string());
+  const GoalRead read = read_goal_schedule_in_pieces(text, "goal", 64 << 10);
+  EXPECT_GT(read.pieces, 1);
+  ASSERT_EQ(read.schedule.round.size(), 280000U);
+  EXPECT_TRUE(MappedStorage::is_mapped(read.schedule.round.data()));
+  EXPECT_TRUE(MappedStorage::is_mapped(read.schedule.items.data()));
 }
 
 // A run inside a scope gives the same results as outside it: a built plan and a GOAL schedule

@@ -16,7 +16,8 @@
 // reserve blocks the file is sparse, and a full disk is a SIGBUS). The kernel writes such pages back to the file and
 // drops them under memory pressure, where anonymous memory without swap would be killed. An
 // array allocated in a scope may be freed after it, on any thread. Smaller allocations, and
-// all allocations outside a scope, come from the heap.
+// all allocations outside a scope, come from the heap; a thread that works for the scope's thread
+// enters its scope with MappedStorage::Enter.
 #pragma once
 
 #include <cstddef>
@@ -37,11 +38,28 @@ class MappedStorage {
   MappedStorage& operator=(const MappedStorage&) = delete;
 
   // The bytes now mapped from files by Array allocations (all threads), and the most mapped at
-  // once since this scope was made.
+  // once since the outermost scope on this thread was made.
   [[nodiscard]] static std::size_t mapped_bytes() noexcept;
   [[nodiscard]] std::size_t peak_bytes() const noexcept;
   // Whether a scope lives on this thread.
   [[nodiscard]] static bool active() noexcept;
+  // Whether p is the start of a file-backed allocation now live (tests).
+  [[nodiscard]] static bool is_mapped(const void* p) noexcept;
+
+  // The directory of the scope on this thread (null: none), and a guard that makes it this
+  // thread's while it lives: for work another thread does on behalf of the scope's thread (a
+  // oneTBB stage building the schedule), so that its arrays are file-backed too.
+  [[nodiscard]] static const std::string* current() noexcept;
+  class Enter {
+   public:
+    explicit Enter(const std::string* dir) noexcept;
+    ~Enter();
+    Enter(const Enter&) = delete;
+    Enter& operator=(const Enter&) = delete;
+
+   private:
+    const std::string* outer_;
+  };
 
  private:
   std::string dir_;
