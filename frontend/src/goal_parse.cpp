@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -533,9 +534,10 @@ class PieceSink final : public GoalSink {
 int read_in_pieces(std::string_view text, GoalSchedule& head, GoalSink& sink, std::size_t piece_bytes,
                    const std::function<void(std::size_t)>& released) {
   if (text.find("/*") != std::string_view::npos) return 0;
-  std::size_t first = text.starts_with("rank ") ? 0 : text.find("\nrank ");
-  if (first == std::string_view::npos) return 0;
-  if (first != 0) ++first;
+  // The first block's line; a text that starts with one has no num_ranks before it.
+  const std::size_t nl = text.find("\nrank ");
+  if (nl == std::string_view::npos) return 0;
+  const std::size_t first = nl + 1;
   try {
     struct NoBlocks final : GoalSink {
       void begin(int) override {}
@@ -557,7 +559,9 @@ int read_in_pieces(std::string_view text, GoalSchedule& head, GoalSink& sink, st
   };
   std::size_t pos = first;
   int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(first), '\n'));
-  bool ok = true;
+  // Written by the last stage, read by the first, which may run at the same time on another
+  // thread (relaxed: it only stops the cutting early; the pipeline's end orders the last value).
+  std::atomic<bool> ok{true};
   int pieces = 0;
   const GoalSchedule piece_head = head;
   // The schedule grows in the last stage, on whichever thread runs it: inside the caller's
@@ -568,7 +572,7 @@ int read_in_pieces(std::string_view text, GoalSchedule& head, GoalSink& sink, st
       tbb::make_filter<void, std::shared_ptr<Piece>>(
           tbb::filter_mode::serial_in_order,
           [&](tbb::flow_control& fc) -> std::shared_ptr<Piece> {
-            if (pos >= text.size() || !ok) {
+            if (pos >= text.size() || !ok.load(std::memory_order_relaxed)) {
               fc.stop();
               return nullptr;
             }
@@ -600,12 +604,13 @@ int read_in_pieces(std::string_view text, GoalSchedule& head, GoalSink& sink, st
               }) &
           tbb::make_filter<std::shared_ptr<Piece>, void>(tbb::filter_mode::serial_in_order,
                                                          [&](std::shared_ptr<Piece> piece) {
-                                                           if (!ok) return;
+                                                           if (!ok.load(std::memory_order_relaxed)) return;
                                                            const sim::MappedStorage::Enter enter(mapped);
-                                                           ok = piece->ok && piece->blocks->hand_over(sink, seen);
-                                                           if (ok && released) released(piece->end);
+                                                           const bool handed = piece->ok && piece->blocks->hand_over(sink, seen);
+                                                           ok.store(handed, std::memory_order_relaxed);
+                                                           if (handed && released) released(piece->end);
                                                          }));
-  return ok ? pieces : 0;
+  return ok.load(std::memory_order_relaxed) ? pieces : 0;
 }
 
 // Ops a text of `bytes` bytes may hold, for reserving: an exported op line and its dependency
