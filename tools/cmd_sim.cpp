@@ -115,8 +115,8 @@ void run_sim(const SimArgs& a) {
   const auto given = a.options->given();
   const std::string machine = given.count("machine") != 0 ? given.at("machine") : std::string();
   if (!a.save_mem && a.options_given_save_mem_dir) throw InputError("--save-mem-dir needs --save-mem");
-  // Declared before the schedule: its arrays are freed while the scope still lives (freeing
-  // does not need it, but the order keeps the peak report whole).
+  // Made before the schedule is read or built, so that its arrays, and the run's, are allocated
+  // inside the scope (file-backed).
   std::optional<sim::MappedStorage> mapped;
   if (a.save_mem) {
     mapped.emplace(a.save_mem_dir);

@@ -27,7 +27,7 @@ struct Registry {
   std::mutex mu;
   std::unordered_map<void*, std::size_t> live;
   std::size_t bytes = 0;
-  std::size_t peak = 0;  // since the last scope was made
+  std::size_t peak = 0;  // since the outermost scope on some thread was last made
 };
 Registry& registry() {
   static Registry r;

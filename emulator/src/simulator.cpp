@@ -871,12 +871,17 @@ class Engine {
     if (!ready.empty()) push_ready_sorted(ready, lower);
   }
 
+  // Rank r's finishing time is at least t.
+  void finish_at_least(int r, Ticks t) {
+    Ticks& f = finish_[static_cast<std::size_t>(r)];
+    f = std::max(f, t);
+  }
+
   void complete(std::uint32_t g, Ticks t_done) {
     op_[g].flags |= kDone;
     ++done_;
     if ((done_ & 0xFFFFu) == 0 && opt_.progress) opt_.progress(done_, s_.ops());
-    Ticks& f = finish_[static_cast<std::size_t>(op_[g].rank)];
-    f = std::max(f, t_done);
+    finish_at_least(op_[g].rank, t_done);
     ready_.clear();
     for (std::uint32_t i = op_[g].succ; i < op_[g + 1].succ; ++i)
       if (--op_[succ_[i]].remaining == 0) ready_.push_back(succ_[i]);
@@ -940,7 +945,7 @@ class Engine {
         if (!eager) {
           ++res_.rendezvous;
           op_[g].flags |= kRendezvous;
-          finish_[static_cast<std::size_t>(r)] = std::max(finish_[static_cast<std::size_t>(r)], os_end);
+          finish_at_least(r, os_end);
         }
         if (!msg_records_) {
           push_rank_event(t + k.wire + delay, s_.partner[g], kArrive);
@@ -1039,7 +1044,7 @@ class Engine {
     const Ticks orv_end = cpu_end(d, t, at(k, k.recv_overhead, bytes));
     rs.cpu = checked(orv_end);
     rs.rgap = checked(t + at(k, k.recv_gap, bytes));
-    finish_[static_cast<std::size_t>(d)] = std::max(finish_[static_cast<std::size_t>(d)], rs.cpu);
+    finish_at_least(d, rs.cpu);
     span_rank(d, t, orv_end, 1, src);
     if (dynamic_) {
       g = matcher_.take_recv(d, src, msgs_[a].tag);
