@@ -17,15 +17,17 @@ splice_block() {
         $0 == e { skip = 0; next }
         !skip' "$file" > "$new"
       rm -f "$new.block"
+      local differs=0
       if [[ $mode == --write ]]; then
         cp "$new" "$file"
-        rm -f "$new"
       elif ! diff -u "$file" "$new"; then
-        rm -f "$new"
+        differs=1
+      fi
+      rm -f "$new"
+      if ((differs)); then
         echo "$script: $file is out of date; run tools/repro/$script $pb --write $file" >&2
         exit 1
       fi
-      rm -f "$new"
       ;;
     *) echo "$script: unknown mode '$mode' (--write or --check)" >&2; exit 2 ;;
   esac
