@@ -12,6 +12,7 @@
 #include <string>
 
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/internal/splitmix.hpp"
 
 namespace postbox::sim {
 namespace {
@@ -19,14 +20,7 @@ namespace {
 __extension__ using int128 = __int128;
 __extension__ using uint128 = unsigned __int128;
 
-constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += kGolden;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
+using internal::splitmix64;
 
 // The draws of a random noise: splitmix64's sequence from a key of the seed (apart from the
 // offsets' key, so the offsets do not follow the detours).
@@ -35,7 +29,7 @@ class Draws {
   explicit Draws(std::uint64_t seed) : state_(splitmix64(seed ^ 0x6465746F7572ULL)) {}
   // Uniform in (0, 1]: never 0, so its logarithm is finite.
   double unit() {
-    state_ += kGolden;
+    state_ += internal::kSplitmixGolden;
     return static_cast<double>((splitmix64(state_) >> 11) + 1) * 0x1p-53;
   }
 

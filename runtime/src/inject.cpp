@@ -1,4 +1,5 @@
 #include "postbox/runtime/internal/inject.hpp"
+#include "postbox/runtime/internal/splitmix.hpp"
 
 #include <chrono>
 #include <thread>
@@ -24,13 +25,7 @@ std::atomic<std::uint64_t> g_next_key{1'000'000};
 std::atomic<std::uint64_t> g_points{0};
 std::atomic<std::uint64_t> g_delays{0};
 
-// splitmix64: a small, well-mixed generator whose whole state is one word.
-std::uint64_t next(std::uint64_t& s) noexcept {
-  std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+std::uint64_t next(std::uint64_t& s) noexcept { return splitmix64_next(s); }
 
 struct ThreadState {
   bool keyed = false;
