@@ -23,6 +23,7 @@
 #include "postbox/collectives/plans.hpp"
 #include "postbox/collectives/rational.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/file.hpp"
 #include "postbox/frontend/goal_parse.hpp"
 #include "postbox/frontend/noise_parse.hpp"
 #include "postbox/runtime/parse.hpp"
@@ -67,13 +68,10 @@ void check_input_file(const std::string& path, const std::string& option) {
   if (!std::ifstream(path, std::ios::binary)) throw InputError("cannot read " + option + " file '" + path + "'");
 }
 
-// A text file named by an option, whole.
+// A text file named by an option, whole; messages name the option and the path as typed
+// ("--noise-trace 'x': no such file"), as --file's do.
 std::string read_text_file(const std::string& path, const std::string& option) {
-  check_input_file(path, option);
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_regular_file(path, option + " '" + path + "'");
 }
 
 // The run's noise, if --noise or --noise-trace asks for one; --seed seeds it (as it seeds the

@@ -11,16 +11,15 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <random>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/file.hpp"
 #include "postbox/runtime/parse.hpp"
 
 namespace postbox::sim {
@@ -152,14 +151,6 @@ class Reader {
   std::string prefix_;
   std::string_view origin_;
 };
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot read profile file '" + path.string() + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool looks_like_name(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -668,7 +659,7 @@ Machine load_machine(std::string_view spec) {
       throw InputError("unknown machine '" + s + "': no such profile file");
     }
   }
-  return parse_profile(read_file(path), path.filename().string());
+  return parse_profile(read_regular_file(path, "profile file '" + path.string() + "'"), path.filename().string());
 }
 
 }  // namespace postbox::sim

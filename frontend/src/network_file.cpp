@@ -4,18 +4,15 @@
 #include <graphviz/cgraph.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <mutex>
-#include <sstream>
 #include <string>
-#include <system_error>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/file.hpp"
 
 namespace postbox::sim {
 namespace {
@@ -122,14 +119,7 @@ std::shared_ptr<const NetworkTopology> parse_network_dot(std::string_view text, 
 }
 
 std::shared_ptr<const NetworkTopology> read_network_file(const std::string& path) {
-  // A device such as /dev/zero would be read forever.
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError("network file '" + path + "' is not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot read network file '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_network_dot(text.str(), path);
+  return parse_network_dot(read_regular_file(path, "network file '" + path + "'"), path);
 }
 
 }  // namespace postbox::sim

@@ -2,8 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <type_traits>
@@ -14,6 +12,7 @@
 #include "postbox/collectives/s2p.hpp"
 #include "postbox/frontend/selection.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/file.hpp"
 #include "postbox/runtime/ticks.hpp"
 
 namespace postbox {
@@ -117,15 +116,9 @@ std::string plan_to_json(const Plan& plan) {
 }
 
 Plan plan_from_json_file(const std::string& path, const std::string& what) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw InputError(what + (std::filesystem::exists(path, ec) ? " is not a regular file" : ": no such file"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (!in || !(text << in.rdbuf())) throw InputError("cannot read " + what);
+  const std::string text = read_regular_file(path, what);
   try {
-    return plan_from_json(text.str());
+    return plan_from_json(text);
   } catch (const InputError& e) {
     throw InputError(what + ": " + e.what());
   }

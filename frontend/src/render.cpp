@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -20,6 +19,7 @@
 
 #include "postbox/frontend/svg_plot.hpp"
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/file.hpp"
 
 extern char** environ;  // NOLINT: POSIX, for posix_spawnp
 
@@ -126,13 +126,6 @@ bool graphviz_disabled_by_env() {
   return v != nullptr && *v != '\0' && std::string_view(v) != "0";
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Runs `dot -Tsvg` on `dot_text` without a shell (posix_spawnp, temporary files). Returns the
 // SVG, or an empty string with *why set when dot could not be run or failed.
 std::string run_graphviz(const std::string& dot_text, std::string* why) {
@@ -169,8 +162,14 @@ std::string run_graphviz(const std::string& dot_text, std::string* why) {
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
       if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-        svg = read_file(out_name);
-        if (svg.empty()) *why = "dot wrote no SVG";
+        // run_graphviz reports through *why and never throws: its caller falls back to the
+        // built-in layout, so a missing or unreadable output file is a reason, not an error.
+        try {
+          svg = read_regular_file(out_name, "dot's SVG output '" + out_name + "'");
+          if (svg.empty()) *why = "dot wrote no SVG";
+        } catch (const InputError& e) {
+          *why = e.what();
+        }
       } else {
         *why = "dot failed (status " + std::to_string(status) + ")";
       }

@@ -11,7 +11,6 @@
 #include <ctime>
 #include <fstream>
 #include <mutex>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "postbox/runtime/check.hpp"
+#include "postbox/runtime/file.hpp"
 #include "postbox/runtime/parse.hpp"
 #include "postbox/runtime/mailbox.hpp"
 
@@ -501,14 +501,12 @@ std::optional<std::filesystem::path> calibration_profile_dir() {
 }
 
 std::optional<Calibration> load_calibration(const std::filesystem::path& file) {
+  // No file is no calibration (the caller measures instead); anything else at the path must
+  // be a readable regular file.
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) return std::nullopt;
   const std::string where = "calibration file " + file.string();
-  if (!std::filesystem::is_regular_file(file, ec)) throw InputError(where + " is not a regular file");
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  if (!in || !(text << in.rdbuf())) throw InputError("cannot read " + where);
-  return parse_calibration(text.str(), where);
+  return parse_calibration(read_regular_file(file, where), where);
 }
 
 Calibration parse_calibration(std::string_view text, const std::string& where) {

@@ -214,7 +214,8 @@ TEST(FlowNetworkTest, BadFilesAreOneLineErrors) {
   EXPECT_NE(error_of([] { dot("digraph { H0 -> H1 [comment=\"H7\"] }"); }).find("names 'H7', which is not a node"),
             std::string::npos);
   EXPECT_NE(error_of([] { dot(""); }).find("not a DOT graph"), std::string::npos);
-  EXPECT_NE(error_of([] { read_network_file("/no/such/file.dot"); }).find("is not a regular file"), std::string::npos);
+  EXPECT_EQ(error_of([] { read_network_file("/no/such/file.dot"); }), "network file '/no/such/file.dot': no such file");
+  EXPECT_EQ(error_of([] { read_network_file("/"); }), "network file '/' is not a regular file");
   // Fewer hosts than ranks.
   EXPECT_EQ(error_of([] { FlowNetwork(dot(kStar), 5); }),
             "network file 'test.dot' has 4 hosts (nodes named H...), fewer than p = 5");

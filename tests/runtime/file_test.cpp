@@ -1,0 +1,94 @@
+// file.hpp: read_regular_file reads a regular file whole and refuses everything else with one
+// line that names the file as the caller does.
+#include "postbox/runtime/file.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "postbox/runtime/check.hpp"
+
+namespace postbox {
+namespace {
+
+std::string message_of(auto&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// A fresh directory per test, removed with what it holds.
+class ReadRegularFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("postbox-file-test." + std::to_string(::getpid()) + "." +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::filesystem::path write(const std::string& name, const std::string& bytes) {
+    const auto path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(ReadRegularFile, ReturnsTheBytesExactlyNulIncluded) {
+  const std::string bytes("a\0b\r\n\xff\0", 7);
+  EXPECT_EQ(read_regular_file(write("bytes", bytes), "test file"), bytes);
+}
+
+TEST_F(ReadRegularFile, AnEmptyFileIsEmptyTextNotAnError) {
+  EXPECT_EQ(read_regular_file(write("empty", ""), "test file"), "");
+}
+
+TEST_F(ReadRegularFile, ALargerFileThanOneChunkIsReadWhole) {
+  std::string bytes(100000, 'x');
+  for (std::size_t i = 0; i < bytes.size(); i += 997) bytes[i] = static_cast<char>(i % 251);
+  EXPECT_EQ(read_regular_file(write("large", bytes), "test file"), bytes);
+}
+
+TEST_F(ReadRegularFile, AMissingFileIsNoSuchFile) {
+  const auto path = dir_ / "absent";
+  EXPECT_EQ(message_of([&] { read_regular_file(path, "test file 'absent'"); }), "test file 'absent': no such file");
+}
+
+TEST_F(ReadRegularFile, ADirectoryIsNotARegularFile) {
+  EXPECT_EQ(message_of([&] { read_regular_file(dir_, "test file 'dir'"); }), "test file 'dir' is not a regular file");
+}
+
+TEST_F(ReadRegularFile, ADeviceIsRefusedUnread) {
+  // /dev/zero never ends: reading it would not return.
+  EXPECT_EQ(message_of([] { read_regular_file("/dev/zero", "test file '/dev/zero'"); }),
+            "test file '/dev/zero' is not a regular file");
+}
+
+TEST_F(ReadRegularFile, AFifoIsRefusedUnopened) {
+  // Opening a FIFO with no writer would block.
+  const auto path = dir_ / "fifo";
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  EXPECT_EQ(message_of([&] { read_regular_file(path, "test file 'fifo'"); }), "test file 'fifo' is not a regular file");
+}
+
+TEST_F(ReadRegularFile, AFileWithoutReadPermissionCannotBeRead) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads a file whatever its mode";
+  const auto path = write("secret", "x");
+  std::filesystem::permissions(path, std::filesystem::perms::none);
+  EXPECT_EQ(message_of([&] { read_regular_file(path, "test file 'secret'"); }), "cannot read test file 'secret'");
+}
+
+}  // namespace
+}  // namespace postbox
