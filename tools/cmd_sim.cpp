@@ -60,14 +60,6 @@ struct SimArgs {
   bool options_given_save_mem_dir = false;
 };
 
-// A file named by an option is a regular file this process can read: a device such as
-// /dev/zero would be read forever.
-void check_input_file(const std::string& path, const std::string& option) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(option + " '" + path + "' is not a regular file");
-  if (!std::ifstream(path, std::ios::binary)) throw InputError("cannot read " + option + " file '" + path + "'");
-}
-
 // A text file named by an option, whole; messages name the option and the path as typed
 // ("--noise-trace 'x': no such file"), as --file's do.
 std::string read_text_file(const std::string& path, const std::string& option) {
@@ -127,7 +119,7 @@ void run_sim(const SimArgs& a) {
   sim::Machine m;
   const std::optional<sim::Noise> noise = noise_of(a, given);
   if (!a.goal.empty()) {
-    check_input_file(a.goal, "--goal");  // read_goal_file maps it
+    check_regular_file(a.goal, "--goal '" + a.goal + "'");  // read_goal_file maps it
     GoalRead goal;
     try {
       goal = read_goal_file(a.goal, std::filesystem::path(a.goal).filename().string());

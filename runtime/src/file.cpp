@@ -7,7 +7,9 @@
 
 namespace postbox {
 
-std::string read_regular_file(const std::filesystem::path& path, const std::string& what) {
+namespace {
+
+void check_path(const std::filesystem::path& path, const std::string& what) {
   std::error_code ec;
   const std::filesystem::file_status st = std::filesystem::status(path, ec);
   // status() reports a missing path (or one through a non-directory) as not_found with ec set;
@@ -15,6 +17,17 @@ std::string read_regular_file(const std::filesystem::path& path, const std::stri
   if (st.type() == std::filesystem::file_type::not_found) throw InputError(what + ": no such file");
   if (ec) throw InputError("cannot read " + what);
   if (!std::filesystem::is_regular_file(st)) throw InputError(what + " is not a regular file");
+}
+
+}  // namespace
+
+void check_regular_file(const std::filesystem::path& path, const std::string& what) {
+  check_path(path, what);
+  if (!std::ifstream(path, std::ios::binary)) throw InputError("cannot read " + what);
+}
+
+std::string read_regular_file(const std::filesystem::path& path, const std::string& what) {
+  check_path(path, what);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot read " + what);
   // Chunked reads rather than `out << in.rdbuf()`, which sets failbit when it copies nothing and

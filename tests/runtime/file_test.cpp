@@ -90,5 +90,14 @@ TEST_F(ReadRegularFile, AFileWithoutReadPermissionCannotBeRead) {
   EXPECT_EQ(message_of([&] { read_regular_file(path, "test file 'secret'"); }), "cannot read test file 'secret'");
 }
 
+// check_regular_file refuses what read_regular_file refuses, with the same messages, and accepts
+// a readable regular file without reading it.
+TEST_F(ReadRegularFile, CheckRefusesAsTheReaderDoes) {
+  EXPECT_EQ(message_of([&] { check_regular_file(dir_ / "absent", "f"); }), "f: no such file");
+  EXPECT_EQ(message_of([&] { check_regular_file(dir_, "f"); }), "f is not a regular file");
+  EXPECT_EQ(message_of([] { check_regular_file("/dev/zero", "f"); }), "f is not a regular file");
+  EXPECT_NO_THROW(check_regular_file(write("ok", "x"), "f"));
+}
+
 }  // namespace
 }  // namespace postbox

@@ -16,4 +16,8 @@ namespace postbox {
 //   "cannot read <what>"             it cannot be opened or a read fails (permissions, I/O)
 std::string read_regular_file(const std::filesystem::path& path, const std::string& what);
 
+// The checks of read_regular_file without the read, for a file another reader will open (a GOAL
+// file read in pieces): the same three messages, the last when it cannot be opened.
+void check_regular_file(const std::filesystem::path& path, const std::string& what);
+
 }  // namespace postbox
