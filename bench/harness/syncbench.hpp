@@ -6,7 +6,8 @@
 //    loop between two barriers, `outer` times;
 //  * overhead per barrier = (test − reference) / inner; mean, standard deviation and median over
 //    the outer repetitions.
-// `inner` is chosen by a pilot repetition so that one repetition lasts about target_ns.
+// `inner` is chosen by a pilot (the median of five batches of 64 iterations) so that one
+// repetition lasts about target_ns.
 // Method::late (a late arriver, the variant of EPCC's BARRIER_VAR idea): in iteration i only rank
 // i mod p runs delay() before the barrier, so every barrier waits for one thread that arrives
 // late, each thread in turn; the critical path per iteration is still one delay, so the same
@@ -140,21 +141,30 @@ struct Shared {
 template <class BarrierFn>
 void body(int rank, int p, Shared& sh, const Params& prm, BarrierFn&& barrier) {
   constexpr std::int64_t kPilot = 64;
+  constexpr int kPilotBatches = 5;
   const bool late = prm.method == Method::late;
   int turn = 0;  // late: the rank whose turn it is to arrive late
   auto work = [&] {
     if (!late || turn == rank) delay(prm.delay_iters);
     if (++turn == p) turn = 0;
   };
-  // Pilot: estimate the cost of one iteration, then size inner to about target_ns.
-  barrier(rank);
-  const auto p0 = now_ns();
-  for (std::int64_t i = 0; i < kPilot; ++i) {
-    work();
+  // Pilot: estimate the cost of one iteration from the median of kPilotBatches batches, then
+  // size inner to about target_ns. One batch is not enough under a competing process: a batch
+  // that spans a scheduler time slice (milliseconds) made one iteration look 100x its usual cost,
+  // so inner became a few dozen and every repetition's mean was one time slice spread thin.
+  double batch_ns[kPilotBatches];
+  for (double& b : batch_ns) {
     barrier(rank);
+    const auto p0 = now_ns();
+    for (std::int64_t i = 0; i < kPilot; ++i) {
+      work();
+      barrier(rank);
+    }
+    b = static_cast<double>(now_ns() - p0);
   }
   if (rank == 0) {
-    const double per = std::max(1.0, static_cast<double>(now_ns() - p0) / kPilot);
+    std::sort(std::begin(batch_ns), std::end(batch_ns));
+    const double per = std::max(1.0, batch_ns[kPilotBatches / 2] / kPilot);
     const auto inner = static_cast<std::int64_t>(static_cast<double>(prm.target_ns) / per);
     // relaxed: the barrier below orders it for the other ranks.
     sh.inner.store(std::clamp<std::int64_t>(inner, 16, prm.max_inner), std::memory_order_relaxed);
