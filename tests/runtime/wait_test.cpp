@@ -208,13 +208,66 @@ TEST(WaitAdaptive, MayYieldAndTheYieldBackOffDecideTheYieldPhase) {
   EXPECT_EQ(wait_until(policy, word, [&] { return cond; }, [&] { cond = true; }, &a, internal::YieldAlways{}), 2);
   EXPECT_EQ(a.no_yield, 2U);
   a.no_yield = 0;
-  a.yield_backoff = 64;
   // True at the first poll after the first yield (the second call: the budget is 0, so there
-  // is no spin), before the yield is timed: a slow yield on a loaded machine cannot end the
-  // phase first.
+  // is no spin): the wait ends in the yield phase, fast or slow (the back-off that follows from
+  // the yield's time is tested with a fake clock below).
   int calls = 0;
   EXPECT_EQ(wait_until(policy, word, [&] { return ++calls == 2; }, [] {}, &a, internal::YieldAlways{}), 1);
+}
+
+// A yield whose time a test sets: each yield advances a fake clock by `step`.
+struct FakeYield {
+  using time_point = std::chrono::steady_clock::time_point;
+  mutable time_point t{};
+  std::chrono::nanoseconds step;
+  mutable int yields = 0;
+  time_point now() const noexcept { return t; }
+  void yield() const noexcept {
+    t += step;
+    ++yields;
+  }
+};
+
+// wait.hpp, the adaptive yield: a yield over 200 us turns yielding off for the next 16, 32, ...,
+// 1024 waits even when the condition became true during it (a partner on another CPU arrives
+// during the time slice given away: counted as a success, the back-off never grew and every
+// barrier paid a slice); a wait that ends after fast yields halves the back-off.
+TEST(WaitAdaptive, ASlowYieldBacksOffEvenWhenTheWaitEndsDuringIt) {
+  const WaitPolicy policy{0, 50'000};
+  AdaptiveWait a;
+  bool cond = false;
+  auto pred = [&] { return cond; };
+  const FakeYield slow{{}, std::chrono::milliseconds(2)};
+  cond = true;  // true after the first (slow) yield
+  EXPECT_TRUE(internal::adaptive_yield(policy, a, pred, slow));
+  EXPECT_EQ(a.yield_backoff, 16U);
+  EXPECT_EQ(a.no_yield, 16U);
+  // The next 16 waits skip the phase without yielding.
+  for (int i = 0; i < 16; ++i) EXPECT_FALSE(internal::adaptive_yield(policy, a, pred, slow));
+  EXPECT_EQ(slow.yields, 1);
+  EXPECT_EQ(a.no_yield, 0U);
+  // A slow yield with the condition still false ends the phase and doubles the back-off.
+  cond = false;
+  EXPECT_FALSE(internal::adaptive_yield(policy, a, pred, slow));
   EXPECT_EQ(a.yield_backoff, 32U);
+  for (int i = 0; i < 6; ++i) {
+    a.no_yield = 0;
+    (void)internal::adaptive_yield(policy, a, pred, slow);
+  }
+  EXPECT_EQ(a.yield_backoff, 1024U) << "capped at 1024";
+  // Fast yields (1 us each): a wait that ends while yielding halves the back-off, ...
+  a.no_yield = 0;
+  cond = true;
+  const FakeYield fast{{}, std::chrono::microseconds(1)};
+  EXPECT_TRUE(internal::adaptive_yield(policy, a, pred, fast));
+  EXPECT_EQ(a.yield_backoff, 512U);
+  EXPECT_EQ(a.no_yield, 0U);
+  // ... and one that does not end within the 50 us phase leaves it as it was, after 50 yields.
+  cond = false;
+  const FakeYield fast2{{}, std::chrono::microseconds(1)};
+  EXPECT_FALSE(internal::adaptive_yield(policy, a, pred, fast2));
+  EXPECT_EQ(fast2.yields, 50);
+  EXPECT_EQ(a.yield_backoff, 512U);
 }
 
 // reset() starts the budget at 20 us, or at the policy's spin budget when that is smaller.

@@ -180,37 +180,47 @@ bool adaptive_spin(const WaitPolicy& policy, AdaptiveWait& a, Pred& pred) {
   return false;
 }
 
+// One yield and the clock that times it: adaptive_yield's default; tests pass a fake with the
+// same two members to make a yield look fast or slow.
+struct SchedYield {
+  using time_point = std::chrono::steady_clock::time_point;
+  time_point now() const noexcept { return std::chrono::steady_clock::now(); }
+  void yield() const noexcept { std::this_thread::yield(); }
+};
+
 // The adaptive yield: a yield hands the core to a thread that still has to make pred() true,
 // which is cheaper than a futex sleep and wake-up; but when another process is runnable here,
 // one yield can cost a whole time slice. So each yield is timed: one that took longer than
-// 200 us ends the yield phase and turns yielding off for the next 16, 32, ..., 1024 waits; a
-// wait that ends while yielding halves that back-off.
-template <class Pred>
-bool adaptive_yield(const WaitPolicy& policy, AdaptiveWait& a, Pred& pred) {
+// 200 us turns yielding off for the next 16, 32, ..., 1024 waits and ends the yield phase, even
+// when pred() has become true meanwhile (a partner on another CPU arrives during the slice
+// given away, so the wait ends "while yielding" and would otherwise count as a success: two
+// ranks and a CPU-bound process on 2 CPUs then paid a time slice per barrier in whole runs); a
+// wait that ends after fast yields halves that back-off.
+template <class Pred, class Yield = SchedYield>
+bool adaptive_yield(const WaitPolicy& policy, AdaptiveWait& a, Pred& pred, const Yield& y = Yield{}) {
   constexpr auto kSlowYield = std::chrono::microseconds(200);
   if (policy.yield_ns <= 0) return false;
   if (a.no_yield > 0) {
     --a.no_yield;
     return false;
   }
-  using clock = std::chrono::steady_clock;
-  auto prev = clock::now();
+  auto prev = y.now();
   const auto yield_end = prev + std::chrono::nanoseconds(policy.yield_ns);
   for (;;) {
-    std::this_thread::yield();
+    y.yield();
     internal::sync_point();
-    if (pred()) {
-      a.yield_backoff /= 2;
-      return true;
-    }
-    const auto now = clock::now();
-    if (now - prev > kSlowYield) {
+    const auto now = y.now();
+    const bool slow = now - prev > kSlowYield;
+    if (slow) {
       const std::uint32_t doubled = a.yield_backoff * 2 < 16 ? 16 : a.yield_backoff * 2;
       a.yield_backoff = doubled > 1024 ? 1024 : doubled;
       a.no_yield = a.yield_backoff;
-      return false;
     }
-    if (now >= yield_end) return false;
+    if (pred()) {
+      if (!slow) a.yield_backoff /= 2;
+      return true;
+    }
+    if (slow || now >= yield_end) return false;
     prev = now;
   }
 }
