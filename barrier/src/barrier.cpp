@@ -41,6 +41,7 @@ struct Prepared {
 void BarrierTesting::set_phase(BarrierBase& barrier, std::uint64_t phase) { barrier.engine_->set_phase_for_testing(phase); }
 int BarrierTesting::central_groups(const BarrierBase& barrier) { return barrier.engine_->central_groups_for_testing(); }
 bool BarrierTesting::move_apart(const BarrierBase& barrier) { return barrier.engine_->move_apart(); }
+bool BarrierTesting::waits_share_cpu(const BarrierBase& barrier) { return barrier.engine_->waits_share_cpu_for_testing(); }
 std::uint64_t BarrierTesting::colocation_moves(const BarrierBase& barrier) {
   return barrier.engine_->colocation_moves_for_testing();
 }

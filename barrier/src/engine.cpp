@@ -108,7 +108,12 @@ Engine::Engine(BarrierAlgorithm algorithm, int p, BarrierOptions options, std::s
     throw InputError("barrier: placement lists " + std::to_string(placement_.size()) + " PUs for " +
                      std::to_string(p) + " ranks");
   }
-  for (std::size_t r = 0; r < P; ++r) slots_[r].wait.reset(policy_);
+  for (std::size_t r = 0; r < P; ++r) {
+    slots_[r].wait.reset(policy_);
+    // The oversubscribed policy (no spin, the convention track_cpu_ follows): ranks share CPUs,
+    // so a long yield that ends the wait handed the core to them (wait.hpp, adaptive_yield).
+    slots_[r].wait.shares_cpu = policy_.spin_ns == 0;
+  }
   scratch_.resize(P);
   participants_.store(p, std::memory_order_relaxed);
   std::vector<int> all(P);

@@ -150,6 +150,7 @@ class Engine {
   [[nodiscard]] int central_groups_for_testing() const;
   // Tests only: co-location moves over every rank (RankSlot::moves). Between phases.
   [[nodiscard]] std::uint64_t colocation_moves_for_testing() const;
+  [[nodiscard]] bool waits_share_cpu_for_testing() const { return slots_[0].wait.shares_cpu; }
   // Moves the calling thread to a CPU of its affinity mask on which no rank last arrived, the
   // mask left as it was; false when there is none (or the kernel refuses).
   [[nodiscard]] bool move_apart() const noexcept;

@@ -396,6 +396,20 @@ TEST(BarrierCpus, CountedFromTheAllowedSet) {
   EXPECT_NE(reason.find("oversubscribed (p = 2 > 1 CPUs)"), std::string::npos) << reason;
 }
 
+// Waiting (docs/barrier.md "Waiting", *Yield*): under the oversubscribed policy a rank shares
+// its CPU with the ranks it waits for, so a slow yield that ends its wait was a hand-off to them;
+// with no more ranks than CPUs it is a time slice lost to another process and backs off.
+TEST(BarrierWait, OnlyOversubscribedWaitsCountASlowYieldAsAHandOff) {
+  BarrierOptions fits;
+  fits.cpus = 4;
+  Barrier a(2, fits);
+  EXPECT_FALSE(internal::BarrierTesting::waits_share_cpu(a)) << a.reason();
+  BarrierOptions over;
+  over.cpus = 1;
+  Barrier b(2, over);
+  EXPECT_TRUE(internal::BarrierTesting::waits_share_cpu(b)) << b.reason();
+}
+
 // Waiting (barrier.hpp: waiting "so any number of threads on any number of cores makes
 // progress"; docs/barrier.md "Waiting", co-location): two ranks held on one CPU, with no more
 // ranks than CPUs, find themselves co-located and try to move by blocking (at least once);

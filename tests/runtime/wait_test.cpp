@@ -231,7 +231,8 @@ struct FakeYield {
 // wait.hpp, the adaptive yield: a yield over 200 us turns yielding off for the next 16, 32, ...,
 // 1024 waits even when the condition became true during it (a partner on another CPU arrives
 // during the time slice given away: counted as a success, the back-off never grew and every
-// barrier paid a slice); a wait that ends after fast yields halves the back-off.
+// barrier paid a slice), unless the waiter shares its CPU with its partners; a wait that ends
+// after fast yields halves the back-off.
 TEST(WaitAdaptive, ASlowYieldBacksOffEvenWhenTheWaitEndsDuringIt) {
   const WaitPolicy policy{0, 50'000};
   AdaptiveWait a;
@@ -268,6 +269,18 @@ TEST(WaitAdaptive, ASlowYieldBacksOffEvenWhenTheWaitEndsDuringIt) {
   EXPECT_FALSE(internal::adaptive_yield(policy, a, pred, fast2));
   EXPECT_EQ(fast2.yields, 50);
   EXPECT_EQ(a.yield_backoff, 512U);
+  // A waiter that shares its CPU with its partners: a slow yield that ends the wait handed the
+  // core to them, a success (halves); one that does not end it backs off as for any waiter.
+  a.shares_cpu = true;
+  cond = true;
+  const FakeYield slow2{{}, std::chrono::milliseconds(2)};
+  EXPECT_TRUE(internal::adaptive_yield(policy, a, pred, slow2));
+  EXPECT_EQ(a.yield_backoff, 256U);
+  EXPECT_EQ(a.no_yield, 0U);
+  cond = false;
+  EXPECT_FALSE(internal::adaptive_yield(policy, a, pred, slow2));
+  EXPECT_EQ(a.yield_backoff, 512U);
+  EXPECT_EQ(a.no_yield, 512U);
 }
 
 // reset() starts the budget at 20 us, or at the policy's spin budget when that is smaller.

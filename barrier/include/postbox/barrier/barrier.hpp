@@ -315,6 +315,9 @@ struct BarrierTesting {
   // The explicit move of such a wait, for the calling thread: to a CPU of its mask on which no
   // rank last arrived; false when there is none. The thread's mask is left as it was.
   static bool move_apart(const BarrierBase& barrier);
+  // Whether the ranks' waits count a slow yield that ends the wait as a hand-off to partners on
+  // the same CPU (AdaptiveWait::shares_cpu): true under the oversubscribed wait policy.
+  static bool waits_share_cpu(const BarrierBase& barrier);
 };
 }  // namespace internal
 

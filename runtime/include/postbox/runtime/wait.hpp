@@ -123,6 +123,10 @@ struct AdaptiveWait {
   std::uint32_t probe = 0;                // waits since the last probe while the budget is 0
   std::uint32_t no_yield = 0;             // waits left that skip the yield phase
   std::uint32_t yield_backoff = 0;        // the length of the last such back-off
+  // The waiter shares its CPU with the threads it waits for (more threads than CPUs): a slow
+  // yield after which the condition holds handed the core to them and counts as a success. Else
+  // (the default) such a yield lost a time slice to another process, and backs off.
+  bool shares_cpu = false;
   void reset(const WaitPolicy& policy) noexcept { spin_ns = policy.spin_ns < kInitialSpinNs ? policy.spin_ns : kInitialSpinNs; }
 };
 
@@ -191,11 +195,13 @@ struct SchedYield {
 // The adaptive yield: a yield hands the core to a thread that still has to make pred() true,
 // which is cheaper than a futex sleep and wake-up; but when another process is runnable here,
 // one yield can cost a whole time slice. So each yield is timed: one that took longer than
-// 200 us turns yielding off for the next 16, 32, ..., 1024 waits and ends the yield phase, even
-// when pred() has become true meanwhile (a partner on another CPU arrives during the slice
-// given away, so the wait ends "while yielding" and would otherwise count as a success: two
-// ranks and a CPU-bound process on 2 CPUs then paid a time slice per barrier in whole runs); a
-// wait that ends after fast yields halves that back-off.
+// 200 us ends the yield phase and turns yielding off for the next 16, 32, ..., 1024 waits; a
+// wait that ends after fast yields halves that back-off. A slow yield after which pred() holds
+// is a success only for a waiter that shares its CPU with the threads it waits for
+// (AdaptiveWait::shares_cpu: the partner did its work in the time given to it). For one that
+// does not, its partner runs on another CPU and arrived during the slice given to another
+// process: that backs off too (counted as a success, it let two ranks and a CPU-bound process on
+// 2 CPUs pay a 2 ms slice per barrier for whole runs).
 template <class Pred, class Yield = SchedYield>
 bool adaptive_yield(const WaitPolicy& policy, AdaptiveWait& a, Pred& pred, const Yield& y = Yield{}) {
   constexpr auto kSlowYield = std::chrono::microseconds(200);
@@ -204,6 +210,11 @@ bool adaptive_yield(const WaitPolicy& policy, AdaptiveWait& a, Pred& pred, const
     --a.no_yield;
     return false;
   }
+  const auto back_off = [&a] {
+    const std::uint32_t doubled = a.yield_backoff * 2 < 16 ? 16 : a.yield_backoff * 2;
+    a.yield_backoff = doubled > 1024 ? 1024 : doubled;
+    a.no_yield = a.yield_backoff;
+  };
   auto prev = y.now();
   const auto yield_end = prev + std::chrono::nanoseconds(policy.yield_ns);
   for (;;) {
@@ -211,16 +222,19 @@ bool adaptive_yield(const WaitPolicy& policy, AdaptiveWait& a, Pred& pred, const
     internal::sync_point();
     const auto now = y.now();
     const bool slow = now - prev > kSlowYield;
-    if (slow) {
-      const std::uint32_t doubled = a.yield_backoff * 2 < 16 ? 16 : a.yield_backoff * 2;
-      a.yield_backoff = doubled > 1024 ? 1024 : doubled;
-      a.no_yield = a.yield_backoff;
-    }
     if (pred()) {
-      if (!slow) a.yield_backoff /= 2;
+      if (slow && !a.shares_cpu) {
+        back_off();
+      } else {
+        a.yield_backoff /= 2;
+      }
       return true;
     }
-    if (slow || now >= yield_end) return false;
+    if (slow) {
+      back_off();
+      return false;
+    }
+    if (now >= yield_end) return false;
     prev = now;
   }
 }
