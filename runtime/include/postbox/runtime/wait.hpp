@@ -220,10 +220,16 @@ bool adaptive_yield(const WaitPolicy& policy, AdaptiveWait& a, Pred& pred, const
   for (;;) {
     y.yield();
     internal::sync_point();
+    // Sharing the CPU, the condition is checked before the clock is read: whatever the yield's
+    // time, the wait is over when it holds.
+    if (a.shares_cpu && pred()) {
+      a.yield_backoff /= 2;
+      return true;
+    }
     const auto now = y.now();
     const bool slow = now - prev > kSlowYield;
-    if (pred()) {
-      if (slow && !a.shares_cpu) {
+    if (!a.shares_cpu && pred()) {
+      if (slow) {
         back_off();
       } else {
         a.yield_backoff /= 2;
