@@ -193,7 +193,7 @@ TEST(WaitAdaptive, AZeroBudgetSkipsTheSpinExceptEvery64thWait) {
 
 // After a spin that timed out, may_yield() decides: false blocks at once (no yield phase).
 // A waiter in its yield back-off skips the phase and counts the back-off down; a wait that ends
-// while yielding halves the back-off.
+// while yielding ends in phase 1.
 TEST(WaitAdaptive, MayYieldAndTheYieldBackOffDecideTheYieldPhase) {
   std::atomic<std::uint32_t> word{0};
   const WaitPolicy policy{0, kForever};
