@@ -16,6 +16,8 @@
 #include "postbox/frontend/network_file.hpp"
 #include "postbox/runtime/check.hpp"
 
+#include "input_error.hpp"
+
 namespace postbox::sim {
 namespace {
 
@@ -53,14 +55,7 @@ SimResult run(const std::string& goal, const Machine& m) { return simulate(read_
 
 Ticks finish(const SimResult& r, int rank) { return r.per_rank_ticks[static_cast<std::size_t>(rank)]; }
 
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing_support::input_error_of;
 
 TEST(FlowNetworkTest, SingleMessageTakesWhatLogGPGives) {
   const std::string goal = "num_ranks 2\nrank 0 {\nl1: send 101b to 1 tag 0\n}\nrank 1 {\nl1: recv 101b from 0 tag 0\n}\n";
@@ -208,41 +203,41 @@ TEST(FlowNetworkTest, ExampleFatTreeAllToAllIsDeterministic) {
 }
 
 TEST(FlowNetworkTest, BadFilesAreOneLineErrors) {
-  EXPECT_NE(error_of([] { dot("digraph { H0 -> S [comment=\"H1\""); }).find("test.dot': not a DOT graph"), std::string::npos);
-  EXPECT_NE(error_of([] { dot("graph { H0 -- H1 }"); }).find("undirected"), std::string::npos);
-  EXPECT_NE(error_of([] { dot("digraph { A -> B }"); }).find("no host"), std::string::npos);
-  EXPECT_NE(error_of([] { dot("digraph { H0 -> H1 [comment=\"H7\"] }"); }).find("names 'H7', which is not a node"),
+  EXPECT_NE(input_error_of([] { dot("digraph { H0 -> S [comment=\"H1\""); }).find("test.dot': not a DOT graph"), std::string::npos);
+  EXPECT_NE(input_error_of([] { dot("graph { H0 -- H1 }"); }).find("undirected"), std::string::npos);
+  EXPECT_NE(input_error_of([] { dot("digraph { A -> B }"); }).find("no host"), std::string::npos);
+  EXPECT_NE(input_error_of([] { dot("digraph { H0 -> H1 [comment=\"H7\"] }"); }).find("names 'H7', which is not a node"),
             std::string::npos);
-  EXPECT_NE(error_of([] { dot(""); }).find("not a DOT graph"), std::string::npos);
-  EXPECT_EQ(error_of([] { read_network_file("/no/such/file.dot"); }), "network file '/no/such/file.dot': no such file");
-  EXPECT_EQ(error_of([] { read_network_file("/"); }), "network file '/' is not a regular file");
+  EXPECT_NE(input_error_of([] { dot(""); }).find("not a DOT graph"), std::string::npos);
+  EXPECT_EQ(input_error_of([] { read_network_file("/no/such/file.dot"); }), "network file '/no/such/file.dot': no such file");
+  EXPECT_EQ(input_error_of([] { read_network_file("/"); }), "network file '/' is not a regular file");
   // Fewer hosts than ranks.
-  EXPECT_EQ(error_of([] { FlowNetwork(dot(kStar), 5); }),
+  EXPECT_EQ(input_error_of([] { FlowNetwork(dot(kStar), 5); }),
             "network file 'test.dot' has 4 hosts (nodes named H...), fewer than p = 5");
   // A loop: S1 sends H1's messages back to S0, which sends them to S1.
   const auto loop = dot("digraph { H0; H1; H0 -> S0; S0 -> S1 [comment=\"H1\"]; S0 -> H0 [comment=\"H0\"];"
                         " S1 -> S0 [comment=\"H1\"]; S1 -> H1 [comment=\"H0\"] }");
-  EXPECT_NE(error_of([&] { (void)Routes(loop).route(0, 1); }).find("(a routing loop)"), std::string::npos);
+  EXPECT_NE(input_error_of([&] { (void)Routes(loop).route(0, 1); }).find("(a routing loop)"), std::string::npos);
   // No link routes the destination at S.
   const auto lost = dot("digraph { H0; H1; H0 -> S; S -> H0 [comment=\"H0\"]; S -> X [comment=\"H0\"]; H1 -> S }");
-  EXPECT_EQ(error_of([&] { (void)Routes(lost).route(0, 1); }),
+  EXPECT_EQ(input_error_of([&] { (void)Routes(lost).route(0, 1); }),
             "network file 'test.dot': the route from H0 (rank 0) to H1 (rank 1) reaches node S, none of whose 2 links "
             "names H1 in its comment (nor is \"*\")");
   // A dead end.
   const auto dead = dot("digraph { H0; H1; H0 -> S; H1 -> S }");
-  EXPECT_NE(error_of([&] { (void)Routes(dead).route(0, 1); }).find("reaches node S, which has no outgoing link"), std::string::npos);
+  EXPECT_NE(input_error_of([&] { (void)Routes(dead).route(0, 1); }).find("reaches node S, which has no outgoing link"), std::string::npos);
   // In a run: the error of the first message that needs the route.
-  EXPECT_NE(error_of([&] { run("num_ranks 2\nrank 0 {\nl1: send 8b to 1 tag 0\n}\nrank 1 {\nl1: recv 8b from 0 tag 0\n}\n", logp(dead)); })
+  EXPECT_NE(input_error_of([&] { run("num_ranks 2\nrank 0 {\nl1: send 8b to 1 tag 0\n}\nrank 1 {\nl1: recv 8b from 0 tag 0\n}\n", logp(dead)); })
                 .find("which has no outgoing link"),
             std::string::npos);
   // Only a logp machine takes a network.
   Machine postal = load_machine("postal:2");
   postal.network = dot(kStar);
-  EXPECT_NE(error_of([&] { run("num_ranks 1\nrank 0 {\nl1: calc 1\n}\n", postal); }).find("needs a logp machine"),
+  EXPECT_NE(input_error_of([&] { run("num_ranks 1\nrank 0 {\nl1: calc 1\n}\n", postal); }).find("needs a logp machine"),
             std::string::npos);
   Machine cluster = load_machine("cluster:2x2");
   cluster.network = dot(kStar);
-  EXPECT_NE(error_of([&] { run("num_ranks 1\nrank 0 {\nl1: calc 1\n}\n", cluster); }).find("needs a logp machine"),
+  EXPECT_NE(input_error_of([&] { run("num_ranks 1\nrank 0 {\nl1: calc 1\n}\n", cluster); }).find("needs a logp machine"),
             std::string::npos);
 }
 

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <csignal>
 #include <cstdint>
@@ -22,20 +21,14 @@
 #include "postbox/frontend/plan_export.hpp"
 #include "postbox/runtime/check.hpp"
 
+#include "scratch_dir.hpp"
+
 namespace postbox::sim {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A directory of its own for the test's files.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("postbox-mapped-test-" + std::to_string(::getpid()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using testing_support::ScratchDir;
 
 // The lines of /proc/self/maps that map a file under dir.
 int mappings_under(const fs::path& dir) {
@@ -47,44 +40,44 @@ int mappings_under(const fs::path& dir) {
 }
 
 TEST(MappedStorage, LargeArraysInAScopeAreUnlinkedFilesUnderItsDirectory) {
-  TempDir dir;
+  ScratchDir dir{"postbox-mapped-test"};
   {
-    const MappedStorage scope(dir.path.string());
+    const MappedStorage scope(dir.path().string());
     EXPECT_TRUE(MappedStorage::active());
     Array<std::uint64_t> big(kMappedMin / sizeof(std::uint64_t));
     Array<std::uint64_t> small(16);
     big.back() = 7;
-    EXPECT_EQ(mappings_under(dir.path), 1);  // the big one only
+    EXPECT_EQ(mappings_under(dir.path()), 1);  // the big one only
     EXPECT_EQ(MappedStorage::mapped_bytes(), kMappedMin);
     EXPECT_EQ(scope.peak_bytes(), kMappedMin);
     EXPECT_TRUE(MappedStorage::is_mapped(big.data()));
     EXPECT_FALSE(MappedStorage::is_mapped(small.data()));
     // Unlinked at once: the directory stays empty while the mapping lives.
-    EXPECT_TRUE(fs::is_empty(dir.path));
+    EXPECT_TRUE(fs::is_empty(dir.path()));
     big.push_back(8);  // grows into a new mapping, the old one unmapped
-    EXPECT_EQ(mappings_under(dir.path), 1);
+    EXPECT_EQ(mappings_under(dir.path()), 1);
     EXPECT_EQ(big[big.size() - 2], 7U);
   }
   EXPECT_FALSE(MappedStorage::active());
-  EXPECT_EQ(mappings_under(dir.path), 0);
+  EXPECT_EQ(mappings_under(dir.path()), 0);
   EXPECT_EQ(MappedStorage::mapped_bytes(), 0U);
 }
 
 TEST(MappedStorage, OutsideAScopeAndOnOtherThreadsArraysComeFromTheHeap) {
-  TempDir dir;
+  ScratchDir dir{"postbox-mapped-test"};
   Array<std::uint64_t> before(kMappedMin / sizeof(std::uint64_t));
-  const MappedStorage scope(dir.path.string());
+  const MappedStorage scope(dir.path().string());
   std::thread([] {
     EXPECT_FALSE(MappedStorage::active());
     Array<std::uint64_t> other(kMappedMin / sizeof(std::uint64_t));
     EXPECT_EQ(MappedStorage::mapped_bytes(), 0U);
   }).join();
-  EXPECT_EQ(mappings_under(dir.path), 0);
+  EXPECT_EQ(mappings_under(dir.path()), 0);
 }
 
 TEST(MappedStorage, AnotherThreadEntersTheScopeItWorksFor) {
-  TempDir dir;
-  const MappedStorage scope(dir.path.string());
+  ScratchDir dir{"postbox-mapped-test"};
+  const MappedStorage scope(dir.path().string());
   const std::string* mine = MappedStorage::current();
   ASSERT_NE(mine, nullptr);
   Array<std::uint64_t> made;
@@ -98,49 +91,49 @@ TEST(MappedStorage, AnotherThreadEntersTheScopeItWorksFor) {
     EXPECT_FALSE(MappedStorage::active());
   }).join();
   EXPECT_TRUE(MappedStorage::is_mapped(made.data()));
-  EXPECT_EQ(mappings_under(dir.path), 1);
+  EXPECT_EQ(mappings_under(dir.path()), 1);
 }
 
 TEST(MappedStorage, AnArrayMadeInAScopeCanBeFreedAfterItOnAnotherThread) {
-  TempDir dir;
+  ScratchDir dir{"postbox-mapped-test"};
   Array<std::uint64_t> kept;
   {
-    const MappedStorage scope(dir.path.string());
+    const MappedStorage scope(dir.path().string());
     kept.resize(kMappedMin / sizeof(std::uint64_t));
   }
-  EXPECT_EQ(mappings_under(dir.path), 1);
+  EXPECT_EQ(mappings_under(dir.path()), 1);
   std::thread([&kept] { Array<std::uint64_t>().swap(kept); }).join();
-  EXPECT_EQ(mappings_under(dir.path), 0);
+  EXPECT_EQ(mappings_under(dir.path()), 0);
   EXPECT_EQ(MappedStorage::mapped_bytes(), 0U);
 }
 
 TEST(MappedStorage, ScopesNestAndTheInnermostDirectoryIsUsed) {
-  TempDir outer;
-  const fs::path inner_dir = outer.path / "inner";
+  ScratchDir outer{"postbox-mapped-test"};
+  const fs::path inner_dir = outer.path() / "inner";
   fs::create_directories(inner_dir);
-  const MappedStorage a(outer.path.string());
+  const MappedStorage a(outer.path().string());
   {
     const MappedStorage b(inner_dir.string());
     Array<char> x(kMappedMin);
     EXPECT_EQ(mappings_under(inner_dir), 1);
   }
   Array<char> y(kMappedMin);
-  EXPECT_EQ(mappings_under(outer.path), 1);  // y's; x's is gone
+  EXPECT_EQ(mappings_under(outer.path()), 1);  // y's; x's is gone
   EXPECT_EQ(mappings_under(inner_dir), 0);
 }
 
 TEST(MappedStorage, ADirectoryThatIsNotOneOrCannotBeWrittenIsAnInputError) {
-  TempDir dir;
-  const fs::path file = dir.path / "plain";
+  ScratchDir dir{"postbox-mapped-test"};
+  const fs::path file = dir.path() / "plain";
   std::ofstream(file) << "x";
   EXPECT_THROW(MappedStorage(file.string()), InputError);
-  EXPECT_THROW(MappedStorage((dir.path / "missing").string()), InputError);
+  EXPECT_THROW(MappedStorage((dir.path() / "missing").string()), InputError);
   EXPECT_THROW(MappedStorage(""), InputError);
   EXPECT_FALSE(MappedStorage::active());
 }
 
 TEST(MappedStorage, NoRoomForAnArrayIsAnInputErrorAtTheAllocation) {
-  TempDir dir;
+  ScratchDir dir{"postbox-mapped-test"};
   // No room, without filling a disk: files may not grow past 1 MiB in this process (the write
   // that would fails with EFBIG once SIGXFSZ is ignored).
   struct rlimit old {};
@@ -150,7 +143,7 @@ TEST(MappedStorage, NoRoomForAnArrayIsAnInputErrorAtTheAllocation) {
   small.rlim_cur = kMappedMin;
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
   {
-    const MappedStorage scope(dir.path.string());
+    const MappedStorage scope(dir.path().string());
     Array<char> fits(kMappedMin);
     Array<char> too_big;
     EXPECT_THROW(too_big.resize(2 * kMappedMin), InputError);
@@ -159,7 +152,7 @@ TEST(MappedStorage, NoRoomForAnArrayIsAnInputErrorAtTheAllocation) {
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old), 0);
   std::signal(SIGXFSZ, old_handler);
   EXPECT_EQ(MappedStorage::mapped_bytes(), 0U);
-  EXPECT_TRUE(fs::is_empty(dir.path));
+  EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 
 // A GOAL text read in pieces (oneTBB stages on other threads) inside a scope: the arrays the
@@ -167,14 +160,14 @@ TEST(MappedStorage, NoRoomForAnArrayIsAnInputErrorAtTheAllocation) {
 // first op with a round). Which thread runs the last stage is the scheduler's choice, so
 // without MappedStorage::Enter this fails in some runs only; the test above is the exact one.
 TEST(MappedStorage, AGoalTextReadInPiecesBuildsItsArraysInTheScope) {
-  TempDir dir;
+  ScratchDir dir{"postbox-mapped-test"};
   std::string text = "num_ranks 70000\n";
   for (int r = 0; r < 70000; ++r) {
     text += "rank " + std::to_string(r) + " {\n";
     for (int j = 0; j < 4; ++j) text += "// postbox: round " + std::to_string(j + 1) + "\ncalc 1\n";
     text += "}\n";
   }
-  const MappedStorage scope(dir.path.string());
+  const MappedStorage scope(dir.path().string());
   const GoalRead read = read_goal_schedule_in_pieces(text, "goal", 64 << 10);
   EXPECT_GT(read.pieces, 1);
   ASSERT_EQ(read.schedule.round.size(), 280000U);
@@ -186,7 +179,7 @@ TEST(MappedStorage, AGoalTextReadInPiecesBuildsItsArraysInTheScope) {
 // (with its receives matched while running, whose queues are Arrays too), large enough that
 // their arrays are mapped.
 TEST(MappedStorage, RunsInAScopeGiveTheSameResults) {
-  TempDir dir;
+  ScratchDir dir{"postbox-mapped-test"};
   PlanRequest req;
   req.op = "allreduce";
   req.algo = "recursive-doubling";
@@ -198,7 +191,7 @@ TEST(MappedStorage, RunsInAScopeGiveTheSameResults) {
   const std::string goal = plan_to_goal(plan);
   const SimResult plain = simulate(plan, m);
   const SimResult plain_goal = simulate(read_goal_schedule(goal).schedule, m);
-  const MappedStorage scope(dir.path.string());
+  const MappedStorage scope(dir.path().string());
   const SimResult mapped = simulate(plan, m);
   EXPECT_GT(scope.peak_bytes(), 0U);
   const SimResult mapped_goal = simulate(read_goal_schedule(goal).schedule, m);

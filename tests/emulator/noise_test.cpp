@@ -20,6 +20,8 @@
 #include "postbox/frontend/trace_writer.hpp"
 #include "postbox/runtime/check.hpp"
 
+#include "input_error.hpp"
+
 namespace postbox::sim {
 namespace {
 
@@ -36,14 +38,7 @@ SimResult run(const std::string& goal, const Noise* noise, bool trace = false) {
   return simulate(read_goal_schedule(goal).schedule, load_machine("logp:5:2:3:0"), opt);
 }
 
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing_support::input_error_of;
 
 TEST(Noise, FinishRunsTheWorkOutsideTheDetours) {
   // A detour of 2 at the start of every 10 ticks, the same for every rank (co-scheduled).
@@ -110,15 +105,15 @@ TEST(Noise, DetoursInListsTheRanksDetoursClipped) {
 }
 
 TEST(Noise, RefusedRandomNoisesAndTimesPastTheLimit) {
-  EXPECT_NE(error_of([] { (void)Noise::exponential(10, -1, 1, true); }).find("mean detour length must not be negative"),
+  EXPECT_NE(input_error_of([] { (void)Noise::exponential(10, -1, 1, true); }).find("mean detour length must not be negative"),
             std::string::npos);
-  EXPECT_NE(error_of([] { (void)Noise::pareto(10, -1, 2, 1, true); }).find("minimum detour length must not be negative"),
+  EXPECT_NE(input_error_of([] { (void)Noise::pareto(10, -1, 2, 1, true); }).find("minimum detour length must not be negative"),
             std::string::npos);
   // 2^16 detours of mean 10^15 ticks cannot fit below 2^62 ticks.
-  EXPECT_NE(error_of([] { (void)Noise::exponential(10, 1'000'000'000'000'000, 1, true); }).find("longer than 2^62 ticks"),
+  EXPECT_NE(input_error_of([] { (void)Noise::exponential(10, 1'000'000'000'000'000, 1, true); }).find("longer than 2^62 ticks"),
             std::string::npos);
   const Noise n = Noise::periodic(10, 2, 1, true);
-  EXPECT_NE(error_of([&] { (void)n.finish(0, kMaxTicks - 5, 10); }).find("passes 2^62 ticks"), std::string::npos);
+  EXPECT_NE(input_error_of([&] { (void)n.finish(0, kMaxTicks - 5, 10); }).find("passes 2^62 ticks"), std::string::npos);
 }
 
 TEST(Noise, DetoursAreWrappedMergedAndChecked) {
@@ -128,14 +123,14 @@ TEST(Noise, DetoursAreWrappedMergedAndChecked) {
   // Overlapping and touching detours merge; zero-length ones go.
   EXPECT_EQ(Noise({{1, 3}, {2, 3}, {5, 1}, {8, 0}}, 10, 1, true).detours(), (std::vector<Detour>{{1, 5}}));
   EXPECT_EQ(Noise({{1, 3}, {2, 3}}, 10, 1, true).busy_per_period(), 4);
-  EXPECT_NE(error_of([] { (void)Noise({}, 0, 1, true); }).find("period must be at least 1 tick"), std::string::npos);
-  EXPECT_NE(error_of([] { (void)Noise({{0, -1}}, 10, 1, true); }).find("negative length"), std::string::npos);
-  EXPECT_NE(error_of([] { (void)Noise({{-1, 1}}, 10, 1, true); }).find("before 0"), std::string::npos);
-  EXPECT_NE(error_of([] { (void)Noise({{0, 10}}, 10, 1, true); }).find("not shorter than the period"), std::string::npos);
-  EXPECT_NE(error_of([] { (void)Noise({{0, 5}, {5, 5}}, 10, 1, true); }).find("cover the whole period"), std::string::npos);
-  EXPECT_NE(error_of([] { (void)Noise::periodic(10, 10, 1, true); }).find("shorter than the period"), std::string::npos);
-  EXPECT_NE(error_of([] { (void)Noise::exponential(0, 5, 1, true); }).find("mean gap"), std::string::npos);
-  EXPECT_NE(error_of([] { (void)Noise::pareto(10, 5, 1.0, 1, true); }).find("alpha must be a number above 1"),
+  EXPECT_NE(input_error_of([] { (void)Noise({}, 0, 1, true); }).find("period must be at least 1 tick"), std::string::npos);
+  EXPECT_NE(input_error_of([] { (void)Noise({{0, -1}}, 10, 1, true); }).find("negative length"), std::string::npos);
+  EXPECT_NE(input_error_of([] { (void)Noise({{-1, 1}}, 10, 1, true); }).find("before 0"), std::string::npos);
+  EXPECT_NE(input_error_of([] { (void)Noise({{0, 10}}, 10, 1, true); }).find("not shorter than the period"), std::string::npos);
+  EXPECT_NE(input_error_of([] { (void)Noise({{0, 5}, {5, 5}}, 10, 1, true); }).find("cover the whole period"), std::string::npos);
+  EXPECT_NE(input_error_of([] { (void)Noise::periodic(10, 10, 1, true); }).find("shorter than the period"), std::string::npos);
+  EXPECT_NE(input_error_of([] { (void)Noise::exponential(0, 5, 1, true); }).find("mean gap"), std::string::npos);
+  EXPECT_NE(input_error_of([] { (void)Noise::pareto(10, 5, 1.0, 1, true); }).find("alpha must be a number above 1"),
             std::string::npos);
 }
 
@@ -292,7 +287,7 @@ TEST(NoiseSim, PerRankQueuesEqualThePutBackLoop) {
 }
 
 TEST(NoiseParse, BadTraceLinesAreNamed) {
-  auto err = [](const char* text) { return error_of([&] { (void)parse_noise_trace(text, "n.txt", 1, false); }); };
+  auto err = [](const char* text) { return input_error_of([&] { (void)parse_noise_trace(text, "n.txt", 1, false); }); };
   EXPECT_EQ(err("0 10\n5 x\n"), "n.txt:2: duration must be a number, got 'x'");
   EXPECT_EQ(err("0 10\n# c\n5 1 2\n"), "n.txt:3: expected START DURATION (nanoseconds), got '5 1 2'");
   EXPECT_EQ(err("0 -1\n10 0\n"), "n.txt:1: duration must not be negative, got -1");
@@ -312,7 +307,7 @@ TEST(NoiseParse, Specs) {
   EXPECT_EQ(parse_noise_spec("exp:100:5", 3, false).detours(), Noise::exponential(100 * us, 5 * us, 3, false).detours());
   EXPECT_EQ(parse_noise_spec("pareto:100:5:2.5", 3, false).detours(),
             Noise::pareto(100 * us, 5 * us, 2.5, 3, false).detours());
-  auto err = [](const char* spec) { return error_of([&] { (void)parse_noise_spec(spec, 1, false); }); };
+  auto err = [](const char* spec) { return input_error_of([&] { (void)parse_noise_spec(spec, 1, false); }); };
   EXPECT_EQ(err("periodic:10:10"), "--noise 'periodic:10:10': DETOUR must be shorter than PERIOD");
   EXPECT_EQ(err("periodic:10:-1"), "--noise 'periodic:10:-1': DETOUR must not be negative, got -1");
   EXPECT_EQ(err("periodic:0:0"), "--noise 'periodic:0:0': PERIOD must be above 0, got 0");

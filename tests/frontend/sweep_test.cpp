@@ -11,18 +11,12 @@
 #include "postbox/frontend/selection.hpp"
 #include "postbox/runtime/check.hpp"
 
+#include "input_error.hpp"
+
 namespace postbox {
 namespace {
 
-template <class Work>
-std::string error_of(Work&& work) {
-  try {
-    work();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing_support::input_error_of;
 
 const std::map<std::string, std::string> kBase{{"machine", "postal:2"}, {"op", "bcast"}, {"algo", "binomial"}};
 
@@ -42,22 +36,22 @@ TEST(SweepGrid, ValuesAreTheTextTheSelectionParses) {
   EXPECT_EQ(parse_sweep_param("lambda=1:2:0.25").values, (std::vector<std::string>{"1", "1.25", "1.5", "1.75", "2"}));
   EXPECT_EQ(parse_sweep_param("seed=18446744073709551614:18446744073709551615:1").values,
             (std::vector<std::string>{"18446744073709551614", "18446744073709551615"}));
-  EXPECT_EQ(error_of([] { (void)parse_sweep_param("lambda=1e-300:1e-299:1e-300"); }).rfind("--param lambda: value 1e-300 needs more than 12 decimals", 0), 0u);
+  EXPECT_EQ(input_error_of([] { (void)parse_sweep_param("lambda=1e-300:1e-299:1e-300"); }).rfind("--param lambda: value 1e-300 needs more than 12 decimals", 0), 0u);
 }
 
 TEST(SweepGrid, BadGridsAreRefusedNamingTheOptions) {
-  EXPECT_EQ(error_of([] { (void)sweep_grid(kBase, {}); }), "sweep needs at least one --param NAME=FROM:TO:STEP");
-  EXPECT_EQ(error_of([] { (void)sweep_grid(kBase, {"p=2:4:1", "p=5:6:1"}); }), "--param p given twice");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(input_error_of([] { (void)sweep_grid(kBase, {}); }), "sweep needs at least one --param NAME=FROM:TO:STEP");
+  EXPECT_EQ(input_error_of([] { (void)sweep_grid(kBase, {"p=2:4:1", "p=5:6:1"}); }), "--param p given twice");
+  EXPECT_EQ(input_error_of([] {
               auto b = kBase;
               b["p"] = "4";
               (void)sweep_grid(b, {"p=2:4:1"});
             }),
             "--p is swept by --param p; give one of them");
-  EXPECT_EQ(error_of([] { (void)sweep_grid(kBase, {"p=1:1000:1", "bytes=0:1000:1"}); }), "sweep has more than 10^6 configurations");
-  EXPECT_EQ(error_of([] { (void)sweep_grid(kBase, {"q=1:2:1"}); }), "--param name must be alpha, bytes, p, lambda, seed, noise-gap or noise-detour, got 'q'");
-  EXPECT_EQ(error_of([] { (void)sweep_grid(kBase, {"p=4:2:1"}); }), "--param p: TO is below FROM");
-  EXPECT_EQ(error_of([] { (void)sweep_grid(kBase, {"p=2:4"}); }), "--param must look like NAME=FROM:TO:STEP, got 'p=2:4'");
+  EXPECT_EQ(input_error_of([] { (void)sweep_grid(kBase, {"p=1:1000:1", "bytes=0:1000:1"}); }), "sweep has more than 10^6 configurations");
+  EXPECT_EQ(input_error_of([] { (void)sweep_grid(kBase, {"q=1:2:1"}); }), "--param name must be alpha, bytes, p, lambda, seed, noise-gap or noise-detour, got 'q'");
+  EXPECT_EQ(input_error_of([] { (void)sweep_grid(kBase, {"p=4:2:1"}); }), "--param p: TO is below FROM");
+  EXPECT_EQ(input_error_of([] { (void)sweep_grid(kBase, {"p=2:4"}); }), "--param must look like NAME=FROM:TO:STEP, got 'p=2:4'");
 }
 
 TEST(RunSweep, EachConfigurationIsItsOwnEmulatedRun) {
@@ -92,10 +86,10 @@ TEST(RunSweep, NoiseAxesRewriteTheSpec) {
   EXPECT_EQ(run_sweep(sweep_grid(base, {"noise-detour=0:4:2"})).time_us, (std::vector<double>{9, 11, 13}));
   EXPECT_EQ(run_sweep(sweep_grid(base, {"noise-gap=5:15:10"})).time_us, (std::vector<double>{25, 13}));
   base.erase("noise");
-  EXPECT_EQ(error_of([&] { (void)run_sweep(sweep_grid(base, {"noise-detour=0:4:2"})); }),
+  EXPECT_EQ(input_error_of([&] { (void)run_sweep(sweep_grid(base, {"noise-detour=0:4:2"})); }),
             "--param noise-detour needs --noise SPEC");
   base["noise"] = "periodic:10:4";
-  EXPECT_EQ(error_of([&] { (void)run_sweep(sweep_grid(base, {"noise-detour=5:10:5"})); }),
+  EXPECT_EQ(input_error_of([&] { (void)run_sweep(sweep_grid(base, {"noise-detour=5:10:5"})); }),
             "--noise 'periodic:10:10': DETOUR must be shorter than PERIOD");
 }
 
@@ -105,12 +99,12 @@ TEST(RunSweep, TheLowestBadConfigurationIsReportedBeforeAnySimulation) {
   base["root"] = "30";
   const SweepGrid g = sweep_grid(base, {"p=1:40:1"});
   std::size_t simulated = 0;
-  EXPECT_EQ(error_of([&] { (void)run_sweep(g, [&](std::size_t, std::size_t) { ++simulated; }); }).rfind("--root 30", 0), 0u);
+  EXPECT_EQ(input_error_of([&] { (void)run_sweep(g, [&](std::size_t, std::size_t) { ++simulated; }); }).rfind("--root 30", 0), 0u);
   EXPECT_EQ(simulated, 0u);
   // The library's field errors are written as options.
   auto placed = kBase;
   placed["placement"] = "wrong";
-  EXPECT_EQ(error_of([&] { (void)run_sweep(sweep_grid(placed, {"p=2:3:1"})); }).rfind("--placement", 0), 0u);
+  EXPECT_EQ(input_error_of([&] { (void)run_sweep(sweep_grid(placed, {"p=2:3:1"})); }).rfind("--placement", 0), 0u);
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -16,6 +15,9 @@
 #include "postbox/runtime/check.hpp"
 #include "postbox/emulator/machine.hpp"
 #include "postbox/frontend/machines.hpp"
+
+#include "scoped_env.hpp"
+#include "scratch_dir.hpp"
 
 namespace postbox {
 namespace {
@@ -160,30 +162,6 @@ INSTANTIATE_TEST_SUITE_P(
 // A private XDG cache directory and a clean environment for one test.
 class CacheDir : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("postbox-calibrate-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    Save("XDG_CACHE_HOME");
-    Save("POSTBOX_S_NS");
-    Save("POSTBOX_R_NS");
-    ::setenv("XDG_CACHE_HOME", dir_.c_str(), 1);
-    ::unsetenv("POSTBOX_S_NS");
-    ::unsetenv("POSTBOX_R_NS");
-  }
-  void TearDown() override {
-    for (const auto& [name, value] : saved_) {
-      if (value) ::setenv(name.c_str(), value->c_str(), 1);
-      else ::unsetenv(name.c_str());
-    }
-    std::filesystem::remove_all(dir_);
-  }
-  void Save(const char* name) {
-    const char* v = std::getenv(name);
-    saved_.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
-  }
   static Calibration Sample() {
     Calibration c;
     c.s_ns = 17.25;
@@ -204,8 +182,12 @@ class CacheDir : public ::testing::Test {
     std::filesystem::create_directories(dir_ / "postbox");
     std::ofstream(dir_ / "postbox" / "calibration.json") << text;
   }
-  std::filesystem::path dir_;
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+  // Made in this order, undone in the reverse one: the directory, then the environment.
+  testing_support::ScratchDir scratch_{"postbox-calibrate-test"};
+  const std::filesystem::path& dir_ = scratch_.path();
+  testing_support::ScopedEnv cache_home_{"XDG_CACHE_HOME", dir_.c_str()};
+  testing_support::ScopedEnv s_ns_{"POSTBOX_S_NS", nullptr};
+  testing_support::ScopedEnv r_ns_{"POSTBOX_R_NS", nullptr};
 };
 
 TEST_F(CacheDir, PathFollowsXdgCacheHome) {

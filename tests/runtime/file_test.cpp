@@ -12,38 +12,24 @@
 
 #include "postbox/runtime/check.hpp"
 
+#include "input_error.hpp"
+#include "scratch_dir.hpp"
+
 namespace postbox {
 namespace {
 
-std::string message_of(auto&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing_support::input_error_of;
 
 // A fresh directory per test, removed with what it holds.
 class ReadRegularFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("postbox-file-test." + std::to_string(::getpid()) + "." +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
   std::filesystem::path write(const std::string& name, const std::string& bytes) {
     const auto path = dir_ / name;
     std::ofstream(path, std::ios::binary) << bytes;
     return path;
   }
-  std::filesystem::path dir_;
+  testing_support::ScratchDir scratch_{"postbox-file-test"};
+  const std::filesystem::path& dir_ = scratch_.path();
 };
 
 TEST_F(ReadRegularFile, ReturnsTheBytesExactlyNulIncluded) {
@@ -63,16 +49,16 @@ TEST_F(ReadRegularFile, ALargerFileThanOneChunkIsReadWhole) {
 
 TEST_F(ReadRegularFile, AMissingFileIsNoSuchFile) {
   const auto path = dir_ / "absent";
-  EXPECT_EQ(message_of([&] { read_regular_file(path, "test file 'absent'"); }), "test file 'absent': no such file");
+  EXPECT_EQ(input_error_of([&] { read_regular_file(path, "test file 'absent'"); }), "test file 'absent': no such file");
 }
 
 TEST_F(ReadRegularFile, ADirectoryIsNotARegularFile) {
-  EXPECT_EQ(message_of([&] { read_regular_file(dir_, "test file 'dir'"); }), "test file 'dir' is not a regular file");
+  EXPECT_EQ(input_error_of([&] { read_regular_file(dir_, "test file 'dir'"); }), "test file 'dir' is not a regular file");
 }
 
 TEST_F(ReadRegularFile, ADeviceIsRefusedUnread) {
   // /dev/zero never ends: reading it would not return.
-  EXPECT_EQ(message_of([] { read_regular_file("/dev/zero", "test file '/dev/zero'"); }),
+  EXPECT_EQ(input_error_of([] { read_regular_file("/dev/zero", "test file '/dev/zero'"); }),
             "test file '/dev/zero' is not a regular file");
 }
 
@@ -80,22 +66,22 @@ TEST_F(ReadRegularFile, AFifoIsRefusedUnopened) {
   // Opening a FIFO with no writer would block.
   const auto path = dir_ / "fifo";
   ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
-  EXPECT_EQ(message_of([&] { read_regular_file(path, "test file 'fifo'"); }), "test file 'fifo' is not a regular file");
+  EXPECT_EQ(input_error_of([&] { read_regular_file(path, "test file 'fifo'"); }), "test file 'fifo' is not a regular file");
 }
 
 TEST_F(ReadRegularFile, AFileWithoutReadPermissionCannotBeRead) {
   if (::geteuid() == 0) GTEST_SKIP() << "root reads a file whatever its mode";
   const auto path = write("secret", "x");
   std::filesystem::permissions(path, std::filesystem::perms::none);
-  EXPECT_EQ(message_of([&] { read_regular_file(path, "test file 'secret'"); }), "cannot read test file 'secret'");
+  EXPECT_EQ(input_error_of([&] { read_regular_file(path, "test file 'secret'"); }), "cannot read test file 'secret'");
 }
 
 // check_regular_file refuses what read_regular_file refuses, with the same messages, and accepts
 // a readable regular file without reading it.
 TEST_F(ReadRegularFile, CheckRefusesAsTheReaderDoes) {
-  EXPECT_EQ(message_of([&] { check_regular_file(dir_ / "absent", "f"); }), "f: no such file");
-  EXPECT_EQ(message_of([&] { check_regular_file(dir_, "f"); }), "f is not a regular file");
-  EXPECT_EQ(message_of([] { check_regular_file("/dev/zero", "f"); }), "f is not a regular file");
+  EXPECT_EQ(input_error_of([&] { check_regular_file(dir_ / "absent", "f"); }), "f: no such file");
+  EXPECT_EQ(input_error_of([&] { check_regular_file(dir_, "f"); }), "f is not a regular file");
+  EXPECT_EQ(input_error_of([] { check_regular_file("/dev/zero", "f"); }), "f is not a regular file");
   EXPECT_NO_THROW(check_regular_file(write("ok", "x"), "f"));
 }
 
