@@ -119,7 +119,8 @@ void run_sim(const SimArgs& a) {
   sim::Machine m;
   const std::optional<sim::Noise> noise = noise_of(a, given);
   if (!a.goal.empty()) {
-    check_regular_file(a.goal, "--goal '" + a.goal + "'");  // read_goal_file maps it
+    // The same refusals read_goal_file makes, worded with the option as every other file's are.
+    check_regular_file(a.goal, "--goal '" + a.goal + "'");
     GoalRead goal;
     try {
       goal = read_goal_file(a.goal, std::filesystem::path(a.goal).filename().string());

@@ -666,11 +666,17 @@ GoalRead read_goal_schedule_in_pieces(std::string_view text, std::string name, s
 }
 
 GoalRead read_goal_file(const std::string& path, std::string name) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer; the type is checked on the
+  // open descriptor, so what is mapped is what was checked.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   struct stat st {};
   if (fd < 0 || ::fstat(fd, &st) != 0) {
     if (fd >= 0) ::close(fd);
     throw InputError("cannot read '" + path + "': " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw InputError("GOAL file '" + path + "' is not a regular file");
   }
   const auto size = static_cast<std::size_t>(st.st_size);
   // Its schedule and run take more than the text (an exported op and its dependency line are

@@ -2,7 +2,9 @@
 // read_goal_schedule and read_goal_file do from 8 MiB on) gives the schedule the sequential
 // reading gives, array for array, and the same error message at the same line; texts that do not
 // allow pieces are read whole.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <string>
 #include <vector>
@@ -14,6 +16,9 @@
 #include "postbox/frontend/goal_parse.hpp"
 #include "postbox/frontend/plan_export.hpp"
 #include "postbox/runtime/check.hpp"
+
+#include "input_error.hpp"
+#include "scratch_dir.hpp"
 
 namespace postbox {
 namespace {
@@ -120,6 +125,21 @@ TEST(GoalPieces, ErrorsAreTheSequentialReadingsAtTheSameLine) {
   expect_same_error("num_ranks 2\nrank 0 {\ncalc 1\n}\nrank 1 {\ncalc 1\n");                               // not closed
   expect_same_error("num_ranks 2\nrank 0 {\nsend 1b to 1 tag -1\n}\nrank 1 {\nrecv 1b from 0\n}\n");        // finish()
   expect_same_error("num_ranks 2\nrank 0 {\nl0: calc 1\nl0 requires nope\n}\nrank 1 {\ncalc 1\n}\n");       // label
+}
+
+// goal_parse.hpp, read_goal_file: a file that is not a regular file is refused, a FIFO without
+// waiting for a writer (a blocking open would hang here).
+TEST(GoalFile, ADeviceOrAFifoIsRefusedWithoutWaiting) {
+  using testing_support::input_error_of;
+  EXPECT_EQ(input_error_of([] { (void)read_goal_file("/dev/zero", "zero"); }),
+            "GOAL file '/dev/zero' is not a regular file");
+  const testing_support::ScratchDir dir("postbox-goal-file-test");
+  const std::string fifo = (dir.path() / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // (The message elides the middle of a long path.)
+  const std::string message = input_error_of([&] { (void)read_goal_file(fifo, "fifo"); });
+  EXPECT_THAT(message, ::testing::StartsWith("GOAL file '/"));
+  EXPECT_THAT(message, ::testing::EndsWith("/fifo' is not a regular file"));
 }
 
 }  // namespace

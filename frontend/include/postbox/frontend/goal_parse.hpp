@@ -57,7 +57,8 @@ GoalRead read_goal_schedule(std::string_view text, std::string name = "goal");
 // tests' way in).
 GoalRead read_goal_schedule_in_pieces(std::string_view text, std::string name, std::size_t piece_bytes);
 // The same from a file, mapped read-only; the pages already read are given back as it goes, so
-// the file's size adds little to the memory held. A file that cannot be opened → InputError.
+// the file's size adds little to the memory held. A file that cannot be opened, or that is not
+// a regular file (a device, a FIFO: refused without waiting) → InputError.
 GoalRead read_goal_file(const std::string& path, std::string name);
 
 }  // namespace postbox
