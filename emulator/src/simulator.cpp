@@ -369,12 +369,17 @@ class Engine {
       if (noise_ != nullptr) throw InputError("noise and a network file in one run are not supported");
       flow_.emplace(m_.network, s_.p);
     }
-    for (int r = 0; r < s_.p; ++r) {
-      ready_.clear();
-      for (std::uint32_t g = s_.first[static_cast<std::size_t>(r)]; g < s_.first[static_cast<std::size_t>(r) + 1]; ++g)
-        if (op_[g].remaining == 0) ready_.push_back(g);
-      push_ready_sorted(ready_, 0);
+    // Every rank's first ops are ready at time 0. The reference discipline, and a paced run
+    // (whose first sends wait for their rounds), create their events here; the default
+    // discipline creates them a rank at a time as the run reaches their keys (run_lazy), so that
+    // p of them are not waiting at once.
+    const bool eager = opt_.reference_queue || pacing_;
+    if (!eager) {
+      for (std::uint32_t g = 0; g < s_.ops(); ++g) seq_ += op_[g].remaining == 0 ? 1 : 0;
+      next_first_rank();
     }
+    for (int r = 0; eager && r < s_.p; ++r) push_first_ops(r);
+    if (eager) first_rank_ = s_.p;
     if (opt_.reference_queue) run_reference();
     else run_lazy();
     finish_checks();
@@ -729,6 +734,38 @@ class Engine {
   }
 
   // ---- queues ----
+  // Rank r's ops that wait for nothing, as events at time 0 (the run's first).
+  void push_first_ops(int r) {
+    ready_.clear();
+    for (std::uint32_t g = s_.first[static_cast<std::size_t>(r)]; g < s_.first[static_cast<std::size_t>(r) + 1]; ++g)
+      if (op_[g].remaining == 0) ready_.push_back(g);
+    push_ready_sorted(ready_, 0);
+  }
+  // The default discipline's first events: those of ranks first_rank_.. are not created yet.
+  // Created eagerly, rank by rank, they would have the keys (0, first_seq_), (0, first_seq_ + 1), ...:
+  // below every other event's (whose seq is at least the number of first events), and due at
+  // once, since no event of a rank whose first ops are not created yet has run (none can precede
+  // them), so its resources are all free at time 0.
+  void next_first_rank() {
+    while (first_rank_ < s_.p) {
+      const auto r = static_cast<std::size_t>(first_rank_);
+      bool any = false;
+      for (std::uint32_t g = s_.first[r]; g < s_.first[r + 1] && !any; ++g) any = op_[g].remaining == 0;
+      if (any) return;
+      ++first_rank_;
+    }
+  }
+  // Creates the next rank's first events unless the rank queue's next key is below theirs.
+  bool create_first_events() {
+    if (first_rank_ >= s_.p) return false;
+    if (!heap_.empty() && heap_.top().t == 0 && heap_.top().seq < first_seq_) return false;
+    std::swap(seq_, first_seq_);
+    push_first_ops(first_rank_);
+    std::swap(seq_, first_seq_);
+    ++first_rank_;
+    next_first_rank();
+    return true;
+  }
   void push_rank_event(Ticks t, std::uint32_t a, EvKind kind) { push_rank_event(t, seq_++, a, kind); }
   void push_rank_event(Ticks t, std::uint64_t seq, std::uint32_t a, EvKind kind) {
     checked(t);
@@ -756,6 +793,7 @@ class Engine {
       }
       dirty_.clear();
       while (!heap_.empty() && !valid(heap_.top())) heap_.pop();
+      if (create_first_events()) continue;
       if (flow_ && !flow_->empty() && (heap_.empty() || flow_->next_time() <= heap_.top().t)) {  // network first at one tick
         flow_ended();
         continue;
@@ -1256,6 +1294,8 @@ class Engine {
   Observer* const obs_;             // &recorder_ when traced, else null
   const Noise* const noise_;        // SimOptions::noise
   std::uint64_t seq_ = 0;
+  std::uint64_t first_seq_ = 0;  // the default discipline: the next first event's seq
+  int first_rank_ = 0;           // ... and its rank (s_.p: all created)
   Ticks now_ = 0;
   std::uint32_t done_ = 0;
 
