@@ -389,6 +389,7 @@ class Engine {
     isucc_first_ = {};
     isucc_ = {};
     ranks_ = {};
+    res_.max_waiting_events = nodes_.size();  // nodes are reused from a free list: the pool is the peak
     nodes_ = {};
     heap_ = {};
     dirty_ = {};

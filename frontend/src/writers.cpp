@@ -18,6 +18,7 @@ nlohmann::json sim_result_json(const sim::SimResult& r, const std::string& machi
   j["messages"] = r.messages;
   j["rendezvous"] = r.rendezvous;
   j["events"] = r.events;
+  j["max_waiting_events"] = r.max_waiting_events;
   j["inline_steps"] = r.inline_steps;
   j["packets"] = r.packets;
   j["channel_waits"] = r.channel_waits;

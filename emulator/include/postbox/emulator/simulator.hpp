@@ -111,6 +111,9 @@ struct SimResult {
   std::vector<double> per_rank_us;
   std::uint64_t events = 0;      // operation starts, message acceptances, mesh network steps (queue events)
   std::uint64_t postponed = 0;   // reference_queue: events put back because their rank was busy
+  // The default discipline: the most rank events waiting at once (each an event node, the run's
+  // memory that grows with its width; docs/emulator.md "Memory per rank"). 0 under reference_queue.
+  std::uint64_t max_waiting_events = 0;
   std::uint64_t inline_steps = 0;  // mesh steps handled inside an event of their own packet's or another's (not in events)
   // Mesh models: how many times a packet got a link or ejection channel later than the tick its
   // header asked for it (wormhole), or found a link still busy (store-and-forward). A message's
