@@ -107,23 +107,21 @@ struct Msg {
   Ticks overhead_end = 0;
 };
 
-// Everything the engine keeps per rank but its finishing time (Engine::finish_), in one cache line.
+// Everything the engine keeps per rank but its finishing time (Engine::finish_) and one byte of
+// flags (Engine::rank_bits_), in 48 bytes.
 struct RankState {
   Ticks cpu = 0;   // LogGOPSim nexto (kBlocked during a blocking send)
   Ticks sgap = 0;  // nextgs
   Ticks rgap = 0;  // nextgr
-  Ticks sched_t = -1;  // key of the rank's entry in the rank queue (-1: none)
-  std::uint64_t sched_seq = 0;
   // The rank's events: the pending heap by (t, seq) and a ready heap by seq per class.
   std::int32_t pending = kNil;
   std::int32_t ready[kClasses] = {kNil, kNil, kNil, kNil};
-  std::uint8_t dirty = 0;
-  // Which of the rank's heaps its entry pops: an event that moves from the pending heap to a
-  // ready heap when its class's need rises to exactly its time keeps its key (t, seq), so the
-  // key alone does not say where the event now is.
-  std::int8_t sched_src = 0;
+  // The event its entry in the rank queue pops (kNil: none). The entry's key is not stored: it is
+  // the node's seq, and the node's time (pending) or its class's need (ready), which do not
+  // change while the entry stands (Engine::valid()).
+  std::int32_t sched = kNil;
 };
-static_assert(sizeof(RankState) == 64, "docs/emulator.md gives this size");
+static_assert(sizeof(RankState) == 48, "docs/emulator.md gives this size");
 
 // Everything the engine keeps per op; the successors of op g are succ_[op_[g].succ, op_[g + 1].succ).
 struct OpState {
@@ -389,6 +387,7 @@ class Engine {
     isucc_first_ = {};
     isucc_ = {};
     ranks_ = {};
+    rank_bits_ = {};
     res_.max_waiting_events = nodes_.size();  // nodes are reused from a free list: the pool is the peak
     nodes_ = {};
     heap_ = {};
@@ -446,7 +445,7 @@ class Engine {
       throw InputError("cluster has " + std::to_string(m_.cluster.nodes) + " nodes x " +
                        std::to_string(m_.cluster.cores_per_node) + " cores, fewer than p = " + std::to_string(s_.p));
     const std::uint64_t per_op = sizeof(OpState) + 4 + (opt_.reference_queue ? 0 : sizeof(Node) / 2);
-    const std::uint64_t per_rank = sizeof(RankState) + 8 + 8 + 24;
+    const std::uint64_t per_rank = sizeof(RankState) + 1 + 8 + 8 + 24;
     require_memory(per_op * n + per_rank * static_cast<std::uint64_t>(s_.p) + 4ULL * s_.deps.size(),
                              "simulating " + std::to_string(n) + " operations on " + std::to_string(s_.p) + " ranks");
     op_.assign(static_cast<std::size_t>(n) + 1, OpState{});
@@ -486,6 +485,7 @@ class Engine {
     }
     if (!s_.ideps.empty()) successors(s_.idep_first, s_.ideps, isucc_first_, isucc_);
     ranks_.assign(static_cast<std::size_t>(s_.p), RankState{});
+    if (!opt_.reference_queue) rank_bits_.assign(static_cast<std::size_t>(s_.p), 0);
     finish_.assign(static_cast<std::size_t>(s_.p), 0);
     if (opt_.queue_stats) queues_.assign(static_cast<std::size_t>(s_.p), QueueCounts{});
     if (opt_.reference_queue) parked_.resize(static_cast<std::size_t>(s_.p));
@@ -672,31 +672,42 @@ class Engine {
     std::vector<Array<Queued>> spare_;
     std::priority_queue<Slot, std::vector<Slot>, SlotAfter> heap_;
   };
-  [[nodiscard]] bool valid(const Slot& s) const {
-    const RankState& k = ranks_[static_cast<std::size_t>(s.rank)];
-    return k.sched_t == s.t && k.sched_seq == s.seq && k.sched_src == s.src;
+  // Rank r's standing entry's key, (t, seq, src), from RankState::sched. Between a change to the
+  // rank (an event pushed or popped, a resource's time moved: each marks it dirty) and its
+  // refresh() the node may have moved; at the loop's top, where entries are checked, every
+  // dirty rank is refreshed, and an entry stands only until the rank next runs an event (popped
+  // ranks are unscheduled), the only thing that moves its needs but unblock(), which comes while
+  // it has no entry (blocked).
+  [[nodiscard]] bool standing(int r, const Slot& s) const {
+    const RankState& k = ranks_[static_cast<std::size_t>(r)];
+    if (k.sched == kNil || (rank_bits_[static_cast<std::size_t>(r)] & kSrcMask) != static_cast<std::uint8_t>(s.src))
+      return false;
+    const Node& n = nodes_[static_cast<std::size_t>(k.sched)];
+    if (n.seq != s.seq) return false;
+    return s.t == (s.src == kClasses ? n.t : need(r, static_cast<Class>(s.src)));
   }
+  [[nodiscard]] bool valid(const Slot& s) const { return standing(s.rank, s); }
   void schedule(const Slot* best, int r) {
     RankState& k = ranks_[static_cast<std::size_t>(r)];
     if (best == nullptr) {
-      k.sched_t = -1;
+      k.sched = kNil;
       return;
     }
-    if (k.sched_t == best->t && k.sched_seq == best->seq && k.sched_src == best->src) return;
-    k.sched_t = best->t;
-    k.sched_seq = best->seq;
-    k.sched_src = best->src;
+    if (standing(r, *best)) return;
+    k.sched = best->src == kClasses ? k.pending : k.ready[best->src];
+    std::uint8_t& bits = rank_bits_[static_cast<std::size_t>(r)];
+    bits = static_cast<std::uint8_t>((bits & kDirtyBit) | static_cast<std::uint8_t>(best->src));
     heap_.push(*best);
   }
 
   void mark_dirty(int r) {
-    RankState& rs = ranks_[static_cast<std::size_t>(r)];
-    if (!rs.dirty) {
-      rs.dirty = 1;
+    std::uint8_t& bits = rank_bits_[static_cast<std::size_t>(r)];
+    if ((bits & kDirtyBit) == 0) {
+      bits |= kDirtyBit;
       dirty_.push_back(r);
     }
   }
-  void h_unschedule(int r) { ranks_[static_cast<std::size_t>(r)].sched_t = -1; }
+  void h_unschedule(int r) { ranks_[static_cast<std::size_t>(r)].sched = kNil; }
 
   // Recomputes rank r's next event and its place in the rank heap.
   void refresh(int r) {
@@ -789,7 +800,7 @@ class Engine {
   void run_lazy() {
     for (;;) {
       for (int r : dirty_) {
-        ranks_[static_cast<std::size_t>(r)].dirty = 0;
+        rank_bits_[static_cast<std::size_t>(r)] &= static_cast<std::uint8_t>(~kDirtyBit);
         refresh(r);
       }
       dirty_.clear();
@@ -1323,6 +1334,11 @@ class Engine {
   std::int32_t free_nodes_ = kNil;
   SlotQueue heap_;
   std::vector<int> dirty_;
+  // Per rank: kDirtyBit (in dirty_) and, in the low bits, which of its heaps its standing entry
+  // pops (a class, or kClasses = pending). The heap is kept because an event that moves from the
+  // pending heap to a ready heap when its class's need rises to exactly its time keeps its key.
+  static constexpr std::uint8_t kDirtyBit = 0x80, kSrcMask = 0x07;
+  Array<std::uint8_t> rank_bits_;
   // reference discipline
   std::priority_queue<Event, std::vector<Event>, EventAfter> q_;
   std::vector<std::vector<Event>> parked_;
