@@ -124,13 +124,14 @@ struct RankState {
 static_assert(sizeof(RankState) == 48, "docs/emulator.md gives this size");
 
 // Everything the engine keeps per op; the successors of op g are succ_[op_[g].succ, op_[g + 1].succ).
+// Not its rank: the event that starts an op, or delivers its message, is popped from its rank's
+// heaps, so the hot paths pass the rank along (Engine::rank_of_op() searches for it elsewhere).
 struct OpState {
   std::uint32_t remaining : 28 = 0;  // deps (and irequires) not yet satisfied (< kMaxDeps)
   std::uint32_t flags : 4 = 0;       // Engine::kDone, kPosted, kAccepted, kRendezvous
   std::uint32_t succ = 0;
-  std::int32_t rank = 0;
 };
-static_assert(sizeof(OpState) == 12, "docs/emulator.md gives this size");
+static_assert(sizeof(OpState) == 8, "docs/emulator.md gives this size");
 constexpr std::uint32_t kMaxDeps = (1U << 28) - 1;  // per op: what OpState::remaining holds
 
 // A HostCosts term (host_model.hpp) in ticks.
@@ -449,15 +450,18 @@ class Engine {
     require_memory(per_op * n + per_rank * static_cast<std::uint64_t>(s_.p) + 4ULL * s_.deps.size(),
                              "simulating " + std::to_string(n) + " operations on " + std::to_string(s_.p) + " ranks");
     op_.assign(static_cast<std::size_t>(n) + 1, OpState{});
-    for (int r = 0; r < s_.p; ++r)
-      for (std::uint32_t g = s_.first[static_cast<std::size_t>(r)]; g < s_.first[static_cast<std::size_t>(r) + 1]; ++g)
-        op_[g].rank = r;
+    // Calls f(g, base, count) for every op g, with its rank's first op and number of ops.
+    auto each_op = [&](auto&& f) {
+      for (int r = 0; r < s_.p; ++r) {
+        const std::uint32_t base = s_.first[static_cast<std::size_t>(r)];
+        const std::uint32_t end = s_.first[static_cast<std::size_t>(r) + 1];
+        for (std::uint32_t g = base; g < end; ++g) f(g, base, end - base);
+      }
+    };
     auto successors = [&](const Array<std::uint32_t>& first, const Array<std::uint32_t>& list,
                           Array<std::uint32_t>& out_first, Array<std::uint32_t>& out) {
       out_first.assign(static_cast<std::size_t>(n) + 1, 0);
-      for (std::uint32_t g = 0; g < n; ++g) {
-        const std::uint32_t base = s_.first[static_cast<std::size_t>(op_[g].rank)];
-        const std::uint32_t count = s_.first[static_cast<std::size_t>(op_[g].rank) + 1] - base;
+      each_op([&](std::uint32_t g, std::uint32_t base, std::uint32_t count) {
         const std::uint64_t deps = std::uint64_t{op_[g].remaining} + (first[g + 1] - first[g]);
         if (deps > kMaxDeps)
           throw InputError(s_.where(g) + " waits for " + std::to_string(deps) + " ops; at most " +
@@ -469,14 +473,13 @@ class Engine {
                              std::to_string(count) + " ops");
           ++out_first[base + list[i] + 1];
         }
-      }
+      });
       for (std::uint32_t g = 0; g < n; ++g) out_first[g + 1] += out_first[g];
       out.resize(out_first.back());
       Array<std::uint32_t> fill(out_first.begin(), out_first.end() - 1);
-      for (std::uint32_t g = 0; g < n; ++g) {
-        const std::uint32_t base = s_.first[static_cast<std::size_t>(op_[g].rank)];
+      each_op([&](std::uint32_t g, std::uint32_t base, std::uint32_t /*count*/) {
         for (std::uint32_t i = first[g]; i < first[g + 1]; ++i) out[fill[base + list[i]]++] = g;
-      }
+      });
     };
     {
       Array<std::uint32_t> first;
@@ -523,9 +526,13 @@ class Engine {
       default: return kLocalClass;
     }
   }
+  // The rank of op g: a binary search of the schedule's rank programs, for the paths that do not
+  // have it at hand (the reference discipline, errors).
+  [[nodiscard]] int rank_of_op(std::uint32_t g) const {
+    return static_cast<int>(std::upper_bound(s_.first.begin(), s_.first.end(), g) - s_.first.begin()) - 1;
+  }
   [[nodiscard]] int rank_of_event(EvKind kind, std::uint32_t a) const {
-    if (kind == kOp) return op_[a].rank;
-    return msg_records_ ? msgs_[a].dst : op_[a].rank;
+    return kind == kArrive && msg_records_ ? msgs_[a].dst : rank_of_op(a);
   }
   // When rank r's resource for class c frees (kBlocked while r is in a blocking send).
   [[nodiscard]] Ticks need(int r, Class c) const {
@@ -751,7 +758,7 @@ class Engine {
     ready_.clear();
     for (std::uint32_t g = s_.first[static_cast<std::size_t>(r)]; g < s_.first[static_cast<std::size_t>(r) + 1]; ++g)
       if (op_[g].remaining == 0) ready_.push_back(g);
-    push_ready_sorted(ready_, 0);
+    push_ready_sorted(ready_, r, 0);
   }
   // The default discipline's first events: those of ranks first_rank_.. are not created yet.
   // Created eagerly, rank by rank, they would have the keys (0, first_seq_), (0, first_seq_ + 1), ...:
@@ -778,15 +785,16 @@ class Engine {
     next_first_rank();
     return true;
   }
-  void push_rank_event(Ticks t, std::uint32_t a, EvKind kind) { push_rank_event(t, seq_++, a, kind); }
-  void push_rank_event(Ticks t, std::uint64_t seq, std::uint32_t a, EvKind kind) {
+  // An event of rank r: op a ready to start (kOp), or message a (msg_records_) or the message
+  // to receive op a arriving (kArrive).
+  void push_rank_event(Ticks t, int r, std::uint32_t a, EvKind kind) { push_rank_event(t, seq_++, r, a, kind); }
+  void push_rank_event(Ticks t, std::uint64_t seq, int r, std::uint32_t a, EvKind kind) {
     checked(t);
     if (opt_.reference_queue) {
       q_.push(Event{t, seq, a, kind});
       return;
     }
     horizon_ = std::min(horizon_, t);  // its effective key is (max(t, need), seq) >= t
-    const int r = rank_of_event(kind, a);
     RankState& h = ranks_[static_cast<std::size_t>(r)];
     const Class c = class_of(kind, a);
     // Already due for its class: straight to the ready heap (its key is (need, seq) either way).
@@ -849,8 +857,8 @@ class Engine {
       mark_dirty(top.rank);
       ++res_.events;
       now_ = top.t;
-      if (nd.kind == kOp) start_op(nd.a, top.t);
-      else accept(nd.a, top.t);
+      if (nd.kind == kOp) start_op(nd.a, top.rank, top.t);
+      else accept(nd.a, top.rank, top.t);
     }
   }
 
@@ -890,12 +898,13 @@ class Engine {
         continue;
       }
       ++res_.events;
-      if (e.kind == kOp) start_op(e.a, e.t);
-      else accept(e.a, e.t);
+      if (e.kind == kOp) start_op(e.a, r, e.t);
+      else accept(e.a, r, e.t);
     }
   }
 
-  void push_ready_sorted(std::vector<std::uint32_t>& ready, Ticks lower) {
+  // Rank r's ops in `ready` (now ready) as events.
+  void push_ready_sorted(std::vector<std::uint32_t>& ready, int r, Ticks lower) {
     // LogGOPSim inserts a host's newly executable ops ordered by type: send, recv, local.
     auto cls = [&](std::uint32_t g) {
       const Work k = s_.items[g].kind;
@@ -903,22 +912,22 @@ class Engine {
     };
     if (ready.size() > 1) std::stable_sort(ready.begin(), ready.end(), [&](auto x, auto y) { return cls(x) < cls(y); });
     for (std::uint32_t g : ready) {
-      const RankState& rs = ranks_[static_cast<std::size_t>(op_[g].rank)];
+      const RankState& rs = ranks_[static_cast<std::size_t>(r)];
       const bool blocked = rs.cpu == kBlocked;
       Ticks t = blocked ? now_ : rs.cpu;
       if (s_.items[g].kind == Work::send && !blocked) t = std::max(t, rs.sgap);
       t = std::max({t, now_, lower});
       if (pacing_ && s_.items[g].kind == Work::send && s_.round[g] != 0) t = std::max(t, round_start(s_.round[g]));
-      push_rank_event(t, g, kOp);
+      push_rank_event(t, r, g, kOp);
     }
   }
 
-  void release(const Array<std::uint32_t>& first, const Array<std::uint32_t>& list, std::uint32_t g,
+  void release(const Array<std::uint32_t>& first, const Array<std::uint32_t>& list, std::uint32_t g, int r,
                Ticks lower) {
     std::vector<std::uint32_t> ready;
     for (std::uint32_t i = first[g]; i < first[g + 1]; ++i)
       if (--op_[list[i]].remaining == 0) ready.push_back(list[i]);
-    if (!ready.empty()) push_ready_sorted(ready, lower);
+    if (!ready.empty()) push_ready_sorted(ready, r, lower);
   }
 
   // Rank r's finishing time is at least t.
@@ -927,15 +936,16 @@ class Engine {
     f = std::max(f, t);
   }
 
-  void complete(std::uint32_t g, Ticks t_done) {
+  // Op g of rank r completed at t_done.
+  void complete(std::uint32_t g, int r, Ticks t_done) {
     op_[g].flags |= kDone;
     ++done_;
     if ((done_ & 0xFFFFu) == 0 && opt_.progress) opt_.progress(done_, s_.ops());
-    finish_at_least(op_[g].rank, t_done);
+    finish_at_least(r, t_done);
     ready_.clear();
     for (std::uint32_t i = op_[g].succ; i < op_[g + 1].succ; ++i)
       if (--op_[succ_[i]].remaining == 0) ready_.push_back(succ_[i]);
-    if (!ready_.empty()) push_ready_sorted(ready_, t_done);
+    if (!ready_.empty()) push_ready_sorted(ready_, r, t_done);
   }
 
   void span_rank(int r, Ticks b, Ticks e, std::uint8_t what, int peer) {
@@ -972,11 +982,10 @@ class Engine {
   }
 
   // ---- operations ----
-  void start_op(std::uint32_t g, Ticks t) {
-    const int r = op_[g].rank;
+  void start_op(std::uint32_t g, int r, Ticks t) {
     RankState& rs = ranks_[static_cast<std::size_t>(r)];
     const Schedule::Item& it = s_.items[g];
-    if (!isucc_first_.empty()) release(isucc_first_, isucc_, g, t);  // irequires: ops waiting for g's start
+    if (!isucc_first_.empty()) release(isucc_first_, isucc_, g, r, t);  // irequires: ops waiting for g's start
     switch (it.kind) {
       case Work::send: {
         const std::uint64_t b = it.size;
@@ -998,8 +1007,8 @@ class Engine {
           finish_at_least(r, os_end);
         }
         if (!msg_records_) {
-          push_rank_event(t + k.wire + delay, s_.partner[g], kArrive);
-          if (eager) complete(g, os_end);
+          push_rank_event(t + k.wire + delay, it.peer, s_.partner[g], kArrive);
+          if (eager) complete(g, r, os_end);
           return;
         }
         const std::uint32_t mi = new_msg();
@@ -1015,8 +1024,8 @@ class Engine {
         msg.overhead_end = os_end;
         if (!mesh_) {
           if (flow_) send_flow(mi, k, t);
-          else push_rank_event(t + k.wire + delay, mi, kArrive);
-          if (eager) complete(g, os_end);
+          else push_rank_event(t + k.wire + delay, it.peer, mi, kArrive);
+          if (eager) complete(g, r, os_end);
           return;
         }
         net_->send(mi, r, it.peer, b, msg.packets, os_end);
@@ -1025,7 +1034,7 @@ class Engine {
           msg.blocking = true;
           rs.cpu = kBlocked;
         } else {
-          complete(g, os_end);
+          complete(g, r, os_end);
         }
         return;
       }
@@ -1035,7 +1044,7 @@ class Engine {
         if (!dynamic_) {
           const bool found = op_[g].flags & kAccepted;
           if (opt_.queue_stats) count_queues(r, kUnexpectedQueue, found);
-          if (found) matched(g, done, rendezvous_ ? s_.partner[g] : kNone, t);
+          if (found) matched(g, r, done, rendezvous_ ? s_.partner[g] : kNone, it.peer, t);
           else op_[g].flags |= kPosted;
           return;
         }
@@ -1047,8 +1056,9 @@ class Engine {
         }
         check_fits(mi, g);
         const std::uint32_t send = rendezvous_ ? msgs_[mi].send_op : kNone;
+        const int src = msgs_[mi].src;
         free_msg(mi);
-        matched(g, done, send, t);
+        matched(g, r, done, send, src, t);
         return;
       }
       case Work::reduce:
@@ -1060,7 +1070,7 @@ class Engine {
         const Ticks end = cpu_end(r, t, cost);
         rs.cpu = checked(end);
         span_rank(r, t, end, it.kind == Work::reduce ? 2 : it.kind == Work::copy ? 3 : 5, -1);
-        complete(g, end);
+        complete(g, r, end);
         return;
       }
     }
@@ -1073,20 +1083,20 @@ class Engine {
                        std::to_string(msgs_[mi].bytes));
   }
 
-  void accept(std::uint32_t a, Ticks t) {
+  // The message a (a message record, or for a plan off the mesh the receive op it is for) has
+  // arrived at rank d.
+  void accept(std::uint32_t a, int d, Ticks t) {
     std::uint64_t bytes;
-    int d, src;
+    int src;
     std::uint32_t g;
     if (msg_records_) {
       const Msg& msg = msgs_[a];
       bytes = msg.bytes;
-      d = msg.dst;
       src = msg.src;
       g = msg.recv_op;
     } else {
       g = a;
       bytes = s_.items[g].size;
-      d = op_[g].rank;
       src = s_.items[g].peer;
     }
     RankState& rs = ranks_[static_cast<std::size_t>(d)];
@@ -1113,7 +1123,7 @@ class Engine {
     if (dynamic_ || (op_[g].flags & kPosted)) {
       Ticks done = orv_end;
       if (pacing_ && s_.round[g] != 0) done = std::max(done, round_end(s_.round[g]));
-      matched(g, done, send, t);
+      matched(g, d, done, send, src, t);
     } else {
       op_[g].flags |= kAccepted;
     }
@@ -1124,15 +1134,16 @@ class Engine {
   // requires are met when the receiver matches; no time is charged for the handshake). The
   // lower rank's newly ready ops are created first: LogGOPSim visits the hosts that completed
   // something in rank order. send: the message's send op, kNone when no send can be rendezvous.
-  void matched(std::uint32_t g, Ticks t_recv, std::uint32_t send, Ticks t_match) {
+  // g is rank r's receive; src the rank of send.
+  void matched(std::uint32_t g, int r, Ticks t_recv, std::uint32_t send, int src, Ticks t_match) {
     if (send == kNone || !(op_[send].flags & kRendezvous)) {
-      complete(g, t_recv);
-    } else if (op_[send].rank < op_[g].rank) {
-      complete(send, t_match);
-      complete(g, t_recv);
+      complete(g, r, t_recv);
+    } else if (src < r) {
+      complete(send, src, t_match);
+      complete(g, r, t_recv);
     } else {
-      complete(g, t_recv);
-      complete(send, t_match);
+      complete(g, r, t_recv);
+      complete(send, src, t_match);
     }
   }
 
@@ -1182,7 +1193,7 @@ class Engine {
                                              " bytes, more than the machine's S) waits for its receive to be posted"
                                        : "";
       if (!dynamic_) {
-        const int r = op_[g].rank;
+        const int r = rank_of_op(g);
         throw InputError("plan deadlocks in the emulator: rank " + std::to_string(r) + " op " +
                          std::to_string(g - s_.first[static_cast<std::size_t>(r)]) + " never completes" + rendezvous);
       }
@@ -1198,7 +1209,7 @@ class Engine {
     const Msg& msg = msgs_[mi];
     const std::uint64_t charged = k.first_byte_free && msg.bytes > 0 ? msg.bytes - 1 : msg.bytes;
     const Ticks work = k.flow.at(charged);
-    if (work == 0) push_rank_event(t + k.wire, mi, kArrive);
+    if (work == 0) push_rank_event(t + k.wire, msg.dst, mi, kArrive);
     else flow_->insert(t, msg.src, msg.dst, work, mi);
   }
   void flow_ended() {
@@ -1206,7 +1217,7 @@ class Engine {
     ++res_.events;
     now_ = e.t;
     const Msg& msg = msgs_[e.msg];
-    push_rank_event(checked(e.t + costs(msg.src, msg.dst).wire), e.msg, kArrive);
+    push_rank_event(checked(e.t + costs(msg.src, msg.dst).wire), msg.dst, e.msg, kArrive);
   }
 
   // ---- the mesh network and its calls back ----
@@ -1257,13 +1268,13 @@ class Engine {
     });
     for (const RankEffect& e : effects_) {
       if (e.arrive) {
-        push_rank_event(e.t, e.mi, kArrive);
+        push_rank_event(e.t, msgs_[e.mi].dst, e.mi, kArrive);
         continue;
       }
       const Msg& msg = msgs_[e.mi];
       span_rank(msg.src, msg.overhead_end, e.t, 0, msg.dst);
       unblock(msg.src, e.t);
-      complete(msg.send_op, e.t);
+      complete(msg.send_op, msg.src, e.t);
     }
     effects_.clear();
   }
