@@ -36,13 +36,16 @@ void split(IntervalTree& t, int lo, int hi, int root) {
 Plan build_bcast(const PlanRequest& req) {
   const ShapeSpec shape = ShapeSpec::parse(req.algo);
   const bool hier = shape.kind == ShapeSpec::Kind::hier;
-  const HierPlacement placed(req, hier && !req.hier_levels);
-  const Tree tree = hier && req.hier_levels
-                        ? build_hier_tree(shape.levels, req.hier_levels->groups, req.p, req.root, model_of(req),
-                                          req.hier_levels->models)
-                        : build_tree(shape, req.p, req.root, model_of(req), placed.topology(), placed.placement());
   PlanDraft d(req, req.root);
-  append_tree_bcast(d, tree.parent, tree.children, static_cast<std::uint64_t>(req.bytes));
+  d.reserve(2 * static_cast<std::size_t>(req.p - 1));  // a send and a receive per rank but the root
+  {  // the tree is freed before the plan is finished: the two would be the run's peak of memory
+    const HierPlacement placed(req, hier && !req.hier_levels);
+    const Tree tree = hier && req.hier_levels
+                          ? build_hier_tree(shape.levels, req.hier_levels->groups, req.p, req.root, model_of(req),
+                                            req.hier_levels->models)
+                          : build_tree(shape, req.p, req.root, model_of(req), placed.topology(), placed.placement());
+    append_tree_bcast(d, tree.parent, tree.children, static_cast<std::uint64_t>(req.bytes));
+  }
   return d.finish();
 }
 
