@@ -64,14 +64,17 @@ struct Node {  // an event in a rank's pairing heaps
   std::int32_t next = kNil;
 };
 
-// The event nodes, in blocks of 2^11 (64 KiB): growing never copies the nodes nor holds twice
-// their memory, as a vector's doubling would when every rank's first events are created at once.
-// Inside a MappedStorage scope the blocks are 2^15 nodes (1 MiB), so they are file-backed too.
-class NodePool {
+// The event nodes and the message records, in blocks of 2^11 (64 KiB of nodes): growing never
+// copies them nor holds twice their memory, as a vector's doubling would when half the ranks
+// have a message in flight. Inside a MappedStorage scope the blocks are 2^15 (1 MiB of nodes),
+// so they are file-backed too.
+template <class T>
+class Pool {
  public:
-  NodePool() : shift_(MappedStorage::active() ? 15 : 11) {}
-  Node& operator[](std::size_t i) { return blocks_[i >> shift_][i & mask()]; }
-  const Node& operator[](std::size_t i) const { return blocks_[i >> shift_][i & mask()]; }
+  static_assert(sizeof(T) << 15 >= kMappedMin, "a block in a MappedStorage scope is file-backed");
+  Pool() : shift_(MappedStorage::active() ? 15 : 11) {}
+  T& operator[](std::size_t i) { return blocks_[i >> shift_][i & mask()]; }
+  const T& operator[](std::size_t i) const { return blocks_[i >> shift_][i & mask()]; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   void emplace_back() {
     if ((size_ & mask()) == 0) blocks_.emplace_back(std::size_t{1} << shift_);
@@ -81,7 +84,7 @@ class NodePool {
  private:
   [[nodiscard]] std::size_t mask() const noexcept { return (std::size_t{1} << shift_) - 1; }
   unsigned shift_;
-  std::vector<Array<Node>> blocks_;
+  std::vector<Array<T>> blocks_;
   std::size_t size_ = 0;
 };
 
@@ -211,8 +214,9 @@ class Matcher {
  private:
   static constexpr std::uint32_t kNil = 0xffffffffU;
   struct Key {
-    std::int64_t dst_src = -1;  // -1: an empty slot (dst >= 0)
-    std::int32_t tag = 0;
+    std::int32_t dst = -1;  // -1: an empty slot
+    std::int32_t src = 0;   // -1: any
+    std::int32_t tag = 0;   // -1: any
     friend bool operator==(const Key&, const Key&) = default;
   };
   // Key → FIFO of (seq, value): linear probing, at most half full; a bin stays once made.
@@ -230,7 +234,7 @@ class Matcher {
       if (slots_.empty()) return nullptr;
       for (std::size_t i = hash(k) & mask_;; i = (i + 1) & mask_) {
         if (slots_[i].key == k) return &slots_[i];
-        if (slots_[i].key.dst_src == -1) return nullptr;
+        if (slots_[i].key.dst == -1) return nullptr;
       }
     }
     void push(const Key& k, std::uint64_t seq, std::uint32_t value) {
@@ -259,14 +263,16 @@ class Matcher {
 
    private:
     static std::size_t hash(const Key& k) noexcept {
-      const std::uint64_t h = static_cast<std::uint64_t>(k.dst_src) * 0x9E3779B97F4A7C15ULL ^
+      const std::uint64_t dst_src = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.dst)) << 32) |
+                                    static_cast<std::uint32_t>(k.src);
+      const std::uint64_t h = dst_src * 0x9E3779B97F4A7C15ULL ^
                               static_cast<std::uint64_t>(static_cast<std::int64_t>(k.tag)) * 0xC2B2AE3D27D4EB4FULL;
       return static_cast<std::size_t>(h ^ (h >> 29));
     }
     Bin& get(const Key& k) {
       if (2 * (used_ + 1) > slots_.size()) grow();
       std::size_t i = hash(k) & mask_;
-      for (; slots_[i].key.dst_src != -1; i = (i + 1) & mask_)
+      for (; slots_[i].key.dst != -1; i = (i + 1) & mask_)
         if (slots_[i].key == k) return slots_[i];
       ++used_;
       slots_[i].key = k;
@@ -277,9 +283,9 @@ class Matcher {
       slots_.assign(std::max<std::size_t>(64, old.size() * 2), Bin{});
       mask_ = slots_.size() - 1;
       for (const Bin& b : old) {
-        if (b.key.dst_src == -1) continue;
+        if (b.key.dst == -1) continue;
         std::size_t i = hash(b.key) & mask_;
-        while (slots_[i].key.dst_src != -1) i = (i + 1) & mask_;
+        while (slots_[i].key.dst != -1) i = (i + 1) & mask_;
         slots_[i] = b;
       }
     }
@@ -288,10 +294,8 @@ class Matcher {
     Array<Link> links_;
     std::uint32_t free_ = kNil;  // popped links, for reuse
   };
-  static_assert(sizeof(Bins::Bin) == 24 && sizeof(Bins::Link) == 16, "docs/emulator.md gives these sizes");
-  static Key key(int dst, int src, std::int32_t tag) {
-    return Key{(static_cast<std::int64_t>(dst) << 32) | static_cast<std::uint32_t>(src), tag};
-  }
+  static_assert(sizeof(Bins::Bin) == 20 && sizeof(Bins::Link) == 16, "docs/emulator.md gives these sizes");
+  static Key key(int dst, int src, std::int32_t tag) { return Key{dst, src, tag}; }
   Bins recvs_, msgs_;
   Array<std::uint8_t> consumed_;
   std::uint64_t posted_ = 0;
@@ -1329,7 +1333,7 @@ class Engine {
   std::vector<Ticks> finish_;  // per rank: when its last op completed (SimResult::per_rank_ticks)
   std::vector<QueueCounts> queues_;  // SimOptions::queue_stats
   std::vector<Ticks> unblocked_;  // mesh: when each rank last left a blocking send
-  Array<Msg> msgs_;
+  Pool<Msg> msgs_;
   std::vector<std::uint32_t> free_msgs_;
   Matcher matcher_;
   bool pacing_ = false;
@@ -1341,7 +1345,7 @@ class Engine {
   Ticks horizon_ = -1;
 
   // default discipline
-  NodePool nodes_;
+  Pool<Node> nodes_;
   std::int32_t free_nodes_ = kNil;
   SlotQueue heap_;
   std::vector<int> dirty_;
