@@ -18,7 +18,11 @@
 #include "postbox/emulator/simulator.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <new>
+#include <type_traits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -86,6 +90,64 @@ class Pool {
   unsigned shift_;
   std::vector<Array<T>> blocks_;
   std::size_t size_ = 0;
+};
+
+// An array that only grows at its end, of a trivially copyable T, grown with realloc: glibc
+// moves a block above its mmap threshold (32 MiB at most) by remapping its pages, so growing a
+// large one never holds two copies of it, as a vector's doubling does for a moment. Inside a
+// MappedStorage scope (made before it) it is grown as an Array is, by copying, file-backed.
+template <class T>
+class GrowArray {
+  static_assert(std::is_trivially_copyable_v<T>);
+
+ public:
+  GrowArray() = default;
+  GrowArray(const GrowArray&) = delete;
+  GrowArray& operator=(const GrowArray&) = delete;
+  GrowArray(GrowArray&& o) noexcept { swap(o); }
+  GrowArray& operator=(GrowArray&& o) noexcept {
+    GrowArray(std::move(o)).swap(*this);
+    return *this;
+  }
+  ~GrowArray() {
+    if (data_ == nullptr) return;
+    if (mapped_) detail::map_deallocate(data_, cap_ * sizeof(T));
+    else std::free(data_);
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  T& operator[](std::size_t i) noexcept { return data_[i]; }
+  const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+  [[nodiscard]] const T& back() const noexcept { return data_[size_ - 1]; }
+  void push_back(const T& x) {
+    if (size_ == cap_) grow();
+    data_[size_++] = x;
+  }
+  void clear() noexcept { size_ = 0; }  // keeps the capacity
+
+ private:
+  void swap(GrowArray& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(size_, o.size_);
+    std::swap(cap_, o.cap_);
+    std::swap(mapped_, o.mapped_);
+  }
+  void grow() {
+    const std::size_t cap = std::max<std::size_t>(16, 2 * cap_);
+    void* p;
+    if (mapped_) {
+      p = detail::map_allocate(cap * sizeof(T));
+      if (size_ > 0) std::memcpy(p, data_, size_ * sizeof(T));
+      if (data_ != nullptr) detail::map_deallocate(data_, cap_ * sizeof(T));
+    } else {
+      p = std::realloc(data_, cap * sizeof(T));
+      if (p == nullptr) throw std::bad_alloc();
+    }
+    data_ = static_cast<T*>(p);
+    cap_ = cap;
+  }
+  T* data_ = nullptr;
+  std::size_t size_ = 0, cap_ = 0;
+  bool mapped_ = MappedStorage::active();
 };
 
 struct Event {  // a rank event in the reference discipline's global queue
@@ -671,7 +733,7 @@ class Engine {
       std::int8_t src;
     };
     struct Bucket {
-      Array<Queued> items;
+      GrowArray<Queued> items;
       std::size_t head = 0;
     };
     [[nodiscard]] Slot front() const {
@@ -680,7 +742,7 @@ class Engine {
       return Slot{t, q.seq, q.rank, q.src};
     }
     std::map<Ticks, Bucket> buckets_;
-    std::vector<Array<Queued>> spare_;
+    std::vector<GrowArray<Queued>> spare_;
     std::priority_queue<Slot, std::vector<Slot>, SlotAfter> heap_;
   };
   // Rank r's standing entry's key, (t, seq, src), from RankState::sched. Between a change to the
