@@ -58,10 +58,8 @@ Schedule schedule_of(const Plan& plan) {
   s.bytes = plan.bytes;
   s.pacing = plan.pacing;
   s.pacing_latency = plan.pacing_latency;
-  {
-    const std::vector<std::uint32_t> partner = match_messages(plan);
-    s.partner.assign(partner.begin(), partner.end());
-  }
+  const std::vector<std::uint32_t> partner = match_messages(plan);
+  s.matched = true;
   s.first.resize(static_cast<std::size_t>(plan.p) + 1);
   s.items.resize(n);
   s.dep_first.assign(static_cast<std::size_t>(n) + 1, 0);
@@ -78,6 +76,8 @@ Schedule schedule_of(const Plan& plan) {
       const std::uint64_t bytes = plan.a_at(g).bytes;
       auto where = [&] { return "plan: rank " + std::to_string(r) + " op " + std::to_string(g - base); };
       Schedule::Item& it = s.items[g];
+      if (bytes > Schedule::kMaxSize)
+        throw InputError(where() + " moves " + std::to_string(bytes) + " bytes, more than 2^56 - 1");
       it.size = bytes;
       it.peer = -1;
       switch (code) {
@@ -89,7 +89,8 @@ Schedule schedule_of(const Plan& plan) {
       if (code == OpCode::send || code == OpCode::recv) {
         if (peer < 0 || peer >= plan.p || peer == r) throw InputError(where() + " has peer " + std::to_string(peer));
         it.peer = peer;
-        const std::uint32_t m = s.partner[g];
+        const std::uint32_t m = partner[g];
+        it.partner = m;
         if (m == kUnmatched) {
           throw InputError(where() + " (" + to_string(code) + (code == OpCode::send ? " to " : " from ") +
                            std::to_string(peer) + ") has no matching " + (code == OpCode::send ? "receive" : "send"));
@@ -199,7 +200,7 @@ void GoalScheduleBuilder::add(const GoalRankView& block) {
     const GoalOpView& op = block.ops[j];
     Schedule::Item it;
     std::int32_t tag = 0;
-    it.size = op.size;
+    it.size = std::min(op.size, Schedule::kMaxSize);  // kMaxSize: refused at finish(), in rank order
     if (op.kind == GoalOp::Kind::calc) {
       it.kind = Work::calc;  // its size becomes ticks at finish()
     } else {
@@ -288,7 +289,9 @@ Schedule GoalScheduleBuilder::finish(int time_unit_exp, Pacing pacing, std::uint
   s_.pacing_latency = pacing_latency;
   std::int64_t calc_scale = kTicksPerUnit;
   for (int k = 0; k < time_unit_exp; ++k) calc_scale /= 10;
-  const auto longest = static_cast<std::uint64_t>(kMaxTicks / calc_scale);
+  // Below kMaxSize (a size of that or more is refused), and at most kMaxTicks once scaled.
+  const auto longest = std::min(static_cast<std::uint64_t>(kMaxTicks), Schedule::kMaxSize - 1) /
+                       static_cast<std::uint64_t>(calc_scale);
   std::uint64_t biggest = 0;
   int r = 0;
   for (std::uint32_t g = 0; g < n; ++g) {
@@ -299,10 +302,12 @@ Schedule GoalScheduleBuilder::finish(int time_unit_exp, Pacing pacing, std::uint
     };
     Schedule::Item& it = s_.items[g];
     if (it.kind == Work::calc) {
+      if (it.size == Schedule::kMaxSize) fail("calc of 2^56 - 1 or more is too long");
       if (it.size > longest) fail("calc " + std::to_string(it.size) + " is too long");
       it.size *= static_cast<std::uint64_t>(calc_scale);
     } else {
       if (s_.tags[g] == kTagTooBig) fail("tags must be below 2^31");
+      if (it.size == Schedule::kMaxSize) fail("a size of 2^56 - 1 bytes or more is too large");
       if (it.kind == Work::send && s_.tags[g] < 0) fail("a send needs a tag >= 0");
       biggest = std::max(biggest, it.size);
     }

@@ -47,6 +47,7 @@ using detail::MeshCosts;
 using detail::Observer;
 
 constexpr std::uint32_t kNone = ~std::uint32_t{0};
+constexpr std::uint64_t kMaxSeq = std::uint64_t{1} << 48;  // events per run: the rank queue keeps 48 bits
 constexpr std::int32_t kNil = -1;
 constexpr Ticks kBlocked = std::numeric_limits<Ticks>::max();
 
@@ -419,7 +420,7 @@ std::vector<Costs> level_costs(const Machine& m) {
 class Engine {
  public:
   Engine(const Schedule& s, const Machine& m, const SimOptions& opt)
-      : s_(s), m_(m), opt_(opt), c_(costs_of(m)), levels_(level_costs(m)), dynamic_(s.partner.empty()),
+      : s_(s), m_(m), opt_(opt), c_(costs_of(m)), levels_(level_costs(m)), dynamic_(!s.matched),
         mesh_(m.kind == ModelKind::mesh), msg_records_(dynamic_ || mesh_ || m.network != nullptr),
         rendezvous_(c_.eager_limit != kAlwaysEager ||
                     std::any_of(levels_.begin(), levels_.end(), [](const Costs& l) { return l.eager_limit != kAlwaysEager; })),
@@ -702,7 +703,7 @@ class Engine {
         b.items = std::move(spare_.back());
         spare_.pop_back();
       }
-      if (b.head == b.items.size() || b.items.back().seq < s.seq) b.items.push_back(Queued{s.seq, s.rank, s.src});
+      if (b.head == b.items.size() || b.items.back().seq() < s.seq) b.items.push_back(Queued(s));
       else heap_.push(s);
     }
     [[nodiscard]] Slot top() const {
@@ -727,19 +728,30 @@ class Engine {
     }
 
    private:
-    struct Queued {  // a Slot in its time's FIFO, which has the time: 16 bytes instead of 24
-      std::uint64_t seq;
-      std::int32_t rank;
-      std::int8_t src;
+    // A Slot in its time's FIFO, which has the time: 12 bytes instead of 24 (a seq of 48 bits:
+    // push_rank_event() refuses more events).
+    class Queued {
+     public:
+      explicit Queued(const Slot& s) noexcept
+          : seq_lo_(static_cast<std::uint32_t>(s.seq)), seq_hi_(static_cast<std::uint16_t>(s.seq >> 32)), src_(s.src),
+            rank_(s.rank) {}
+      [[nodiscard]] std::uint64_t seq() const noexcept { return std::uint64_t{seq_hi_} << 32 | seq_lo_; }
+      [[nodiscard]] Slot slot(Ticks t) const noexcept { return Slot{t, seq(), rank_, src_}; }
+
+     private:
+      std::uint32_t seq_lo_;
+      std::uint16_t seq_hi_;
+      std::int8_t src_;
+      std::int32_t rank_;
     };
+    static_assert(sizeof(Queued) == 12);
     struct Bucket {
       GrowArray<Queued> items;
       std::size_t head = 0;
     };
     [[nodiscard]] Slot front() const {
       const auto& [t, b] = *buckets_.begin();
-      const Queued& q = b.items[b.head];
-      return Slot{t, q.seq, q.rank, q.src};
+      return b.items[b.head].slot(t);
     }
     std::map<Ticks, Bucket> buckets_;
     std::vector<GrowArray<Queued>> spare_;
@@ -856,6 +868,7 @@ class Engine {
   void push_rank_event(Ticks t, int r, std::uint32_t a, EvKind kind) { push_rank_event(t, seq_++, r, a, kind); }
   void push_rank_event(Ticks t, std::uint64_t seq, int r, std::uint32_t a, EvKind kind) {
     checked(t);
+    if (seq >= kMaxSeq) throw InputError("more than 2^48 events in one run");
     if (opt_.reference_queue) {
       q_.push(Event{t, seq, a, kind});
       return;
@@ -1073,7 +1086,7 @@ class Engine {
           finish_at_least(r, os_end);
         }
         if (!msg_records_) {
-          push_rank_event(t + k.wire + delay, it.peer, s_.partner[g], kArrive);
+          push_rank_event(t + k.wire + delay, it.peer, it.partner, kArrive);
           if (eager) complete(g, r, os_end);
           return;
         }
@@ -1085,7 +1098,7 @@ class Engine {
         msg.bytes = b;
         msg.tag = dynamic_ ? s_.tags[g] : 0;
         msg.send_op = g;
-        msg.recv_op = dynamic_ ? kNone : s_.partner[g];
+        msg.recv_op = dynamic_ ? kNone : it.partner;
         msg.packets = packets_of(b);
         msg.overhead_end = os_end;
         if (!mesh_) {
@@ -1110,7 +1123,7 @@ class Engine {
         if (!dynamic_) {
           const bool found = op_[g].flags & kAccepted;
           if (opt_.queue_stats) count_queues(r, kUnexpectedQueue, found);
-          if (found) matched(g, r, done, rendezvous_ ? s_.partner[g] : kNone, it.peer, t);
+          if (found) matched(g, r, done, rendezvous_ ? it.partner : kNone, it.peer, t);
           else op_[g].flags |= kPosted;
           return;
         }
@@ -1184,7 +1197,7 @@ class Engine {
       count_queues(d, kPostedQueue, (op_[g].flags & kPosted) != 0);
     }
     std::uint32_t send = kNone;
-    if (rendezvous_) send = msg_records_ ? msgs_[a].send_op : s_.partner[g];
+    if (rendezvous_) send = msg_records_ ? msgs_[a].send_op : s_.items[g].partner;
     if (msg_records_) free_msg(a);
     if (dynamic_ || (op_[g].flags & kPosted)) {
       Ticks done = orv_end;

@@ -1008,10 +1008,16 @@ TEST(Goal, ReadyOpsStartSendsFirst) {
 }
 
 // Virtual time past 2^62 ticks is an InputError (simulator.hpp), not a wrapped or infinite time.
+// A calc is at most 2^56 - 2 ticks (about 20 h in µs), so 2^62 takes a chain of 64 of 20 h.
 TEST(Goal, VirtualTimePastTheLimitIsAnInputError) {
+  std::string text = "num_ranks 1\nrank 0 {\n";
+  for (int i = 0; i < 70; ++i) {
+    text += "l" + std::to_string(i) + ": calc 70000000000\n";
+    if (i > 0) text += "l" + std::to_string(i) + " requires l" + std::to_string(i - 1) + "\n";
+  }
+  text += "}\n";
   try {
-    (void)run_goal("num_ranks 1\nrank 0 {\nl1: calc 4000000000000\nl2: calc 4000000000000\nl2 requires l1\n}\n",
-                   "logp:3:2:0.5:0.004");
+    (void)run_goal(text, "logp:3:2:0.5:0.004");
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("virtual time passes 2^62 ticks"), std::string::npos) << e.what();
@@ -1095,6 +1101,12 @@ INSTANTIATE_TEST_SUITE_P(
                       GoalBadRun{"num_ranks 2\n// postbox: warp 9\n", "unknown postbox directive"},
                       GoalBadRun{"num_ranks 2\nrank 0 {\n}\nrank 0 {\n}\n", "GOAL line 4: rank 0 is given twice"},
                       GoalBadRun{"num_ranks 2\nrank 0 {\n}\nnum_ranks 3\n", "GOAL line 4: num_ranks changes after a rank block"},
+                      // An op's size is 56 bits: a larger size or calc is refused, not truncated.
+                      GoalBadRun{"num_ranks 2\nrank 0 {\nl1: send 72057594037927935b to 1 tag 0\n}\n",
+                                 "GOAL line 3: a size of 2^56 - 1 bytes or more is too large"},
+                      GoalBadRun{"num_ranks 1\nrank 0 {\nl1: calc 72057594037927935\n}\n",
+                                 "GOAL line 3: calc of 2^56 - 1 or more is too long"},
+                      GoalBadRun{"num_ranks 1\nrank 0 {\nl1: calc 72057594037928\n}\n", "GOAL line 3: calc 72057594037928 is too long"},
                       // The schedule's checks name the lowest rank's op, whatever the block order.
                       GoalBadRun{"num_ranks 3\nrank 2 {\nx: send 8b to 0 tag -1\n}\nrank 1 {\ny: calc 1\ny requires y\n}\n",
                                  "GOAL line 6: 'y' requires itself"}));

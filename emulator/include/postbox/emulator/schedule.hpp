@@ -26,10 +26,15 @@ struct Schedule {
   std::string algo;
   int p = 0;
   std::uint64_t bytes = 0;  // the message size the schedule is built for (pacing's t0)
+  static constexpr std::uint32_t kNoPartner = 0xffffffffU;
+  static constexpr std::uint64_t kMaxSize = (std::uint64_t{1} << 56) - 1;  // an item's size: 56 bits
   struct Item {  // 16 bytes
-    std::uint64_t size = 0;  // bytes (send, recv, reduce, copy) or ticks (calc)
+    std::uint64_t size : 56 = 0;  // bytes (send, recv, reduce, copy) or ticks (calc), at most kMaxSize
+    Work kind : 8 = Work::send;
     std::int32_t peer = -1;  // send: destination; recv: source, -1 = any; else -1
-    Work kind = Work::send;
+    // A plan's matching (matched): a send's or receive's partner, the global number of the op it
+    // meets; GOAL receives match while the run goes, and every op has kNoPartner.
+    std::uint32_t partner = kNoPartner;
   };
   Array<std::uint32_t> first{0};  // p + 1: rank r's ops are items[first[r], first[r + 1])
   Array<Item> items;
@@ -40,9 +45,7 @@ struct Schedule {
   Array<std::uint32_t> round;  // Plan::pacing rounds: empty, or one per op
   Pacing pacing = Pacing::none;
   std::uint32_t pacing_latency = 0;
-  // A plan's matching: per op, the global number of its partner (send ↔ recv); empty for GOAL,
-  // whose receives match while the run goes.
-  Array<std::uint32_t> partner;
+  bool matched = false;  // a plan's: every send and receive has its Item::partner
   Array<std::int32_t> tags;   // GOAL: per op its tag (-1 = any, recv); empty for plans
   Array<std::int32_t> lines;  // GOAL: per op its line; empty for plans
   // GOAL labels, only for messages: an op's label is l<j> (j its number in its rank, what
