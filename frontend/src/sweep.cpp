@@ -157,7 +157,7 @@ SweepResult run_sweep(const SweepGrid& grid, const std::function<void(std::size_
   SweepResult out;
   out.time_us.assign(total, 0.0);
   out.events.assign(total, 0);
-  std::atomic<std::size_t> finished{0};
+  std::size_t finished = 0;  // under `report`, so that progress sees 1, 2, ... in order
   std::mutex report;
   for_all([&](std::size_t i) {
     auto given = grid.given(i);
@@ -168,11 +168,10 @@ SweepResult run_sweep(const SweepGrid& grid, const std::function<void(std::size_
     const sim::SimResult r = sim::simulate(build_plan(run.request), run.machine, opt);
     out.time_us[i] = r.time_us;
     out.events[i] = r.events;
-    // relaxed: the counter only feeds progress; results are read after parallel_for joins.
-    const std::size_t done = finished.fetch_add(1, std::memory_order_relaxed) + 1;
+    // Counted under the lock: a count taken before it could reach progress after a later one.
     if (progress) {
       std::lock_guard<std::mutex> lock(report);
-      progress(done, total);
+      progress(++finished, total);
     }
   });
   auto first = grid.given(0);

@@ -63,7 +63,8 @@ struct SweepResult {
 // then selects each again and simulates it in its own task: nothing is kept per configuration
 // but its time and events, so memory does not grow with the grid. The InputError of the lowest
 // bad configuration in grid order is thrown (with fields written as options). progress(done,
-// total) is called after each simulation, from the task that finished it, under a lock.
+// total) is called after each simulation, from the task that finished it, under a lock, done
+// going 1, 2, ..., total in the order of the calls.
 SweepResult run_sweep(const SweepGrid& grid, const std::function<void(std::size_t, std::size_t)>& progress = {});
 
 }  // namespace postbox
