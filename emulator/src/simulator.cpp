@@ -76,8 +76,8 @@ struct Node {  // an event in a rank's pairing heaps
 template <class T>
 class Pool {
  public:
-  static_assert(sizeof(T) << 15 >= kMappedMin, "a block in a MappedStorage scope is file-backed");
-  Pool() : shift_(MappedStorage::active() ? 15 : 11) {}
+  static_assert(sizeof(T) << 16 >= kMappedMin, "a block in a MappedStorage scope is file-backed");
+  Pool() : shift_(MappedStorage::active() ? (sizeof(T) << 15 >= kMappedMin ? 15 : 16) : 11) {}
   T& operator[](std::size_t i) { return blocks_[i >> shift_][i & mask()]; }
   const T& operator[](std::size_t i) const { return blocks_[i >> shift_][i & mask()]; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
@@ -161,11 +161,12 @@ struct EventAfter {  // by time, then in the order created
   bool operator()(const Event& x, const Event& y) const { return x.t != y.t ? x.t > y.t : x.seq > y.seq; }
 };
 
-struct Msg {
+struct Msg {  // a message in flight (GOAL, mesh and network runs); its size is its send's
   int src = 0, dst = 0;
-  std::uint64_t bytes = 0;
   std::int32_t tag = 0;
   std::uint32_t send_op = 0, recv_op = kNone;
+};
+struct MeshMsg {  // what a mesh run keeps besides, under the same number
   std::uint32_t packets = 1;
   std::uint32_t delivered = 0;
   std::uint32_t injected = 0;
@@ -235,7 +236,7 @@ class Matcher {
     Bins::Bin* from = nullptr;
     for (const auto& k : {key(dst, src, tag), key(dst, -1, tag), key(dst, src, -1), key(dst, -1, -1)}) {
       Bins::Bin* b = recvs_.find(k);
-      if (b == nullptr || b->head == kNil) continue;
+      if (b == nullptr || b->tail == kNil) continue;
       const Bins::Link& l = recvs_.front(*b);
       if (l.seq < best_seq) {
         best_seq = l.seq;
@@ -252,8 +253,8 @@ class Matcher {
   std::uint32_t take_msg(int dst, int src, std::int32_t tag) {
     Bins::Bin* b = msgs_.find(key(dst, src, tag));
     if (b == nullptr) return kNone;
-    while (b->head != kNil && consumed_[msgs_.front(*b).value]) msgs_.pop(*b);
-    if (b->head == kNil) return kNone;
+    while (b->tail != kNil && consumed_[msgs_.front(*b).value]) msgs_.pop(*b);
+    if (b->tail == kNil) return kNone;
     const std::uint32_t m = msgs_.front(*b).value;
     msgs_.pop(*b);
     consumed_[m] = 1;
@@ -285,12 +286,14 @@ class Matcher {
   // Key → FIFO of (seq, value): linear probing, at most half full; a bin stays once made.
   class Bins {
    public:
+    // A bin's FIFO is a circular list through its links: the bin holds its last link, whose
+    // next is the first (kNil: empty).
     struct Bin {
       Key key;
-      std::uint32_t head = kNil, tail = kNil;
+      std::uint32_t tail = kNil;
     };
     struct Link {
-      std::uint64_t seq;
+      std::uint32_t seq;  // posting order (posted receives, fewer than the ops); 0 for messages
       std::uint32_t value, next;
     };
     Bin* find(const Key& k) {
@@ -300,7 +303,7 @@ class Matcher {
         if (slots_[i].key.dst == -1) return nullptr;
       }
     }
-    void push(const Key& k, std::uint64_t seq, std::uint32_t value) {
+    void push(const Key& k, std::uint32_t seq, std::uint32_t value) {
       Bin& b = get(k);
       std::uint32_t l;
       if (free_ != kNil) {
@@ -311,15 +314,19 @@ class Matcher {
         l = static_cast<std::uint32_t>(links_.size());
         links_.push_back({seq, value, kNil});
       }
-      if (b.tail == kNil) b.head = l;
-      else links_[b.tail].next = l;
+      if (b.tail == kNil) {
+        links_[l].next = l;
+      } else {
+        links_[l].next = links_[b.tail].next;
+        links_[b.tail].next = l;
+      }
       b.tail = l;
     }
-    [[nodiscard]] const Link& front(const Bin& b) const { return links_[b.head]; }
+    [[nodiscard]] const Link& front(const Bin& b) const { return links_[links_[b.tail].next]; }
     void pop(Bin& b) {
-      const std::uint32_t l = b.head;
-      b.head = links_[l].next;
-      if (b.head == kNil) b.tail = kNil;
+      const std::uint32_t l = links_[b.tail].next;
+      if (l == b.tail) b.tail = kNil;
+      else links_[b.tail].next = links_[l].next;
       links_[l].next = free_;
       free_ = l;
     }
@@ -357,11 +364,11 @@ class Matcher {
     Array<Link> links_;
     std::uint32_t free_ = kNil;  // popped links, for reuse
   };
-  static_assert(sizeof(Bins::Bin) == 20 && sizeof(Bins::Link) == 16, "docs/emulator.md gives these sizes");
+  static_assert(sizeof(Bins::Bin) == 16 && sizeof(Bins::Link) == 12 && sizeof(Msg) == 20, "docs/emulator.md gives these sizes");
   static Key key(int dst, int src, std::int32_t tag) { return Key{dst, src, tag}; }
   Bins recvs_, msgs_;
   Array<std::uint8_t> consumed_;
-  std::uint64_t posted_ = 0;
+  std::uint32_t posted_ = 0;  // receives posted so far: fewer than the schedule's ops
   std::uint64_t unexpected_ = 0;
 };
 
@@ -1095,22 +1102,23 @@ class Engine {
         msg = Msg{};
         msg.src = r;
         msg.dst = it.peer;
-        msg.bytes = b;
         msg.tag = dynamic_ ? s_.tags[g] : 0;
         msg.send_op = g;
         msg.recv_op = dynamic_ ? kNone : it.partner;
-        msg.packets = packets_of(b);
-        msg.overhead_end = os_end;
         if (!mesh_) {
           if (flow_) send_flow(mi, k, t);
           else push_rank_event(t + k.wire + delay, it.peer, mi, kArrive);
           if (eager) complete(g, r, os_end);
           return;
         }
-        net_->send(mi, r, it.peer, b, msg.packets, os_end);
+        MeshMsg& mm = mesh_msgs_[mi];
+        mm = MeshMsg{};
+        mm.packets = packets_of(b);
+        mm.overhead_end = os_end;
+        net_->send(mi, r, it.peer, b, mm.packets, os_end);
         const auto buffered = static_cast<std::uint32_t>(std::max(0, m_.mesh.send_buffer_packets));
-        if (m_.send_mode == SendMode::blocking && msg.packets > buffered) {
-          msg.blocking = true;
+        if (m_.send_mode == SendMode::blocking && mm.packets > buffered) {
+          mm.blocking = true;
           rs.cpu = kBlocked;
         } else {
           complete(g, r, os_end);
@@ -1156,10 +1164,11 @@ class Engine {
   }
 
   void check_fits(std::uint32_t mi, std::uint32_t g) const {
-    if (msgs_[mi].bytes > s_.items[g].size)
+    const std::uint64_t bytes = s_.items[msgs_[mi].send_op].size;
+    if (bytes > s_.items[g].size)
       throw InputError(s_.where(g) + " receives " + std::to_string(s_.items[g].size) + " bytes but the message from " +
                        std::to_string(msgs_[mi].src) + " (tag " + std::to_string(msgs_[mi].tag) + ") has " +
-                       std::to_string(msgs_[mi].bytes));
+                       std::to_string(bytes));
   }
 
   // The message a (a message record, or for a plan off the mesh the receive op it is for) has
@@ -1170,7 +1179,7 @@ class Engine {
     std::uint32_t g;
     if (msg_records_) {
       const Msg& msg = msgs_[a];
-      bytes = msg.bytes;
+      bytes = s_.items[msg.send_op].size;
       src = msg.src;
       g = msg.recv_op;
     } else {
@@ -1252,6 +1261,7 @@ class Engine {
       return m;
     }
     msgs_.emplace_back();
+    if (mesh_) mesh_msgs_.emplace_back();
     return static_cast<std::uint32_t>(msgs_.size() - 1);
   }
   // Unexpected messages keep their record until a receive takes them; mesh messages until
@@ -1286,7 +1296,8 @@ class Engine {
   // costs charge them) enter the network as a flow; the message arrives o + L after the flow ends.
   void send_flow(std::uint32_t mi, const Costs& k, Ticks t) {
     const Msg& msg = msgs_[mi];
-    const std::uint64_t charged = k.first_byte_free && msg.bytes > 0 ? msg.bytes - 1 : msg.bytes;
+    const std::uint64_t bytes = s_.items[msg.send_op].size;
+    const std::uint64_t charged = k.first_byte_free && bytes > 0 ? bytes - 1 : bytes;
     const Ticks work = k.flow.at(charged);
     if (work == 0) push_rank_event(t + k.wire, msg.dst, mi, kArrive);
     else flow_->insert(t, msg.src, msg.dst, work, mi);
@@ -1314,7 +1325,7 @@ class Engine {
   // A packet of message mi left its injection channel at t: a blocking send whose packets beyond
   // the send buffer are all in the network ends.
   void packet_injected(std::uint32_t mi, Ticks t) {
-    Msg& msg = msgs_[mi];
+    MeshMsg& msg = mesh_msgs_[mi];
     ++msg.injected;
     const auto buffered = static_cast<std::uint32_t>(std::max(0, m_.mesh.send_buffer_packets));
     if (msg.blocking && msg.injected == msg.packets - buffered) defer(std::max(t, msg.overhead_end), mi, false);
@@ -1351,7 +1362,7 @@ class Engine {
         continue;
       }
       const Msg& msg = msgs_[e.mi];
-      span_rank(msg.src, msg.overhead_end, e.t, 0, msg.dst);
+      span_rank(msg.src, mesh_msgs_[e.mi].overhead_end, e.t, 0, msg.dst);
       unblock(msg.src, e.t);
       complete(msg.send_op, msg.src, e.t);
     }
@@ -1376,7 +1387,7 @@ class Engine {
 
   // A packet of message mi reached its destination at t: the last one makes the message arrive.
   void packet_delivered(std::uint32_t mi, Ticks t) {
-    Msg& msg = msgs_[mi];
+    MeshMsg& msg = mesh_msgs_[mi];
     if (++msg.delivered == msg.packets) defer(t, mi, true);
   }
 
@@ -1409,6 +1420,7 @@ class Engine {
   std::vector<QueueCounts> queues_;  // SimOptions::queue_stats
   std::vector<Ticks> unblocked_;  // mesh: when each rank last left a blocking send
   Pool<Msg> msgs_;
+  Pool<MeshMsg> mesh_msgs_;  // mesh runs: one per message record
   std::vector<std::uint32_t> free_msgs_;
   Matcher matcher_;
   bool pacing_ = false;
