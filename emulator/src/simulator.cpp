@@ -283,7 +283,7 @@ class Matcher {
     std::int32_t tag = 0;   // -1: any
     friend bool operator==(const Key&, const Key&) = default;
   };
-  // Key → FIFO of (seq, value): linear probing, at most half full; a bin stays once made.
+  // Key → FIFO of (seq, value): linear probing, at most three quarters full; a bin stays once made.
   class Bins {
    public:
     // A bin's FIFO is a circular list through its links: the bin holds its last link, whose
@@ -340,7 +340,7 @@ class Matcher {
       return static_cast<std::size_t>(h ^ (h >> 29));
     }
     Bin& get(const Key& k) {
-      if (2 * (used_ + 1) > slots_.size()) grow();
+      if (4 * (used_ + 1) > 3 * slots_.size()) grow();  // at most three quarters full
       std::size_t i = hash(k) & mask_;
       for (; slots_[i].key.dst != -1; i = (i + 1) & mask_)
         if (slots_[i].key == k) return slots_[i];

@@ -285,6 +285,7 @@ PYBIND11_MODULE(_postbox, m) {
       .def_property_readonly("time_ticks", [](const SimRun& s) { return static_cast<std::int64_t>(s.result.time_ticks); })
       .def_property_readonly("messages", [](const SimRun& s) { return s.result.messages; })
       .def_property_readonly("events", [](const SimRun& s) { return s.result.events; })
+      .def_property_readonly("max_waiting_events", [](const SimRun& s) { return s.result.max_waiting_events; })
       .def_property_readonly("packets", [](const SimRun& s) { return s.result.packets; })
       .def_property_readonly("inline_steps", [](const SimRun& s) { return s.result.inline_steps; })
       .def_property_readonly("channel_waits", [](const SimRun& s) { return s.result.channel_waits; })

@@ -163,6 +163,7 @@ def test_sim_matches_cli():
                          "--bytes", "512", "--alpha", "0.57", "--json"))
     assert r.time_us == doc["time_us"] and r.time_ticks == doc["time_ticks"]
     assert (r.events, r.messages, r.packets) == (doc["events"], doc["messages"], doc["packets"])
+    assert r.max_waiting_events == doc["max_waiting_events"] > 0
     assert (r.op, r.algo, r.p, r.bytes) == (doc["op"], doc["algo"], doc["p"], doc["bytes"])
     assert r.per_rank_us.tolist() == doc["per_rank_us"] and r.per_rank_us.max() == r.time_us
 
