@@ -21,13 +21,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <new>
-#include <type_traits>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
 #include <queue>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -71,8 +71,8 @@ struct Node {  // an event in a rank's pairing heaps
 
 // The event nodes and the message records, in blocks of 2^11 (64 KiB of nodes): growing never
 // copies them nor holds twice their memory, as a vector's doubling would when half the ranks
-// have a message in flight. Inside a MappedStorage scope the blocks are 2^15 (1 MiB of nodes),
-// so they are file-backed too.
+// have a message in flight. Inside a MappedStorage scope the blocks are 2^15, or 2^16 for a T
+// under 32 bytes, so that a block is at least 1 MiB and file-backed too.
 template <class T>
 class Pool {
  public:
@@ -192,7 +192,7 @@ static_assert(sizeof(RankState) == 48, "docs/emulator.md gives this size");
 
 // Everything the engine keeps per op; the successors of op g are succ_[op_[g].succ, op_[g + 1].succ).
 // Not its rank: the event that starts an op, or delivers its message, is popped from its rank's
-// heaps, so the hot paths pass the rank along (Engine::rank_of_op() searches for it elsewhere).
+// heaps, so the hot paths pass the rank along (Schedule::rank_of() searches for it elsewhere).
 struct OpState {
   std::uint32_t remaining : 28 = 0;  // deps (and irequires) not yet satisfied (< kMaxDeps)
   std::uint32_t flags : 4 = 0;       // Engine::kDone, kPosted, kAccepted, kRendezvous
@@ -446,13 +446,12 @@ class Engine {
     // (whose first sends wait for their rounds), create their events here; the default
     // discipline creates them a rank at a time as the run reaches their keys (run_lazy), so that
     // p of them are not waiting at once.
-    const bool eager = opt_.reference_queue || pacing_;
-    if (!eager) {
+    if (opt_.reference_queue || pacing_) {
+      for (int r = 0; r < s_.p; ++r) push_first_ops(r);
+      first_rank_ = s_.p;
+    } else {  // later events are numbered after all the first ones
       for (std::uint32_t g = 0; g < s_.ops(); ++g) seq_ += op_[g].remaining == 0 ? 1 : 0;
-      next_first_rank();
     }
-    for (int r = 0; eager && r < s_.p; ++r) push_first_ops(r);
-    if (eager) first_rank_ = s_.p;
     if (opt_.reference_queue) run_reference();
     else run_lazy();
     finish_checks();
@@ -600,13 +599,10 @@ class Engine {
       default: return kLocalClass;
     }
   }
-  // The rank of op g: a binary search of the schedule's rank programs, for the paths that do not
-  // have it at hand (the reference discipline, errors).
-  [[nodiscard]] int rank_of_op(std::uint32_t g) const {
-    return static_cast<int>(std::upper_bound(s_.first.begin(), s_.first.end(), g) - s_.first.begin()) - 1;
-  }
+  // For the reference discipline, whose global queue does not keep the rank: a search of the
+  // schedule's rank programs for an op's.
   [[nodiscard]] int rank_of_event(EvKind kind, std::uint32_t a) const {
-    return kind == kArrive && msg_records_ ? msgs_[a].dst : rank_of_op(a);
+    return kind == kArrive && msg_records_ ? msgs_[a].dst : s_.rank_of(a);
   }
   // When rank r's resource for class c frees (kBlocked while r is in a blocking send).
   [[nodiscard]] Ticks need(int r, Class c) const {
@@ -849,25 +845,14 @@ class Engine {
   // Created eagerly, rank by rank, they would have the keys (0, first_seq_), (0, first_seq_ + 1), ...:
   // below every other event's (whose seq is at least the number of first events), and due at
   // once, since no event of a rank whose first ops are not created yet has run (none can precede
-  // them), so its resources are all free at time 0.
-  void next_first_rank() {
-    while (first_rank_ < s_.p) {
-      const auto r = static_cast<std::size_t>(first_rank_);
-      bool any = false;
-      for (std::uint32_t g = s_.first[r]; g < s_.first[r + 1] && !any; ++g) any = op_[g].remaining == 0;
-      if (any) return;
-      ++first_rank_;
-    }
-  }
-  // Creates the next rank's first events unless the rank queue's next key is below theirs.
+  // them), so its resources are all free at time 0. This creates the next rank's (none, for a
+  // rank without ops) unless the rank queue's next key is below theirs.
   bool create_first_events() {
     if (first_rank_ >= s_.p) return false;
     if (!heap_.empty() && heap_.top().t == 0 && heap_.top().seq < first_seq_) return false;
     std::swap(seq_, first_seq_);
-    push_first_ops(first_rank_);
+    push_first_ops(first_rank_++);
     std::swap(seq_, first_seq_);
-    ++first_rank_;
-    next_first_rank();
     return true;
   }
   // An event of rank r: op a ready to start (kOp), or message a (msg_records_) or the message
@@ -1282,7 +1267,7 @@ class Engine {
                                              " bytes, more than the machine's S) waits for its receive to be posted"
                                        : "";
       if (!dynamic_) {
-        const int r = rank_of_op(g);
+        const int r = s_.rank_of(g);
         throw InputError("plan deadlocks in the emulator: rank " + std::to_string(r) + " op " +
                          std::to_string(g - s_.first[static_cast<std::size_t>(r)]) + " never completes" + rendezvous);
       }
