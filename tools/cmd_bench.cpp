@@ -461,7 +461,7 @@ void register_bench(CLI::App& app) {
       ->type_name("METHOD");
   sub->add_option("--load", args->load,
                   "none (default), nice0 or nice10: one CPU-bound child process at that nice level competes for the\n"
-                  "CPUs for the whole run")
+                  "CPUs for the whole run and ends with it, also when the bench is killed")
       ->type_name("LOAD");
   sub->add_flag("--tail", args->tail,
                 "Also time every single barrier at rank 0 (one clock read per barrier, for every row alike) and\n"

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -212,15 +213,20 @@ std::vector<double> run_one_way(ThreadTeam* team, const syncbench::Params& prm) 
 }
 
 // A CPU-bound child process at the given nice level for as long as this object lives: the
-// competing process of Load::nice0 / Load::nice10.
+// competing process of Load::nice0 / Load::nice10. It also ends when the bench does not get to
+// end it (killed, or a timeout's SIGTERM): the kernel sends it SIGKILL when the thread that made
+// it exits, so no CPU burner outlives the measurement.
 class CompetingProcess {
  public:
   explicit CompetingProcess(Load load) {
     if (load == Load::none) return;
+    const pid_t parent = ::getpid();
     pid_ = ::fork();
     PB_CHECK(pid_ >= 0, "bench barrier: fork failed for the competing process");
     if (pid_ == 0) {
       // The child: async-signal-safe calls only (the parent may have threads).
+      (void)::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(0);  // the parent died before the prctl took effect
       (void)::setpriority(PRIO_PROCESS, 0, load == Load::nice10 ? 10 : 0);
       for (;;) asm volatile("" ::: "memory");
     }
