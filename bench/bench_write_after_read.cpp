@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "barrier_bench.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -74,30 +76,6 @@ std::vector<double> run(int fold_cpu, int reader_cpu, std::size_t n, int rounds)
   return us;
 }
 
-// Nanoseconds one way of a cache line bounced between the two CPUs (half the round trip).
-double one_way_ns(int a, int b) {
-  alignas(64) std::atomic<long> ball{0};
-  constexpr long kTrips = 200000;
-  std::thread other([&] {
-    pin(b);
-    for (long i = 1; i <= kTrips; ++i) {
-      while (ball.load(std::memory_order_acquire) != 2 * i - 1) {
-      }
-      ball.store(2 * i, std::memory_order_release);
-    }
-  });
-  pin(a);
-  const auto t0 = Clock::now();
-  for (long i = 1; i <= kTrips; ++i) {
-    ball.store(2 * i - 1, std::memory_order_release);
-    while (ball.load(std::memory_order_acquire) != 2 * i) {
-    }
-  }
-  const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-  other.join();
-  return ns / (2.0 * kTrips);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -125,6 +103,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_write_after_read: needs two allowed CPUs, this process has %zu\n", cpus.size());
     return 2;
   }
+  // Before the folds pin this thread to one CPU (the measurement takes the first two allowed).
+  const double ow = postbox::bench::cross_cpu_one_way_ns();
   const auto n = static_cast<std::size_t>(kib) * 1024 / sizeof(double);
   const int rounds = 200;
   std::vector<double> other, same, alone;
@@ -133,7 +113,6 @@ int main(int argc, char** argv) {
     for (double v : run(cpus[0], cpus[0], n, rounds / 5)) same.push_back(v);
     for (double v : run(cpus[0], -1, n, rounds / 5)) alone.push_back(v);
   }
-  const double ow = one_way_ns(cpus[0], cpus[1]);
   std::printf("fold of %ld KiB into a buffer just read by: another CPU %.1f us, the same CPU %.1f us; no reader %.1f us\n",
               kib, median(other), median(same), median(alone));
   std::printf("other / no reader %.2f; cache-line one-way latency between CPUs %d and %d: %.1f ns\n",

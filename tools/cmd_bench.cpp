@@ -243,12 +243,27 @@ double row_ns(const std::vector<bench::ClusterRow>& rows, const std::string& gro
   return std::nan("");
 }
 
+// The hand-off cost between the first two allowed CPUs, which the larger calls' times follow
+// (a fold into a buffer the other CPU has read pays it per cache line).
+void print_cross_cpu(double ns) {
+  if (std::isnan(ns)) {
+    std::printf("cache-line one-way latency between two CPUs: not measured (fewer than two allowed CPUs)\n");
+    return;
+  }
+  std::printf("cache-line one-way latency between the first two allowed CPUs: %.1f ns (on a VM it changes with where\n"
+              "the host puts the vCPUs; a fold into a buffer that the other CPU has read pays it per line)\n",
+              ns);
+}
+
+nlohmann::json cross_cpu_json(double ns) { return std::isnan(ns) ? nlohmann::json(nullptr) : nlohmann::json(ns); }
+
 void print_cluster(const bench::ClusterBenchResult& res) {
   const int P = res.hybrid_processes, T = res.threads, N = res.processes;
   std::printf("postbox bench cluster: hybrid %d processes x %d threads; flat MPI %d processes; MPI+OpenMP %d x %d.\n"
               "%d processes on this node of %d CPUs, %d allowed CPU%s per process (affinity: mpirun's binding)%s.\n",
               P, T, N, P, T, res.on_node, res.node_cpus, res.cpus, res.cpus == 1 ? "" : "s",
               res.on_node > res.node_cpus ? "; more ranks than CPUs: oversubscribed" : "");
+  print_cross_cpu(res.cross_cpu_one_way_ns);
   print_load("before", res.load_before);
   print_load("after", res.load_after);
   const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
@@ -286,8 +301,9 @@ void print_cluster(const bench::ClusterBenchResult& res) {
 
 void print_cluster_json(const bench::ClusterBenchResult& res) {
   std::printf("{\"processes\": %d, \"hybrid_processes\": %d, \"threads\": %d, \"on_node\": %d, \"allowed_cpus\": %d, "
-              "\"rounds\": %d, \"rows\": [",
-              res.processes, res.hybrid_processes, res.threads, res.on_node, res.cpus, res.rounds);
+              "\"cross_cpu_one_way_ns\": %s, \"rounds\": %d, \"rows\": [",
+              res.processes, res.hybrid_processes, res.threads, res.on_node, res.cpus,
+              cross_cpu_json(res.cross_cpu_one_way_ns).dump().c_str(), res.rounds);
   for (std::size_t i = 0; i < res.rows.size(); ++i) {
     const auto& r = res.rows[i];
     std::printf("%s{\"group\": \"%s\", \"impl\": \"%s\", \"hybrid\": %s, \"median_ns\": %.1f, \"ops\": %d, \"reason\": \"%s\", "
@@ -305,6 +321,7 @@ void print_sweep(const bench::ClusterBenchResult& res, const std::vector<bench::
               "(flat, root 0), in one mpirun. %d processes on this node of %d CPUs, %d allowed CPU%s per process%s.\n",
               P, P == 1 ? "" : "es", T, T == 1 ? "" : "s", N, res.on_node, res.node_cpus, res.cpus, res.cpus == 1 ? "" : "s",
               res.on_node > res.node_cpus ? "; more processes than CPUs: oversubscribed" : "");
+  print_cross_cpu(res.cross_cpu_one_way_ns);
   print_load("before", res.load_before);
   print_load("after", res.load_after);
   std::printf("Interleaved: a warm-up round sizes each batch to about %d ms, then %d rounds measure every competitor\n"
@@ -357,6 +374,7 @@ void print_sweep_json(const bench::ClusterBenchResult& res, const std::vector<be
                             {"threads", res.threads},
                             {"on_node", res.on_node},
                             {"allowed_cpus", res.cpus},
+                            {"cross_cpu_one_way_ns", cross_cpu_json(res.cross_cpu_one_way_ns)},
                             {"rounds", res.rounds},
                             {"target_ms", target_ms},
                             {"sizes", sizes},
@@ -510,9 +528,10 @@ void register_bench(CLI::App& app) {
   csub->add_option("--rounds", cargs->rounds, "Measured rounds, 1 to 1000")->capture_default_str();
   csub->add_option("--target-ms", cargs->target_ms, "Time per batch in ms, 1 to 10000")->capture_default_str();
   csub->add_flag("--json", cargs->json,
-                 "Print {\"processes\", \"hybrid_processes\", \"threads\", \"rows\": [{\"group\", \"impl\", \"hybrid\",\n"
-                 "\"median_ns\", \"ops\", \"reason\", \"round_ns\"}, ...]} (process 0); with --sizes {\"processes\",\n"
-                 "\"hybrid_processes\", \"threads\", \"on_node\", \"allowed_cpus\", \"rounds\", \"target_ms\", \"sizes\",\n"
+                 "Print {\"processes\", \"hybrid_processes\", \"threads\", \"on_node\", \"allowed_cpus\",\n"
+                 "\"cross_cpu_one_way_ns\", \"rounds\", \"rows\": [{\"group\", \"impl\", \"hybrid\", \"median_ns\", \"ops\",\n"
+                 "\"reason\", \"round_ns\"}, ...]} (process 0); with --sizes {\"processes\", \"hybrid_processes\",\n"
+                 "\"threads\", \"on_node\", \"allowed_cpus\", \"cross_cpu_one_way_ns\", \"rounds\", \"target_ms\", \"sizes\",\n"
                  "\"load_before\", \"load_after\", \"tables\": [{\"op\", \"mpi\", \"rows\": [{\"bytes\", \"element\",\n"
                  "\"postbox_ns\", \"mpi_ns\", \"ratio\", \"postbox_algorithm\", \"postbox_ops\", \"mpi_ops\",\n"
                  "\"postbox_round_ns\", \"mpi_round_ns\"}, ...]}, ...]} (docs/cluster.md)");

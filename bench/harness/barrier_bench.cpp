@@ -1,6 +1,7 @@
 #include "barrier_bench.hpp"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <chrono>
 #include <cmath>
@@ -336,6 +338,66 @@ double settle(double settle_s, std::vector<std::string>& notes) {
 }
 
 }  // namespace
+
+double cross_cpu_one_way_ns() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return std::nan("");
+  int cpus[2] = {-1, -1};
+  for (int c = 0, found = 0; c < CPU_SETSIZE && found < 2; ++c) {
+    if (CPU_ISSET(c, &allowed)) cpus[found++] = c;
+  }
+  if (cpus[1] < 0) return std::nan("");
+  const auto pin = [](int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
+  };
+  constexpr long kTrips = 20000;
+  constexpr int kBatches = 11;
+  alignas(64) std::atomic<long> ball{0};
+  std::atomic<bool> pinned{true};
+  std::atomic<int> ready{0};
+  // Both pinned before any bounce, and neither bounces if one could not be: two unpinned
+  // spinners on one CPU would take a time slice per trip.
+  const auto start = [&](int cpu) {
+    if (!pin(cpu)) pinned = false;
+    ready.fetch_add(1);
+    while (ready.load() < 2) std::this_thread::yield();
+    return pinned.load();
+  };
+  std::vector<double> ns;
+  // Both threads fresh, so that the caller's own affinity is left alone. Each trip: the first
+  // thread stores an odd value and waits for the next even one, the second answers it.
+  std::thread first([&] {
+    if (!start(cpus[0])) return;
+    for (int b = 0; b < kBatches; ++b) {
+      const long base = 2 * kTrips * b;
+      const auto t0 = std::chrono::steady_clock::now();
+      for (long i = 1; i <= kTrips; ++i) {
+        ball.store(base + 2 * i - 1, std::memory_order_release);
+        while (ball.load(std::memory_order_acquire) != base + 2 * i) {
+        }
+      }
+      ns.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+                   (2.0 * kTrips));
+    }
+  });
+  std::thread second([&] {
+    if (!start(cpus[1])) return;
+    for (long k = 1; k <= kTrips * kBatches; ++k) {  // trip k: 2k - 1 there, 2k back
+      while (ball.load(std::memory_order_acquire) != 2 * k - 1) {
+      }
+      ball.store(2 * k, std::memory_order_release);
+    }
+  });
+  first.join();
+  second.join();
+  if (!pinned) return std::nan("");
+  std::sort(ns.begin(), ns.end());
+  return ns[ns.size() / 2];
+}
 
 LoadSample sample_load() {
   LoadSample s;

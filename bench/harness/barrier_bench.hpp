@@ -72,6 +72,13 @@ struct LoadSample {
 };
 LoadSample sample_load();
 
+// Nanoseconds one way of a cache line bounced between the first two CPUs this process may use
+// (two fresh threads pinned one to each; half the median round trip of 11 batches of 20 000):
+// the cost of any hand-off between the two. NaN with fewer than two allowed CPUs or where the
+// threads cannot be pinned. On a VM it tells the host's placement of the vCPUs apart (near or
+// far: docs/cluster.md).
+double cross_cpu_one_way_ns();
+
 struct BarrierBenchResult {
   std::vector<BarrierRow> rows;
   // Per p: the default Barrier's algorithm() and reason().

@@ -181,6 +181,10 @@ ClusterBenchResult ClusterBench::run() {
   res.node_cpus = static_cast<int>(std::thread::hardware_concurrency());
   res.on_node = cluster::processes_on_node(world_);
   res.load_before = sample_load();
+  int rank = 0;
+  MPI_Comm_rank(world_, &rank);
+  if (rank == 0) res.cross_cpu_one_way_ns = cross_cpu_one_way_ns();
+  cluster::sleeping_barrier(world_);  // the others sleep meanwhile: they would take the two CPUs
   // Warm-up round: a batch of 8 operations sizes the batch that fills target_ms. When it took
   // under 10 target_ms, two more are measured and the median of the three sizes it: one batch
   // that a busy machine stalls for a time slice would size the row at the floor of 4

@@ -52,6 +52,9 @@ struct ClusterBenchResult {
   int node_cpus = 0;  // hardware threads of process 0's node
   int rounds = 0;
   LoadSample load_before, load_after;
+  // cross_cpu_one_way_ns() on process 0 before the measurements, the others asleep (NaN: fewer
+  // than two allowed CPUs).
+  double cross_cpu_one_way_ns = 0;
   std::vector<ClusterRow> rows;
 };
 

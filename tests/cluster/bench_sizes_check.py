@@ -32,10 +32,15 @@ def main():
         j = json.loads(run.stdout)
     except ValueError as e:
         fail("not JSON (%s):\n%s" % (e, run.stdout))
-    for key in ["processes", "hybrid_processes", "threads", "on_node", "allowed_cpus", "rounds", "target_ms",
+    for key in ["processes", "hybrid_processes", "threads", "on_node", "allowed_cpus", "cross_cpu_one_way_ns", "rounds", "target_ms",
                 "sizes", "load_before", "load_after", "tables"]:
         if key not in j:
             fail("no top-level field '%s'" % key)
+    one_way = j["cross_cpu_one_way_ns"]
+    if one_way is not None and not (isinstance(one_way, (int, float)) and one_way > 0):
+        fail("cross_cpu_one_way_ns %r: expected a positive number or null" % (one_way,))
+    if (one_way is None) != (j["allowed_cpus"] < 2):
+        fail("cross_cpu_one_way_ns %r with %d allowed CPUs" % (one_way, j["allowed_cpus"]))
     if j["sizes"] != [8, 8192]:
         fail("sizes %s, expected [8, 8192]" % j["sizes"])
     if j["threads"] != int(threads) or j["processes"] != int(np) or j["rounds"] != 3:
