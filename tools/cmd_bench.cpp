@@ -77,6 +77,12 @@ void print_table(const bench::BarrierBenchResult& res, const std::vector<int>& p
   print_load("before", res.load_before);
   if (o.settle_s > 0) std::printf("waited %.1f s for the load to settle (at most %.0f s)\n", res.settled_after_s, o.settle_s);
   print_load("after", res.load_after);
+  if (std::isnan(res.cross_cpu_before_ns)) {
+    std::printf("cache-line one-way latency between two CPUs: not measured (fewer than two allowed CPUs)\n");
+  } else {
+    std::printf("cache-line one-way latency between the first two allowed CPUs: %.1f ns before the run, %.1f ns after\n",
+                res.cross_cpu_before_ns, res.cross_cpu_after_ns);
+  }
   std::printf("calibration (%s): s = %.1f ns, r = %.1f ns, lambda = %.2f\n", c.source.c_str(), c.s_ns, c.r_ns, c.lambda);
   for (int p : ps) {
     std::printf("\np = %d\n%-21s %12s %12s %12s %9s %9s", p, "impl", "median_ns", "mean_ns", "sd_ns", "vs std",
@@ -132,6 +138,14 @@ void print_table(const bench::BarrierBenchResult& res, const std::vector<int>& p
       noisy = r.impl + " at p = " + std::to_string(r.p);
     }
   }
+  const double moved = std::max(res.cross_cpu_before_ns, res.cross_cpu_after_ns) /
+                       std::min(res.cross_cpu_before_ns, res.cross_cpu_after_ns);
+  if (std::isfinite(moved) && moved > 1.5) {
+    std::printf("the machine changed mode during the run: a cache line crossed between the first two CPUs in %.1f ns\n"
+                "before and %.1f ns after (on a VM: the host moved the vCPUs); rounds on either side of the change are\n"
+                "not comparable\n",
+                res.cross_cpu_before_ns, res.cross_cpu_after_ns);
+  }
   if (worst > 1.5) {
     std::printf("too noisy to judge: the rounds of %s differ by %.1fx (slowest / fastest round median); rerun on a\n"
                 "quieter machine (--settle waits for one) before reading the ratios\n",
@@ -141,6 +155,9 @@ void print_table(const bench::BarrierBenchResult& res, const std::vector<int>& p
   }
   for (const auto& n : res.notes) std::printf("note: %s\n", n.c_str());
 }
+
+// A figure that may be NaN (not measured): JSON null then.
+nlohmann::json cross_cpu_json(double ns) { return std::isnan(ns) ? nlohmann::json(nullptr) : nlohmann::json(ns); }
 
 nlohmann::json load_json(const bench::LoadSample& l) {
   return {{"avg1", l.avg1}, {"avg5", l.avg5}, {"avg15", l.avg15}, {"runnable", l.runnable}};
@@ -210,7 +227,9 @@ void bench_barrier(const BenchBarrierArgs& a) {
                               {"outer_per_round", res.outer_per_round},
                               {"settled_after_s", res.settled_after_s},
                               {"load_before", load_json(res.load_before)},
-                              {"load_after", load_json(res.load_after)}});
+                              {"load_after", load_json(res.load_after)},
+                              {"cross_cpu_one_way_ns_before", cross_cpu_json(res.cross_cpu_before_ns)},
+                              {"cross_cpu_one_way_ns_after", cross_cpu_json(res.cross_cpu_after_ns)}});
     for (const auto& n : res.notes) std::fprintf(stderr, "postbox: note: %s\n", n.c_str());
   } else {
     print_table(res, o.ps, o);
@@ -254,8 +273,6 @@ void print_cross_cpu(double ns) {
               "the host puts the vCPUs; a fold into a buffer that the other CPU has read pays it per line)\n",
               ns);
 }
-
-nlohmann::json cross_cpu_json(double ns) { return std::isnan(ns) ? nlohmann::json(nullptr) : nlohmann::json(ns); }
 
 void print_cluster(const bench::ClusterBenchResult& res) {
   const int P = res.hybrid_processes, T = res.threads, N = res.processes;
@@ -439,8 +456,10 @@ void register_bench(CLI::App& app) {
       "seeded by p and the round: a measurement inherits where the scheduler left the threads after the one\n"
       "before it, so no competitor always follows the same one); a competitor's median is the\n"
       "median of its round medians, so load hits all alike. Prints the CPUs this process may use, the load\n"
-      "before and after, a table per p with each competitor's ratio to std::barrier, the default barrier's\n"
-      "choice and reason, and the default's ratios with their targets.");
+      "before and after, the one-way latency of a cache line between the first two allowed CPUs before and\n"
+      "after the run (a change above 1.5x is reported: on a VM the host moved the vCPUs), a table per p with\n"
+      "each competitor's ratio to std::barrier, the default barrier's choice and reason, and the default's\n"
+      "ratios with their targets.");
   sub->add_option("--p", args->ps,
                   "Thread counts, comma separated, each 1 to 1024 (default 2,4,8,16; more than the cores oversubscribes)")
       ->type_name("N,...");
@@ -461,7 +480,8 @@ void register_bench(CLI::App& app) {
                 "Print {\"rows\": [{\"p\", \"impl\", \"median_ns\", \"mean_ns\", \"sd_ns\", \"round_medians_ns\"}, ...],\n"
                 "\"ratios\": [{\"p\", \"numerator\", \"denominator\", \"value\", \"best\", \"target\"}, ...], \"allowed_cpus\",\n"
                 "\"threads\", \"method\", \"load\", \"rounds\", \"outer_per_round\", \"settled_after_s\", \"load_before\",\n"
-                "\"load_after\"}; with --tail each row also has p50_ns, p99_ns, max_ns (notes go to stderr)");
+                "\"load_after\", \"cross_cpu_one_way_ns_before\", \"cross_cpu_one_way_ns_after\"}; with --tail each row also has\n"
+                "p50_ns, p99_ns, max_ns (notes go to stderr)");
   sub->add_option("--ranks", args->ranks,
                   "threads (default): every competitor on kernel threads; fibers: each postbox barrier also with its ranks\n"
                   "as fibers of a Team (one worker per allowed CPU), rows '<name>@fibers' interleaved with the others,\n"

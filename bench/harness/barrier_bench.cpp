@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -453,8 +454,10 @@ BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& o,
   res.load_before = sample_load();
   res.calibration = calibrated_latency();
   res.settled_after_s = settle(o.settle_s, res.notes);
+  res.cross_cpu_before_ns = cross_cpu_one_way_ns();
   // After settling (which would wait for it in vain), before any thread of the run exists.
-  const CompetingProcess competitor(o.load);
+  std::optional<CompetingProcess> competitor;
+  competitor.emplace(o.load);
   res.rounds = o.rounds;
   res.outer_per_round = (o.params.outer + res.rounds - 1) / res.rounds;
   syncbench::Params round_prm = o.params;
@@ -574,6 +577,8 @@ BarrierBenchResult run_barrier_bench(const BarrierBenchOptions& o,
   }
   team.reset();
   res.load_after = sample_load();
+  competitor.reset();  // the ping-pong below needs both CPUs to itself
+  res.cross_cpu_after_ns = cross_cpu_one_way_ns();
   // Rows ordered by p, then by the order of the names, each fiber row after the thread rows.
   auto rank_of = [&](const std::string& impl) {
     const bool fiber = impl.ends_with(kFiberSuffix);

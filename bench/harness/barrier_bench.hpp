@@ -93,6 +93,10 @@ struct BarrierBenchResult {
   int outer_per_round = 0;    // repetitions per competitor per round
   double settled_after_s = 0; // time spent waiting for the load to settle
   LoadSample load_before, load_after;
+  // cross_cpu_one_way_ns() right before the first measurement and right after the last, with
+  // no competing process running (NaN: fewer than two allowed CPUs). A run whose two figures
+  // differ by more than 1.5x changed machine mode on the way (a VM whose host moved its vCPUs).
+  double cross_cpu_before_ns = 0, cross_cpu_after_ns = 0;
 };
 
 // One ratio of medians: numerator / denominator at p, and the target it is judged against.
