@@ -177,11 +177,17 @@ def print_unloaded(n, docs, constructed, pfor_lines):
         print(f"run {i + 1}: " + "; ".join(ratios) + "  (target ≤ 1.1)")
 
 
+def one_way(docs):
+    """Each process's cross-CPU one-way latency before its run (the machine's mode), ns."""
+    vals = [d.get("cross_cpu_one_way_ns_before") for d in docs]
+    return ", ".join("-" if v is None else f"{v:.0f}" for v in vals)
+
+
 def print_loaded(m, ldocs):
     print(f"\n## One competing process ({m} processes per load)\n")
     print("| load | p | default per process (ns) | × quiet | default p99 (µs) | std (ns) | default/std | omp-gomp (ns) | "
-          "omp-gomp × quiet |")
-    print("|---|---:|---|---|---|---:|---|---:|---|")
+          "omp-gomp × quiet | cross-CPU one-way per process (ns) |")
+    print("|---|---:|---|---|---|---:|---|---:|---|---|")
     quiet = {}
     for load in ("none", "nice0", "nice10"):
         for p in (2, 4):
@@ -197,7 +203,7 @@ def print_loaded(m, ldocs):
             times = ", ".join(f"{x:.0f}" for x in meds)
             print(f"| {load} | {p} | {med:.0f} ({times}) | {med / quiet[p]:.2f} | "
                   f"{min(p99):.1f}–{max(p99):.1f} | {std:.0f} | {summary(dstd, 1.0)} | {gomp:.0f} | "
-                  f"{gomp / quiet['gomp', p]:.2f} |")
+                  f"{gomp / quiet['gomp', p]:.2f} | {one_way(ldocs[load])} |")
 
 
 if __name__ == "__main__":
