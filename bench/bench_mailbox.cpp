@@ -21,8 +21,6 @@
 //                      [--handshake-rounds N] [--handshake-p LIST] [--handshake-only]
 //                      [--memory LIST [--memory-rounds N]]
 #include <benchmark/benchmark.h>
-#include <pthread.h>
-#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,6 +41,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/cpus.hpp"
 #include "postbox/runtime/mailbox.hpp"
 #include "postbox/runtime/topology.hpp"
 #include "postbox/runtime/wait.hpp"
@@ -65,25 +64,7 @@ struct Config {
 
 void pin_self(int cpu) {
   if (cpu < 0) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) {
-    std::fprintf(stderr, "bench_mailbox: cannot pin to CPU %d\n", cpu);
-  }
-}
-
-// The first two CPUs this process may run on.
-std::array<int, 2> default_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::array<int, 2> out{-1, -1};
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return out;
-  int k = 0;
-  for (int c = 0; c < CPU_SETSIZE && k < 2; ++c) {
-    if (CPU_ISSET(c, &set)) out[static_cast<std::size_t>(k++)] = c;
-  }
-  return out;
+  if (!postbox::bench::pin_self(cpu)) std::fprintf(stderr, "bench_mailbox: cannot pin to CPU %d\n", cpu);
 }
 
 // Runs a on cpus[0] and b on cpus[1], both started together.
@@ -517,7 +498,7 @@ void memory_table(const std::vector<int>& ps, int rounds) {
 
 int main(int argc, char** argv) {
   Config cfg;
-  cfg.cpus = default_cpus();
+  cfg.cpus = postbox::bench::first_two_cpus();
   std::vector<int> memory_ps;
   int memory_rounds = 4;
   for (int i = 1; i < argc; ++i) {

@@ -9,10 +9,7 @@
 // Also prints the one-way latency of a cache-line ping-pong between the two CPUs, which tells
 // the two modes of a 2-vCPU VM apart (vCPUs placed near or far apart by the host).
 // Usage: bench_write_after_read [KiB]   (default 1024; 4 to 1048576)
-#include <pthread.h>
-#include <sched.h>
-
-#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -22,24 +19,20 @@
 #include <vector>
 
 #include "barrier_bench.hpp"
+#include "cpus.hpp"
+#include "syncbench.hpp"
 
 namespace {
+
+namespace syncbench = postbox::syncbench;
 
 using Clock = std::chrono::steady_clock;
 
 void pin(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
+  if (!postbox::bench::pin_self(cpu)) {
     std::fprintf(stderr, "bench_write_after_read: cannot run on CPU %d\n", cpu);
     std::exit(2);
   }
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // out = x + y, elementwise: the fold of a reduce.
@@ -92,15 +85,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  sched_getaffinity(0, sizeof allowed, &allowed);
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c) {
-    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
-  }
-  if (cpus.size() < 2) {
-    std::fprintf(stderr, "bench_write_after_read: needs two allowed CPUs, this process has %zu\n", cpus.size());
+  const std::array<int, 2> cpus = postbox::bench::first_two_cpus();
+  if (cpus[1] < 0) {
+    std::fprintf(stderr, "bench_write_after_read: needs two allowed CPUs, this process has %d\n", cpus[0] < 0 ? 0 : 1);
     return 2;
   }
   // Before the folds pin this thread to one CPU (the measurement takes the first two allowed).
@@ -114,8 +101,8 @@ int main(int argc, char** argv) {
     for (double v : run(cpus[0], -1, n, rounds / 5)) alone.push_back(v);
   }
   std::printf("fold of %ld KiB into a buffer just read by: another CPU %.1f us, the same CPU %.1f us; no reader %.1f us\n",
-              kib, median(other), median(same), median(alone));
+              kib, syncbench::median(other), syncbench::median(same), syncbench::median(alone));
   std::printf("other / no reader %.2f; cache-line one-way latency between CPUs %d and %d: %.1f ns\n",
-              median(other) / median(alone), cpus[0], cpus[1], ow);
+              syncbench::median(other) / syncbench::median(alone), cpus[0], cpus[1], ow);
   return 0;
 }

@@ -29,6 +29,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cpus.hpp"
+
 #include "postbox/barrier/barrier.hpp"
 #include "postbox/runtime/check.hpp"
 #include "postbox/runtime/topology.hpp"
@@ -341,20 +343,8 @@ double settle(double settle_s, std::vector<std::string>& notes) {
 }  // namespace
 
 double cross_cpu_one_way_ns() {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return std::nan("");
-  int cpus[2] = {-1, -1};
-  for (int c = 0, found = 0; c < CPU_SETSIZE && found < 2; ++c) {
-    if (CPU_ISSET(c, &allowed)) cpus[found++] = c;
-  }
+  const std::array<int, 2> cpus = first_two_cpus();
   if (cpus[1] < 0) return std::nan("");
-  const auto pin = [](int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
-  };
   constexpr long kTrips = 20000;
   constexpr int kBatches = 11;
   alignas(64) std::atomic<long> ball{0};
@@ -363,7 +353,7 @@ double cross_cpu_one_way_ns() {
   // Both pinned before any bounce, and neither bounces if one could not be: two unpinned
   // spinners on one CPU would take a time slice per trip.
   const auto start = [&](int cpu) {
-    if (!pin(cpu)) pinned = false;
+    if (!pin_self(cpu)) pinned = false;
     ready.fetch_add(1);
     while (ready.load() < 2) std::this_thread::yield();
     return pinned.load();
@@ -396,8 +386,7 @@ double cross_cpu_one_way_ns() {
   first.join();
   second.join();
   if (!pinned) return std::nan("");
-  std::sort(ns.begin(), ns.end());
-  return ns[ns.size() / 2];
+  return syncbench::median(ns);
 }
 
 LoadSample sample_load() {
