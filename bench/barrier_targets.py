@@ -48,11 +48,11 @@ def fmt(x):
     return f"{x:.2f}"
 
 
-def summary(values, target, at_most=True):
+def summary(values, target):
     vals = [v for v in values if v is not None]
     if not vals:
         return "no data"
-    met = sum(1 for v in vals if (v <= target if at_most else v < target))
+    met = sum(1 for v in vals if v <= target)
     return (f"{fmt(min(vals))}–{fmt(max(vals))}, median {fmt(statistics.median(vals))}, "
             f"≤ {target} in {met}/{len(vals)}")
 
