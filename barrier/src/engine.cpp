@@ -682,18 +682,22 @@ void Engine::rounds_done(int rank, RankSlot& me, bool mine, const Shape& s, std:
 
 std::exception_ptr Engine::complete(const Shape& s, std::uint64_t e) {
   sync_point();
+  const std::size_t parity = e & 1U;
+  // relaxed: written before the writer's arrival, which this thread has acquired.
+  const bool reducing = reduce_phase_[parity].load(std::memory_order_relaxed) == e;
   // seq_cst store then seq_cst load: Dekker with a reducer that leaves on abort (it loads
   // aborted_, then completing_): either this thread sees the abort and folds nothing, or the
-  // reducer sees completing_ == e and waits for completed_.
-  completing_.v.store(e, std::memory_order_seq_cst);
+  // reducer sees completing_ == e and waits for completed_. Only a reducer reads the two words
+  // (leave_aborted()), so a phase without one leaves them alone: with the ranks completing
+  // phases in turn, each write would pull a line from the other's cache into the completer's
+  // path to the release.
+  if (reducing) completing_.v.store(e, std::memory_order_seq_cst);
   std::exception_ptr error;
   if (aborted_.load(std::memory_order_seq_cst)) {
     error = std::make_exception_ptr(Aborted());
   } else {
-    const std::size_t parity = e & 1U;
     try {
-      // relaxed: written before the writer's arrival, which this thread has acquired.
-      if (reduce_phase_[parity].load(std::memory_order_relaxed) == e) {
+      if (reducing) {
         int n = 0;
         for (int r : s.active) {
           ReduceArgs* a = slots_[static_cast<std::size_t>(r)].args;
@@ -722,7 +726,7 @@ std::exception_ptr Engine::complete(const Shape& s, std::uint64_t e) {
       }
     }
   }
-  if (raise_phase(completed_.v, e)) signal(completed_);
+  if (reducing && raise_phase(completed_.v, e)) signal(completed_);
   return error;
 }
 

@@ -143,22 +143,26 @@
    }
 #endif
 
-/* COMPLETE(e), exactly one thread per phase. Step 1: completing.v = e (seq_cst store); if
- * aborted (seq_cst load): raise(completed, e); signal; throw Aborted. Steps 2-3 (fold and
- * completion function; rebuild) read only words no other thread writes before this phase's
- * release (reduce_phase, drop_phase, dropped, the shape): they join the step of the aborted
- * load. Step 4: raise(completed, e); signal(completed); then back to the family's release. */
+/* COMPLETE(e), exactly one thread per phase. Step 1: in a phase with a reducer
+ * (reduce_phase[e & 1] == e, written before the reducers' arrivals and not again before this
+ * phase's release), completing.v = e (seq_cst store); if aborted (seq_cst load): raise(completed,
+ * e) and signal in a phase with a reducer; throw Aborted. Steps 2-3 (fold and completion
+ * function; rebuild) read only words no other thread writes before this phase's release
+ * (reduce_phase, drop_phase, dropped, the shape): they join the step of the aborted load. Step 4,
+ * in a phase with a reducer: raise(completed, e); signal(completed); then back to the family's
+ * release. Only a reducer's fold handshake reads completing and completed. */
 :: atomic {
      pc == PC_CMP ->
 #ifndef MUT_NO_COMPLETING
-     completing = e;
+     if :: reduce_phase[e & 1] == e -> completing = e :: else fi;
 #endif
      pc = PC_CMP_AB
    }
 :: d_step {
      pc == PC_CMP_AB ->
 #if !ABORT
-     completing = e;                /* without abort() nobody reads it: it joins this step */
+     /* without abort() nobody reads it: it joins this step */
+     if :: reduce_phase[e & 1] == e -> completing = e :: else fi;
 #endif
 #ifndef MUT_NO_ABORT_CHECK
      if
@@ -212,8 +216,12 @@
      fi;
      fold = 0;
      if :: !thr -> g_done[e] = 1 :: else -> g_live[k] = 0 fi;
-     if :: wv[W_COMPLETED] < e -> wv[W_COMPLETED] = e :: else fi;
-     call_signal(W_COMPLETED, (thr -> PC_END : crp));
+     if
+     :: reduce_phase[e & 1] == e ->
+        if :: wv[W_COMPLETED] < e -> wv[W_COMPLETED] = e :: else fi;
+        call_signal(W_COMPLETED, (thr -> PC_END : crp))
+     :: else -> jump((thr -> PC_END : crp))
+     fi;
      crp = 0
    }
 
