@@ -83,36 +83,41 @@ std::vector<int> band_candidates(const Mesh& m, int s) {
   return cand;
 }
 
-std::vector<int> cross_candidates(const Mesh& m) {
-  std::vector<int> rowc, colc;
-  auto around = [](int centre, int n) {
-    std::vector<int> o{centre};
-    for (int d = 1; static_cast<int>(o.size()) < n; ++d) {
-      if (centre + d < n) o.push_back(centre + d);
-      if (centre - d >= 0) o.push_back(centre - d);
-    }
-    return o;
-  };
-  for (int x : around(m.rows / 2, m.rows)) {
-    for (int y = 0; y < m.cols; ++y) rowc.push_back(m.rank(x, y));
-  }
-  for (int y : around(m.cols / 2, m.cols)) {
-    for (int x = 0; x < m.rows; ++x) colc.push_back(m.rank(x, y));
-  }
-  // Alternate between the row part and the column part so both get about s/2 sources.
+// R(n): i = ⌈n/c⌉ evenly spaced rows (⌊k·r/i⌋), all full but the last, filled from the left.
+std::vector<int> row_candidates(const Mesh& m, int n) {
   std::vector<int> cand;
+  const int i = ceil_div(n, m.cols);
+  for (int k = 0; k < i; ++k) {
+    const int x = static_cast<int>(static_cast<long long>(k) * m.rows / i);
+    for (int y = 0; y < m.cols; ++y) cand.push_back(m.rank(x, y));
+  }
+  return cand;
+}
+
+// The cross distribution as the s-to-p paper defines it (§4): the union of a row distribution
+// and a column distribution with about as many sources in each. The row part is R(⌈s/2⌉); the
+// other s − ⌈s/2⌉ sources fill evenly spaced columns (⌊k·c/j⌋, from the top) on the cells the
+// row part left free, with j the fewest columns whose free cells hold them.
+std::vector<int> cross_candidates(const Mesh& m, int s) {
+  const int a = ceil_div(s, 2);
+  const int b = s - a;
+  std::vector<int> cand = row_candidates(m, a);
+  cand.resize(static_cast<std::size_t>(std::min<int>(a, static_cast<int>(cand.size()))));
   std::vector<char> used(static_cast<std::size_t>(m.p()), 0);
-  std::size_t a = 0, b = 0;
-  bool from_row = true;
-  while (a < rowc.size() || b < colc.size()) {
-    auto& src = from_row ? rowc : colc;
-    auto& idx = from_row ? a : b;
-    while (idx < src.size() && used[static_cast<std::size_t>(src[idx])]) ++idx;
-    if (idx < src.size()) {
-      used[static_cast<std::size_t>(src[idx])] = 1;
-      cand.push_back(src[idx++]);
+  for (int q : cand) used[static_cast<std::size_t>(q)] = 1;
+  const int rows_used = ceil_div(a, m.cols);
+  const int free_per_column = std::max(1, m.rows - rows_used);
+  const int j = std::min(m.cols, std::max(1, ceil_div(b, free_per_column)));
+  int added = 0;
+  for (int k = 0; k < j && added < b; ++k) {
+    const int y = static_cast<int>(static_cast<long long>(k) * m.cols / j);
+    for (int x = 0; x < m.rows && added < b; ++x) {
+      const int q = m.rank(x, y);
+      if (used[static_cast<std::size_t>(q)]) continue;
+      used[static_cast<std::size_t>(q)] = 1;
+      cand.push_back(q);
+      ++added;
     }
-    from_row = !from_row;
   }
   return cand;
 }
@@ -463,12 +468,7 @@ std::vector<int> source_distribution(std::string_view name, const Mesh& m, int s
   if (s < 1 || s > p) throw InputError("number of sources s = " + std::to_string(s) + " must be in 1.." + std::to_string(p));
   std::vector<int> cand;
   if (name == "row") {
-    // R(s): i = ⌈s/c⌉ evenly spaced rows, all full but the last.
-    const int i = ceil_div(s, m.cols);
-    for (int k = 0; k < i; ++k) {
-      const int x = static_cast<int>(static_cast<long long>(k) * m.rows / i);
-      for (int y = 0; y < m.cols; ++y) cand.push_back(m.rank(x, y));
-    }
+    cand = row_candidates(m, s);
   } else if (name == "col") {
     const int j = ceil_div(s, m.rows);
     for (int k = 0; k < j; ++k) {
@@ -485,7 +485,7 @@ std::vector<int> source_distribution(std::string_view name, const Mesh& m, int s
   } else if (name == "band") {
     cand = band_candidates(m, s);
   } else if (name == "cross") {
-    cand = cross_candidates(m);
+    cand = cross_candidates(m, s);
   } else if (name == "block") {
     // SB(s): a ⌈√s⌉ × ⌈√s⌉ square at the top-left corner, widened when the mesh is too flat.
     const int q = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(s))));

@@ -210,11 +210,24 @@ TEST(Distributions, BlockIsASquareAtTheCorner) {
   EXPECT_EQ(v, (std::vector<int>{0, 1, 2, 10, 11, 12, 20, 21, 22}));
 }
 
-TEST(Distributions, CrossSplitsSourcesBetweenARowAndAColumn) {
+TEST(Distributions, CrossIsTheUnionOfARowAndAColumnDistribution) {
+  // s-to-p §4: a row distribution and a column distribution with about as many sources each.
+  // s = 19 on 10×10: R(10) is row 0; the other 9 fill column 0 below it.
   const Mesh m{10, 10};
-  const auto v = source_distribution("cross", m, 19);
-  EXPECT_EQ(std::count_if(v.begin(), v.end(), [](int q) { return q / 10 == 5; }), 10);
-  EXPECT_EQ(std::count_if(v.begin(), v.end(), [](int q) { return q % 10 == 5; }), 10);
+  std::vector<int> l;
+  for (int q = 0; q < 10; ++q) l.push_back(q);
+  for (int x = 1; x < 10; ++x) l.push_back(10 * x);
+  std::sort(l.begin(), l.end());
+  EXPECT_EQ(source_distribution("cross", m, 19), l);
+  // s = 30: R(15) is row 0 and half of row 5 (spaced as R spaces rows); the other 15 fill
+  // columns 0 and 5 (spaced as C spaces columns) from the top, skipping row-part cells.
+  const auto v = source_distribution("cross", m, 30);
+  ASSERT_EQ(v.size(), 30U);
+  for (int q : v) EXPECT_TRUE(q / 10 == 0 || q / 10 == 5 || q % 10 == 0 || q % 10 == 5) << q;
+  for (int q = 0; q < 10; ++q) EXPECT_TRUE(std::binary_search(v.begin(), v.end(), q)) << q;
+  for (int x = 0; x < 10; ++x) EXPECT_TRUE(std::binary_search(v.begin(), v.end(), 10 * x)) << x;
+  const auto in_row_part = std::count_if(v.begin(), v.end(), [](int q) { return q < 10 || (q >= 50 && q < 55); });
+  EXPECT_EQ(in_row_part, 15);
 }
 
 TEST(Distributions, RandomIsSeeded) {

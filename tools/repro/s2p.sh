@@ -254,9 +254,9 @@ echo "$(awk -v a="$(xs row)" -v b="$(xs col)" -v c="$(xs equal)" -v d="$(xs diag
   lo = a; hi = a; n = split(b " " c " " d " " e, v, " "); for (i = 1; i <= n; i++) { if (v[i] < lo) lo = v[i]; if (v[i] > hi) hi = v[i] }
   printf "%.2f to %.2f ms", lo / 1000, hi / 1000 }'); on block $(ms "$(xs block)") ms and cross $(ms "$(xs cross)") ms. Block and cross are"
 echo "slower than every other distribution for $bc_ok of the $bc_n algorithms"
-echo "$(verdict_claim S5.bc "s-to-p Fig. 5" "all three algorithms slower on block and cross than on the other distributions" "§5.1, Fig. 5" order "ok=$bc_ok;all=$bc_n" "ok == all" "$bc_ok of $bc_n algorithms" "$(sens_cause "$tmp/sens-s2p5.csv" 'x["k"] " of " x["n"]' 'x["k"] == x["n"]' "$nohit; suspected: our cross and block generators (docs/s-to-p.md) may not be the paper's, whose definitions the extraction garbled")")."
+echo "$(verdict_claim S5.bc "s-to-p Fig. 5" "all three algorithms slower on block and cross than on the other distributions" "§5.1, Fig. 5" order "ok=$bc_ok;all=$bc_n" "ok == all" "$bc_ok of $bc_n algorithms" "$(sens_cause "$tmp/sens-s2p5.csv" 'x["k"] " of " x["n"]' 'x["k"] == x["n"]' "$nohit; suspected: the square block's position, which §4 does not give (ours: the top-left corner; docs/s-to-p.md)")")."
 echo "On block and cross Br_Lin takes $(ms "$(f5t br-lin block)") and $(ms "$(f5t br-lin cross)") ms against the best $(ms "$(awk -F, 'NR > 1 && $3 == "block" && (m == "" || $6 + 0 < m) {m = $6 + 0} END {print m}' "$tmp/s2p-fig5.csv")") and"
-echo "$(ms "$(awk -F, 'NR > 1 && $3 == "cross" && (m == "" || $6 + 0 < m) {m = $6 + 0} END {print m}' "$tmp/s2p-fig5.csv")") ms $(verdict_claim S5.lin "s-to-p Fig. 5" "Br_Lin best on block and cross" "§5.1, Fig. 5" order "lb=$(f5t br-lin block);xb=$(f5t br-xy-source block);db=$(f5t br-xy-dim block);lc=$(f5t br-lin cross);xc=$(f5t br-xy-source cross);dc=$(f5t br-xy-dim cross)" "lb <= xb && lb <= db && lc <= xc && lc <= dc" "Br_Lin $(ms "$(f5t br-lin block)") / $(ms "$(f5t br-lin cross)") ms on block / cross" "$(sens_cause "$tmp/sens-s2p5.csv" 'x["lb"] "× / " x["lc"] "×"' 'x["linbest"] == "yes"' "$nohit; suspected: as above, the block and cross generators")")."
+echo "$(ms "$(awk -F, 'NR > 1 && $3 == "cross" && (m == "" || $6 + 0 < m) {m = $6 + 0} END {print m}' "$tmp/s2p-fig5.csv")") ms $(verdict_claim S5.lin "s-to-p Fig. 5" "Br_Lin best on block and cross" "§5.1, Fig. 5" order "lb=$(f5t br-lin block);xb=$(f5t br-xy-source block);db=$(f5t br-xy-dim block);lc=$(f5t br-lin cross);xc=$(f5t br-xy-source cross);dc=$(f5t br-xy-dim cross)" "lb <= xb && lb <= db && lc <= xc && lc <= dc" "Br_Lin $(ms "$(f5t br-lin block)") / $(ms "$(f5t br-lin cross)") ms on block / cross" "$(sens_cause "$tmp/sens-s2p5.csv" 'x["lb"] "× / " x["lc"] "×"' 'x["linbest"] == "yes"' "$nohit; suspected: as above, the square block's position")")."
 echo "Br_xy_dim on the row distribution takes ${dimrow}× Br_xy_source's time (it starts along the rows,"
 echo "which are full of sources) $(verdict_claim S5.dim "s-to-p Fig. 5" "Br_xy_dim much slower (more than 10%) than Br_xy_source on the row distribution" "§5.1, Fig. 5" claim "r=$dimrow" "r > 1.10" "${dimrow}×" "not explained")."
 echo
@@ -264,9 +264,10 @@ sens_intro "[S5.bc] and [S5.lin]"
 sens_md "$tmp/sens-s2p5.csv" "algorithms slower on block and cross than elsewhere" "of (paper: all)" "Br_Lin over the best, block" "cross" "Br_Lin best on both (paper: yes)"
 echo
 echo "[S5.bc]: $(sens_says "$tmp/sens-s2p5.csv" 'x["k"] " of " x["n"]' 'x["k"] == x["n"]' "the block-and-cross ordering"). [S5.lin]:"
-echo "$(sens_says "$tmp/sens-s2p5.csv" 'x["lb"] "× / " x["lc"] "×"' 'x["linbest"] == "yes"' "Br_Lin on block and cross"). The table cannot"
-echo "vary the block and cross generators themselves (docs/s-to-p.md), our reading of definitions the"
-echo "extraction garbled."
+echo "$(sens_says "$tmp/sens-s2p5.csv" 'x["lb"] "× / " x["lc"] "×"' 'x["linbest"] == "yes"' "Br_Lin on block and cross"). The table does not"
+echo "vary the distributions themselves: cross follows §4's definition (the union of a row and a column"
+echo "distribution with about s/2 sources each; docs/s-to-p.md), and §4 gives the square block's size"
+echo "(⌈√s⌉ × ⌈√s⌉) but not its position (ours: the top-left corner)."
 echo
 echo "### Fig. 6: total message size fixed at 80 KB (10×10, right diagonal)"
 echo
@@ -373,8 +374,8 @@ echo "Fig. 8 (§5.2): repositioning pays for every distribution but band; on equ
 echo "$(verdict_claim S8.equal "s-to-p Fig. 8" "repositioning pays on the equal distribution (at more than half of the s)" "§5.2, Fig. 8" claim "k=$eq_k;n=$eq_n" "2 * k > n" "pays at $eq_k of $eq_n s" "$(sens_cause "$tmp/sens-s2p8.csv" 'x["eqk"] " of " x["eqn"]' '2 * x["eqk"] > x["eqn"]' "$nohit; suspected: our E(s), the paper's own definition (§4), puts the sources on whole columns or a regular lattice, already a good input for Br_xy_source")")"
 cross_min=$(col_range "$tmp/s2p-fig8-ms.csv" cross gain_ms | sed 's/ to .*//')
 echo "— gains significantly on cross and square block: median gains equal $(med equal)%, cross $(med cross)%,"
-echo "band $(med band)%, block $(med block)% $(verdict_claim S8.cross "s-to-p Fig. 8" "repositioning gains most on cross and square block (their median gains the two largest)" "§5.2" order "c=$(med cross);e=$(med equal);b=$(med band);k=$(med block)" "c > e && c > b && k > e && k > b" "median gains: cross $(med cross)%, block $(med block)%, equal $(med equal)%, band $(med band)%" "not explained; suspected: our cross generator (see Fig. 5)")"
-echo "(on cross between $cross_min and $cross_max ms: the smallest $(verdict_value S8.cross-min "s-to-p Fig. 8" "smallest gain by repositioning on cross (ms)" "13 ms (§5.2: between 13 and 31 ms)" 13 "$cross_min" "$(sens_value_cause "$tmp/sens-s2p8.csv" cmin 13 "$nohit; suspected: our cross generator (see Fig. 5)")"),"
+echo "band $(med band)%, block $(med block)% $(verdict_claim S8.cross "s-to-p Fig. 8" "repositioning gains most on cross and square block (their median gains the two largest)" "§5.2" order "c=$(med cross);e=$(med equal);b=$(med band);k=$(med block)" "c > e && c > b && k > e && k > b" "median gains: cross $(med cross)%, block $(med block)%, equal $(med equal)%, band $(med band)%" "not explained")"
+echo "(on cross between $cross_min and $cross_max ms: the smallest $(verdict_value S8.cross-min "s-to-p Fig. 8" "smallest gain by repositioning on cross (ms)" "13 ms (§5.2: between 13 and 31 ms)" 13 "$cross_min" "$(sens_value_cause "$tmp/sens-s2p8.csv" cmin 13 "$nohit")"),"
 echo "the largest $(verdict_value S8.cross-ms "s-to-p Fig. 8" "largest gain by repositioning on cross (ms)" "31 ms (§5.2: between 13 and 31 ms)" 31 "$cross_max" "$(sens_value_cause "$tmp/sens-s2p8.csv" cmax 31 "$nohit")"));"
 echo "costs up to 6.5% on band — at worst $band_min% $(verdict_value S8.band "s-to-p Fig. 8" "largest cost of repositioning on band (%)" "up to 6.5% (§5.2)" 6.5 "$band_min" "$(sens_value_cause "$tmp/sens-s2p8.csv" band 6.5 "$nohit")");"
 echo "pays significantly on block — in $bl_k of $bl_n s $(verdict_claim S8.block "s-to-p Fig. 8" "repositioning pays on block (at more than half of the s)" "§5.2, Fig. 8" claim "k=$bl_k;n=$bl_n" "2 * k > n" "pays at $bl_k of $bl_n s" "not explained")."
