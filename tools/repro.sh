@@ -132,6 +132,7 @@ echo
 
 # ---------------- Cordsen Figs. 4 and 10 as curves ----------------
 . "$here/tools/repro/cordsen.sh"
+. "$here/tools/repro/cordsen_cited.sh"
 
 # ---------------- Bruck Tables 1-2 and Figs. 15-16, C³ Figs. 3-7, s-to-p Figs. 2-9 ----------------
 . "$here/tools/repro/bruck_tables.sh"
