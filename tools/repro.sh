@@ -97,7 +97,7 @@ echo "algorithm would choose. The same runs with one network parameter of profil
 echo
 echo "| profile | row-major (µs) | reduction min / median / max (%) |"
 echo "|---|---|---|"
-echo "| profiles/delta.toml (512-byte packets, each its own worm; 25 MB/s) | $trm | $red |"
+echo "| profiles/delta.toml ($(prof delta packet_bytes)-byte packets, each its own worm; $(prof delta link_mb_per_s) MB/s) | $trm | $red |"
 echo "| one worm per message (\`packet_bytes = 0\`) | $trm_w | $red_w |"
 echo "| links at 12.5 MB/s (the C³ paper's §4 assumption) | $trm_12 | $red_12 |"
 echo
@@ -110,7 +110,7 @@ echo "transfer's throughput."
 echo
 
 # ---------------- Cordsen Fig. 10 / §5 ----------------
-echo "## Cordsen et al. Fig. 10 and §5: 19 processes on MANNA (s = 27 µs, r = 88 µs)"
+echo "## Cordsen et al. Fig. 10 and §5: 19 processes on MANNA (s = $(prof manna send_us) µs, r = $(prof manna recv_us) µs)"
 echo
 echo "| distribution | emulated (µs) | measured on MANNA (µs) | difference (µs) | verdict |"
 echo "|---|---|---|---|---|"
@@ -124,7 +124,7 @@ done
 echo
 m19=$(awk '{printf "%s%s=%s", (NR > 1 ? ";" : ""), $1, $2}' "$tmp/manna19.rows")
 echo "The Fibo-tree is built for Cordsen's own parameters s = 1, r = 3 (λ = 4, \`--lambda 4\`), the"
-echo "paper's choice; the emulator charges exactly s = 27 µs and r = 88 µs per message. The order of the"
+echo "paper's choice; the emulator charges exactly s = $(prof manna send_us) µs and r = $(prof manna recv_us) µs per message. The order of the"
 echo "three $(verdict_claim M19.order "Cordsen §5" "Fibo-tree < binomial < sequential at p = 19" "§5" order "$m19" "fibo < binomial && binomial < flat" "${m19//;/, } µs" "not explained")."
 echo "The remaining differences, at most $(awk '{d = ($2 - $3) / $3; if (d < 0) d = -d; if (d > m) m = d} END {printf "%.1f", 100 * m}' "$tmp/manna19.rows")%, are not explained: the paper does not break down what"
 echo "MANNA's barrier server and VOTE add to the pure s/r model."

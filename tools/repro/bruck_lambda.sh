@@ -31,7 +31,7 @@ expdiff=$(awk -F, 'NR > 1 {d = ($5 - $3) / $3; if (d < 0) d = -d; if (d > m) m =
 # The receive set-up of profiles/delta.toml (its recv_overhead line) and λ with it set to 0:
 # λ(512 B) is linear in the receive set-up r (the receiver's time grows by r, the sender's does
 # not), so two runs give the line and the r at which λ(512 B) is the paper's 1.8.
-d_recv=$(awk -F'base_us = ' '/^recv_overhead/ {split($2, a, /[ ,}]/); print a[1] + 0}' "$here/profiles/delta.toml")
+d_recv=$(prof delta recv_overhead)
 [[ -n $d_recv ]] || { echo "repro.sh: profiles/delta.toml has no recv_overhead line" >&2; exit 2; }
 delta_recv() {  # delta_recv R OUT: profiles/delta.toml with the receive set-up R µs
   sed -e "s/^recv_overhead = { base_us = [0-9.]* }/recv_overhead = { base_us = $1 }/" -e "s/^name = \"delta\"/name = \"delta-recv-$1\"/" \

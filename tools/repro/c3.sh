@@ -10,8 +10,8 @@ a2a_L=16,32,64,128,256,512,1024,4096,16384
 # at p = 64 (8×8; the p = 256 runs take a minute of CPU each, p = 64 about a second). In the
 # background: on two cores the runs overlap the p = 256 runs below; the counts are read after them.
 dp=$here/profiles/delta.toml
-d_recv_s=$(awk -F'base_us = ' '/^recv_overhead/ {split($2, a, /[ ,}]/); print a[1] + 0}' "$dp")
-d_isend_s=$(awk -F'base_us = ' '/^isend_overhead/ {split($2, a, /[ ,}]/); print a[1] + 0}' "$dp")
+d_recv_s=$(prof delta recv_overhead)
+d_isend_s=$(prof delta isend_overhead)
 x2() { awk -v v="$1" -v k="$2" 'BEGIN {print v * k}'; }
 # "published|label|field=value": published yes where another paper states the value.
 c3_sens_variants=(
@@ -111,8 +111,8 @@ low_gap=$(ratio_csv "$tmp/c3-o2a.csv" L algo time_us |
   awk -F, '($2 == "2-lev-rec" || $2 == "3-lev-sq") && $1 < 256 && $3 > m {m = $3} END {printf "%.0f", 100 * (m - 1)}')
 sq16=$(awk -F, 'NR > 1 && $2 == 16 {t[$1] = $5} END {print (t["logp-lev-sq"] < t["2-lev-rec"] && t["logp-lev-sq"] < t["3-lev-sq"]) ? "yes" : "no"}' "$tmp/c3-o2a.csv")
 # The Delta profile's send set-up and link rate, as the text quotes them.
-d_setup=$(awk -F'base_us = ' '/^send_overhead/ {split($2, a, /[ ,}]/); print a[1] + 0}' "$here/profiles/delta.toml")
-d_link=$(awk -F' = ' '$1 == "link_mb_per_s" {print $2 + 0}' "$here/profiles/delta.toml")
+d_setup=$(prof delta send_overhead)
+d_link=$(prof delta link_mb_per_s)
 # All-to-all: the first L at which a 1-level algorithm has the least emulated time; at 16 B the
 # butterfly against 2-lev-rc.
 a2a_one_lev=$(awk -F, 'NR > 1 {if (!($2 in b) || $5 < b[$2]) {b[$2] = $5; w[$2] = $1}; if (!($2 in seen)) {seen[$2] = 1; o[++n] = $2}}

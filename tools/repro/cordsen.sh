@@ -73,7 +73,7 @@ echo
 echo "## Cordsen et al. Fig. 10 beyond p = 19: Fibo-trees on MANNA"
 echo
 echo "The sequential (flat) distribution and Fibo-trees built for (s, r) = (1, 0) (the binomial"
-echo "tree), (1, 1) and (1, 3) (\`--s S --r R\`), run on the \`manna\` profile (s = 27 µs, r = 88 µs),"
+echo "tree), (1, 1) and (1, 3) (\`--s S --r R\`), run on the \`manna\` profile (s = $(prof manna send_us) µs, r = $(prof manna recv_us) µs),"
 echo "p = 2 … $cordsen_p10; the paper measured up to p = 19 (its machine's size) and quotes the three"
 echo "times at p = 19 (points)."
 echo
@@ -108,7 +108,7 @@ m10() {  # PROFILE → "largest p at which sequential beats binomial" "worst (1,
         END {for (p in a) if (p + 0 <= 19 && a[p] / b[p] > m) {m = a[p] / b[p]; q = p}; printf "%.3f %d\n", m, q}' "$tmp/m10.csv")"
 }
 mp=$here/profiles/manna.toml
-ms_s=$(awk -F' = ' '$1 == "send_us" {print $2 + 0}' "$mp"); ms_r=$(awk -F' = ' '$1 == "recv_us" {print $2 + 0}' "$mp")
+ms_s=$(prof manna send_us); ms_r=$(prof manna recv_us)
 {
   echo "variant,published,seq,worst,at"
   echo "profiles/manna.toml (s = $ms_s µs; r = $ms_r µs),profile,$seq_wins_to,$r1113,$p1113"

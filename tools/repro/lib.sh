@@ -141,6 +141,16 @@ verdict_table() {
   python3 "$here/tools/repro/check_verdicts.py" --render "$ledger"
 }
 
+# prof NAME KEY: a number from profiles/NAME.toml, the value of "KEY = V" or of "KEY = { base_us = V ...}".
+# Called inside $(...), where exit would end only the subshell: when the profile has no such line
+# it ends the whole script ($$), so the page never states a value the profile lost.
+prof() {
+  local v
+  v=$(awk -F' = ' -v k="$2" '$1 == k {v = substr($0, length($1) + 4); sub(/^[{] *base_us = /, "", v); sub(/[ ,}#].*/, "", v); print v + 0; exit}' "$here/profiles/$1.toml")
+  [[ -n $v ]] || { echo "repro: profiles/$1.toml has no '$2 = ...' line" >&2; kill "$$"; exit 2; }
+  echo "$v"
+}
+
 # ---------------- Sensitivity to unpublished parameters ----------------
 # profile_with SRC OUT KEY=VALUE...: a copy of the profile SRC with each "KEY = ..." line's value
 # replaced (for a host overhead, "KEY = { base_us = X" gets VALUE as X); exits 2 when SRC has no

@@ -68,8 +68,10 @@ block() {
   local data
   data=$(rows)
   echo "$begin"
-  echo "Emulated on \`$machine\` (L = 5 µs, o = 1 µs, g = 2 µs), \`--noise $noise\` (a 25 µs detour"
-  echo "every 1 ms: 2.5% of the CPU) seen from a random offset per rank (\`--seed 1\`) and co-scheduled"
+  IFS=: read -r _ nL no ng _ <<< "$machine"
+  IFS=: read -r _ nper ndet <<< "$noise"
+  echo "Emulated on \`$machine\` (L = $nL µs, o = $no µs, g = $ng µs), \`--noise $noise\` (a $ndet µs detour"
+  echo "every $nper µs: $(awk -v d="$ndet" -v q="$nper" 'BEGIN {printf "%g", 100 * d / q}')% of the CPU) seen from a random offset per rank (\`--seed 1\`) and co-scheduled"
   echo "(\`--noise-cosched\`); times in µs, and the factor over the noiseless time."
   echo
   echo "| p | barrier | noiseless | random offsets | × | co-scheduled | × |"

@@ -49,9 +49,9 @@ spread() {
     END { printf "%.2f %s\n", b / a, w }' "$1"
 }
 
-link=$(awk -F' = ' '$1 == "link_mb_per_s" {print $2}' "$here/profiles/paragon.toml")
-sbase=$(awk -F'base_us = ' '/^send_overhead/ {split($2, a, /[ ,}]/); print a[1]}' "$here/profiles/paragon.toml")
-rbase=$(awk -F'base_us = ' '/^recv_overhead/ {split($2, a, /[ ,}]/); print a[1]}' "$here/profiles/paragon.toml")
+link=$(prof paragon link_mb_per_s)
+sbase=$(prof paragon send_overhead)
+rbase=$(prof paragon recv_overhead)
 f6_5=$(value "$tmp/s2p-fig6.csv" time_us algo=br-xy-source s=5)
 f6_40=$(value "$tmp/s2p-fig6.csv" time_us algo=br-xy-source s=40)
 f2_win=$(winners "$tmp/s2p-fig2.csv" s algo time_us)
@@ -286,7 +286,7 @@ for v in sunmos cpu; do
   a=$(value "$tmp/s2p-fig6-$v.csv" time_us s=5)
   b=$(value "$tmp/s2p-fig6-$v.csv" time_us s=40)
   [[ $v == sunmos ]] && label="emulated, SUNMOS (170 MB/s, 35 + 35 µs)" ||
-    label="emulated, OSF/1 cost on the CPUs, links at 175 MB/s"
+    label="emulated, OSF/1 cost on the CPUs, links at $paragon_hw_link MB/s"
   echo "| $label | $(ms "$a") | $(ms "$b") | $(ratio "$a" "$b") |"
 done
 echo
@@ -304,10 +304,10 @@ echo "[S6.mono]: $(sens_says "$tmp/sens-s2p6.csv" 'x["k"] " of " x["n"]' 'x["k"]
 echo
 echo "**Which Paragon.** The paper names neither the operating system nor a machine figure. We assume"
 echo "OSF/1 AD: with NAS's SUNMOS figures the same broadcast would take the third row's times, far"
-echo "below the paper's. The second choice is where OSF/1's 32.5 MB/s is charged. A wormhole worm"
+echo "below the paper's. The second choice is where OSF/1's $(prof paragon link_mb_per_s) MB/s is charged. A wormhole worm"
 echo "advances at the pace of its slowest stage and holds its whole path until the tail passes, so"
 echo "the profile charges every channel of the path at the NX rate (\`link_mb_per_s\`); charging the"
-echo "same per-byte cost to the two CPUs instead, with the links at their 175 MB/s, gives the same"
+echo "same per-byte cost to the two CPUs instead, with the links at their $paragon_hw_link MB/s, gives the same"
 echo "one-way time for a lone message but the fourth row's times here: the difference is the link"
 echo "contention of the concurrent exchanges, which that reading makes nearly free."
 echo

@@ -6,9 +6,9 @@
 # set of runs behind each "off" verdict; the profile itself keeps its values.
 
 pg=$here/profiles/paragon.toml
-rbase_s=$(awk -F'base_us = ' '/^recv_overhead/ {split($2, a, /[ ,}]/); print a[1]}' "$pg")
-rd_s=$(awk -F' = ' '$1 == "router_delay_us" {print $2}' "$pg")
-sb_s=$(awk -F' = ' '$1 == "send_buffer_packets" {print $2}' "$pg")
+rbase_s=$(prof paragon recv_overhead)
+rd_s=$(prof paragon router_delay_us)
+sb_s=$(prof paragon send_buffer_packets)
 half() { awk -v v="$1" 'BEGIN {printf "%g", v / 2}'; }
 dbl() { awk -v v="$1" 'BEGIN {printf "%g", v * 2}'; }
 # "tag|label|profile field=value" per variant: all of them run Figs. 2, 4, 5, 6 and 9; Fig. 8
