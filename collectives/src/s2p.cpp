@@ -83,10 +83,10 @@ std::vector<int> band_candidates(const Mesh& m, int s) {
   return cand;
 }
 
-// R(n): i = ⌈n/c⌉ evenly spaced rows (⌊k·r/i⌋), all full but the last, filled from the left.
-std::vector<int> row_candidates(const Mesh& m, int n) {
+// The cells of i evenly spaced rows (⌊k·r/i⌋, k = 0..i−1), row by row from the left; of j evenly
+// spaced columns (⌊k·c/j⌋), column by column from the top. R(s) and C(s) take their first s.
+std::vector<int> rows_at(const Mesh& m, int i) {
   std::vector<int> cand;
-  const int i = ceil_div(n, m.cols);
   for (int k = 0; k < i; ++k) {
     const int x = static_cast<int>(static_cast<long long>(k) * m.rows / i);
     for (int y = 0; y < m.cols; ++y) cand.push_back(m.rank(x, y));
@@ -94,31 +94,28 @@ std::vector<int> row_candidates(const Mesh& m, int n) {
   return cand;
 }
 
+std::vector<int> cols_at(const Mesh& m, int j) {
+  std::vector<int> cand;
+  for (int k = 0; k < j; ++k) {
+    const int y = static_cast<int>(static_cast<long long>(k) * m.cols / j);
+    for (int x = 0; x < m.rows; ++x) cand.push_back(m.rank(x, y));
+  }
+  return cand;
+}
+
 // The cross distribution as the s-to-p paper defines it (§4): the union of a row distribution
 // and a column distribution with about as many sources in each. The row part is R(⌈s/2⌉); the
-// other s − ⌈s/2⌉ sources fill evenly spaced columns (⌊k·c/j⌋, from the top) on the cells the
-// row part left free, with j the fewest columns whose free cells hold them.
+// other s − ⌈s/2⌉ sources fill evenly spaced columns from the top, skipping the row part's cells
+// (take() skips them), with j the fewest columns whose free cells hold them.
 std::vector<int> cross_candidates(const Mesh& m, int s) {
   const int a = ceil_div(s, 2);
-  const int b = s - a;
-  std::vector<int> cand = row_candidates(m, a);
-  cand.resize(static_cast<std::size_t>(std::min<int>(a, static_cast<int>(cand.size()))));
-  std::vector<char> used(static_cast<std::size_t>(m.p()), 0);
-  for (int q : cand) used[static_cast<std::size_t>(q)] = 1;
-  const int rows_used = ceil_div(a, m.cols);
-  const int free_per_column = std::max(1, m.rows - rows_used);
-  const int j = std::min(m.cols, std::max(1, ceil_div(b, free_per_column)));
-  int added = 0;
-  for (int k = 0; k < j && added < b; ++k) {
-    const int y = static_cast<int>(static_cast<long long>(k) * m.cols / j);
-    for (int x = 0; x < m.rows && added < b; ++x) {
-      const int q = m.rank(x, y);
-      if (used[static_cast<std::size_t>(q)]) continue;
-      used[static_cast<std::size_t>(q)] = 1;
-      cand.push_back(q);
-      ++added;
-    }
-  }
+  const int rows = ceil_div(a, m.cols);
+  std::vector<int> cand = rows_at(m, rows);
+  cand.resize(static_cast<std::size_t>(a));  // R(a): rows·c ≥ a cells
+  const int free_per_column = std::max(1, m.rows - rows);
+  const int j = std::min(m.cols, std::max(1, ceil_div(s - a, free_per_column)));
+  const std::vector<int> cols = cols_at(m, j);
+  cand.insert(cand.end(), cols.begin(), cols.end());
   return cand;
 }
 
@@ -468,13 +465,9 @@ std::vector<int> source_distribution(std::string_view name, const Mesh& m, int s
   if (s < 1 || s > p) throw InputError("number of sources s = " + std::to_string(s) + " must be in 1.." + std::to_string(p));
   std::vector<int> cand;
   if (name == "row") {
-    cand = row_candidates(m, s);
+    cand = rows_at(m, ceil_div(s, m.cols));
   } else if (name == "col") {
-    const int j = ceil_div(s, m.rows);
-    for (int k = 0; k < j; ++k) {
-      const int y = static_cast<int>(static_cast<long long>(k) * m.cols / j);
-      for (int x = 0; x < m.rows; ++x) cand.push_back(m.rank(x, y));
-    }
+    cand = cols_at(m, ceil_div(s, m.rows));
   } else if (name == "equal") {
     // E(s): rank 0 and then every ⌊p/s⌋-th or ⌈p/s⌉-th rank (row-major).
     for (int k = 0; k < s; ++k) cand.push_back(static_cast<int>(static_cast<long long>(k) * p / s));
