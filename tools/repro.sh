@@ -75,10 +75,8 @@ trm=$(fig14 delta "$tmp/fig14.rows")
 red=$(mmm "$tmp/fig14.rows")
 red_min=${red%% / *}; red_med=$(awk -F' / ' '{print $2}' <<< "$red")
 # Sensitivity: the unpublished or disputed network parameters of profiles/delta.toml.
-sed -e 's/^packet_bytes = 512/packet_bytes = 0/' -e 's/^name = "delta"/name = "delta-worm"/' "$here/profiles/delta.toml" > "$tmp/delta-worm.toml"
-grep -q '^packet_bytes = 0' "$tmp/delta-worm.toml" || { echo "repro.sh: profiles/delta.toml has no 'packet_bytes = 512' line" >&2; exit 2; }
-sed -e 's/^link_mb_per_s = 25/link_mb_per_s = 12.5/' -e 's/^name = "delta"/name = "delta-12"/' "$here/profiles/delta.toml" > "$tmp/delta-12.toml"
-grep -q '^link_mb_per_s = 12.5' "$tmp/delta-12.toml" || { echo "repro.sh: profiles/delta.toml has no 'link_mb_per_s = 25' line" >&2; exit 2; }
+profile_with "$here/profiles/delta.toml" "$tmp/delta-worm.toml" packet_bytes=0 'name="delta-worm"'
+profile_with "$here/profiles/delta.toml" "$tmp/delta-12.toml" link_mb_per_s=12.5 'name="delta-12"'
 trm_w=$(fig14 "$tmp/delta-worm.toml" "$tmp/fig14-worm.rows"); red_w=$(mmm "$tmp/fig14-worm.rows")
 trm_12=$(fig14 "$tmp/delta-12.toml" "$tmp/fig14-12.rows"); red_12=$(mmm "$tmp/fig14-12.rows")
 echo "## Bruck et al. Fig. 14: congestion-free (row-major) against random pid order, 64 KB"

@@ -32,11 +32,8 @@ expdiff=$(awk -F, 'NR > 1 {d = ($5 - $3) / $3; if (d < 0) d = -d; if (d > m) m =
 # λ(512 B) is linear in the receive set-up r (the receiver's time grows by r, the sender's does
 # not), so two runs give the line and the r at which λ(512 B) is the paper's 1.8.
 d_recv=$(prof delta recv_overhead)
-[[ -n $d_recv ]] || { echo "repro.sh: profiles/delta.toml has no recv_overhead line" >&2; exit 2; }
 delta_recv() {  # delta_recv R OUT: profiles/delta.toml with the receive set-up R µs
-  sed -e "s/^recv_overhead = { base_us = [0-9.]* }/recv_overhead = { base_us = $1 }/" -e "s/^name = \"delta\"/name = \"delta-recv-$1\"/" \
-    "$here/profiles/delta.toml" > "$2"
-  grep -q "^recv_overhead = { base_us = $1 }" "$2" || { echo "repro.sh: cannot set recv_overhead in profiles/delta.toml" >&2; exit 2; }
+  profile_with "$here/profiles/delta.toml" "$2" "recv_overhead=$1" "name=\"delta-recv-$1\""
 }
 delta_recv 0 "$tmp/delta-recv-0.toml"
 "$pb" calibrate --machine "$tmp/delta-recv-0.toml" --sizes $sizes --csv > "$tmp/fig3-r0.csv"
@@ -91,8 +88,7 @@ d64k=$(awk '$1 == 65536 {print $2}' "$tmp/fig4-diff.txt")
 dspread=$(awk '$1 >= 1024 {if (lo == "" || $2 < lo) lo = $2; if (hi == "" || $2 > hi) hi = $2} END {printf "%.1f", hi - lo}' "$tmp/fig4-diff.txt")
 # Below 512 B: growth of the receive time λ·t0 and of the send time t0 from 16 B to 512 B.
 read -r grow_r grow_s < <(awk -F, '$1 == 16 {r0 = $2 * $3; s0 = $2} $1 == 512 {r1 = $2 * $3; s1 = $2} END {printf "%.1f %.1f\n", r1 - r0, s1 - s0}' "$tmp/fig3.csv")
-sed -e 's/^send = "blocking"/send = "nonblocking"/' -e 's/^name = "delta"/name = "delta-isend"/' "$here/profiles/delta.toml" > "$tmp/delta-isend.toml"
-grep -q '^send = "nonblocking"' "$tmp/delta-isend.toml" || { echo "repro.sh: profiles/delta.toml has no 'send = \"blocking\"' line" >&2; exit 2; }
+profile_with "$here/profiles/delta.toml" "$tmp/delta-isend.toml" 'send="nonblocking"' 'name="delta-isend"'
 "$pb" calibrate --machine "$tmp/delta-isend.toml" --sizes $sizes --csv > "$tmp/fig5i.csv"
 { echo "bytes,send,lambda"; awk -F, 'NR > 1 {print $1 ",csend," $3}' "$tmp/fig3.csv"; awk -F, 'NR > 1 {print $1 ",isend," $3}' "$tmp/fig5i.csv"; } > "$tmp/fig5.csv"
 "$rp" plot --csv "$tmp/fig5.csv" --x bytes --y lambda --series send --log2x \

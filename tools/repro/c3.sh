@@ -403,8 +403,7 @@ echo
 # Sensitivity of the one-to-all and all-to-one offs (p = 256) to two parameters of
 # profiles/delta.toml: the link rate (the C³ paper's 12.5 MB/s) and the receive set-up (the value
 # fitted to Bruck's Fig. 3).
-sed -e 's/^link_mb_per_s = 25/link_mb_per_s = 12.5/' -e 's/^name = "delta"/name = "delta-c3-12"/' "$here/profiles/delta.toml" > "$tmp/delta-c3-12.toml"
-grep -q '^link_mb_per_s = 12.5' "$tmp/delta-c3-12.toml" || { echo "repro.sh: profiles/delta.toml has no 'link_mb_per_s = 25' line" >&2; exit 2; }
+profile_with "$here/profiles/delta.toml" "$tmp/delta-c3-12.toml" link_mb_per_s=12.5 'name="delta-c3-12"'
 echo "Sensitivity (p = 256): the counts behind [C3.F5.mid], [C3.F5.br] and [C3.a2o] with one parameter of"
 echo "profiles/delta.toml changed:"
 echo
